@@ -1,0 +1,6 @@
+-- Least privilege for leaderrun: read and compare-and-set the lease rows.
+-- No DELETE (terms must only grow) and no DDL (create the table once, as an
+-- administrator, with sql/leaderrun.sql or `leaderrun --init`).
+-- Replace `ops` with your database and 'leaderrun'@'%' with your account:
+--   CREATE USER 'leaderrun'@'%' IDENTIFIED BY '...';
+GRANT SELECT, INSERT, UPDATE ON ops.leaderrun_lease TO 'leaderrun'@'%';

@@ -1,0 +1,14 @@
+-- leaderrun lease table. Apply once per database (or run `leaderrun --init`,
+-- which executes this same statement):
+--   mysql ops < sql/leaderrun.sql
+-- One row per lease name. Rows are never deleted: `term` only grows, and it
+-- is the fencing token handed to the command as LEADERRUN_TERM.
+CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
+  name        VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  term        BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  acquired_at DATETIME(6) NULL,
+  renewed_at  DATETIME(6) NULL,
+  expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  PRIMARY KEY (name)
+) ENGINE=InnoDB;

@@ -1,0 +1,311 @@
+#include "child.h"
+
+#include "dsn.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int can_exec(const char *path, int *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		*err = errno;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode) || access(path, X_OK) != 0) {
+		*err = EACCES;
+		return 0;
+	}
+	return 1;
+}
+
+int child_precheck(const char *command, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	int e = ENOENT, seen_eacces = 0;
+	char buf[PATH_MAX];
+
+	if (strchr(command, '/')) {
+		if (can_exec(command, &e))
+			return 0;
+		if (e == ENOENT || e == ENOTDIR) {
+			snprintf(err, errlen, "%s: command not found", command);
+			return 127;
+		}
+		snprintf(err, errlen, "%s: %s", command, strerror(e));
+		return 126;
+	}
+	/* execvp's default search path when PATH is unset. */
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*command) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		/* An empty element means the current directory. */
+		int w = n ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, command)
+			  : snprintf(buf, sizeof(buf), "%s", command);
+		if (w > 0 && (size_t)w < sizeof(buf)) {
+			if (can_exec(buf, &e))
+				return 0;
+			if (e == EACCES)
+				seen_eacces = 1;
+		}
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	if (seen_eacces) {
+		snprintf(err, errlen, "%s: permission denied", command);
+		return 126;
+	}
+	snprintf(err, errlen, "%s: command not found", command);
+	return 127;
+}
+
+/* In the forked child: only async-signal-safe calls from here to exec. */
+static void child_exec(pid_t parent, bool take_terminal, int errfd, char *const argv[], char *const envp[])
+{
+	struct sigaction dfl;
+	sigset_t empty;
+	int e;
+
+	setpgid(0, 0);
+	/* Our SIGTTOU is blocked (inherited), so this works from a background
+	 * job too; tini does the same so ^C reaches the command. */
+	if (take_terminal)
+		tcsetpgrp(STDIN_FILENO, getpid());
+	/* Dies with leaderrun even on SIGKILL; a parent that already died
+	 * before prctl took effect shows up as a changed getppid(). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	/* The MySQL client sets SIGPIPE to ignored, and an ignored disposition
+	 * survives exec: give every signal back its default. */
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			sigaction(s, &dfl, NULL);
+
+	/* No database or other socket leaks into the command. */
+	if (errfd > 3)
+		close_range(3, (unsigned)errfd - 1, 0);
+	close_range((unsigned)errfd + 1, ~0U, 0);
+
+	sigemptyset(&empty);
+	sigprocmask(SIG_SETMASK, &empty, NULL);
+	execvpe(argv[0], argv, envp);
+
+	e = errno;
+	(void)!write(errfd, &e, sizeof(e));
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+static pid_t child_start_watcher(pid_t parent, pid_t group)
+{
+	pid_t pid = fork();
+	sigset_t all, wait_for;
+
+	if (pid != 0)
+		return pid < 0 ? 0 : pid;
+
+	/* The watcher turns leaderrun's death (even by SIGKILL) into SIGKILL of
+	 * the whole command group: PR_SET_PDEATHSIG alone reaches only the
+	 * direct child, and grandchildren would keep working unsupervised. It
+	 * sits in its own process group so a kill aimed at leaderrun's group
+	 * does not take it along. */
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	setpgid(0, 0);
+	close_range(3, ~0U, 0);
+	prctl(PR_SET_PDEATHSIG, SIGUSR1);
+	if (getppid() == parent) {
+		sigemptyset(&wait_for);
+		sigaddset(&wait_for, SIGUSR1);
+		while (sigwaitinfo(&wait_for, NULL) != SIGUSR1)
+			;
+	}
+	kill(-group, SIGKILL);
+	_exit(0);
+}
+
+int child_spawn(struct child *c, char *const argv[], char *const envp[], char *err, size_t errlen)
+{
+	int pipefd[2], e = 0;
+	pid_t parent = getpid();
+	ssize_t n;
+	bool take_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+	memset(c, 0, sizeof(*c));
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	c->pid = fork();
+	if (c->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (c->pid == 0)
+		child_exec(parent, take_terminal, pipefd[1], argv, envp);
+
+	/* Both sides set the group, so signals sent right after fork already
+	 * reach it (EACCES once the child has exec'd is fine). */
+	setpgid(c->pid, c->pid);
+	c->has_terminal = take_terminal;
+	c->watcher = child_start_watcher(parent, c->pid);
+	close(pipefd[1]);
+	/* EOF means exec succeeded (the pipe is close-on-exec). */
+	while ((n = read(pipefd[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		c->exec_errno = e;
+		snprintf(err, errlen, "%s: %s", argv[0], strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
+int child_signal(const struct child *c, int sig)
+{
+	return kill(-c->pid, sig);
+}
+
+bool child_group_alive(const struct child *c)
+{
+	return kill(-c->pid, 0) == 0 || errno == EPERM;
+}
+
+void child_unwatch(struct child *c)
+{
+	if (c->watcher <= 0)
+		return;
+	kill(c->watcher, SIGKILL);
+	while (waitpid(c->watcher, NULL, 0) < 0 && errno == EINTR)
+		;
+	c->watcher = 0;
+}
+
+void child_restore_terminal(struct child *c)
+{
+	if (!c->has_terminal)
+		return;
+	tcsetpgrp(STDIN_FILENO, getpgrp());
+	c->has_terminal = false;
+}
+
+int child_kill_orphans(pid_t except)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid();
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		char path[64], buf[512], *rp;
+		long ppid;
+		pid_t pid = (pid_t)strtol(de->d_name, &rp, 10);
+		int fd;
+		ssize_t len;
+
+		if (*rp || pid <= 0 || pid == except)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		/* "pid (comm) state ppid ...": comm may hold ')' and spaces. */
+		rp = strrchr(buf, ')');
+		if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1 || ppid != self)
+			continue;
+		if (kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+int child_exit_status(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return WEXITSTATUS(wstatus);
+}
+
+static bool env_is(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+char **child_env_build(char *const base[], const char *lease, unsigned long long term, const char *holder)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (base && base[n])
+		n++;
+	env = calloc(n + 4, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = base[i];
+		if (env_is(e, "LEADERRUN_LEASE") || env_is(e, "LEADERRUN_TERM") || env_is(e, "LEADERRUN_HOLDER") ||
+		    env_is(e, "LEADERRUN_PASSWORD"))
+			continue;
+		if (env_is(e, "LEADERRUN_DSN")) {
+			size_t len = strlen(e) + 1;
+			char *clean = malloc(len);
+			if (!clean)
+				goto oom;
+			memcpy(clean, "LEADERRUN_DSN=", 14);
+			dsn_without_password(e + 14, clean + 14, len - 14);
+			env[k++] = clean;
+			continue;
+		}
+		if (!(env[k++] = strdup(e)))
+			goto oom;
+	}
+	if (asprintf(&env[k++], "LEADERRUN_LEASE=%s", lease) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_TERM=%llu", term) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_HOLDER=%s", holder) < 0) {
+		env[--k] = NULL;
+		goto oom;
+	}
+	env[k] = NULL;
+	return env;
+oom:
+	child_env_free(env);
+	return NULL;
+}
+
+void child_env_free(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}

@@ -1,0 +1,56 @@
+/* Starting COMMAND, and the process housekeeping around it. */
+#ifndef LEADERRUN_CHILD_H
+#define LEADERRUN_CHILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct child {
+	pid_t pid;            /* also its process group id */
+	pid_t watcher;        /* kills the group if leaderrun dies; 0: none */
+	bool has_terminal;    /* the child's group is the terminal's foreground */
+	int exec_errno;       /* set when exec failed */
+};
+
+/* Looks COMMAND up as execvp(3) will. Returns 0 when it can run, else 127
+ * (not found) or 126 (found, not executable) with a message in ERR. */
+int child_precheck(const char *command, char *err, size_t errlen);
+
+/* Forks and execs ARGV with ENVP in a new process group, with default
+ * signal dispositions, an empty signal mask, only descriptors 0-2, and
+ * SIGKILL as its parent-death signal. Returns 0; or -1 when fork failed or
+ * exec failed (C->exec_errno, and the child still needs reaping). */
+int child_spawn(struct child *c, char *const argv[], char *const envp[], char *err, size_t errlen);
+
+/* Sends SIG to the child's whole process group. */
+int child_signal(const struct child *c, int sig);
+
+/* True while any process is left in the child's process group. */
+bool child_group_alive(const struct child *c);
+
+/* Stops the watcher (normal exit path) and reaps it. */
+void child_unwatch(struct child *c);
+
+/* Hands the terminal back to leaderrun's own process group, if the child
+ * had it. */
+void child_restore_terminal(struct child *c);
+
+/* SIGKILLs every direct child of this process except EXCEPT (descendants
+ * that left the process group and were orphaned to us, the subreaper).
+ * Returns how many were signalled. */
+int child_kill_orphans(pid_t except);
+
+/* 128+N for a signal death, the exit code otherwise: what sh reports. */
+int child_exit_status(int wstatus);
+
+
+
+/* The command's environment: BASE without leaderrun's secrets
+ * (LEADERRUN_PASSWORD dropped, the password cut out of LEADERRUN_DSN) and
+ * with LEADERRUN_LEASE, LEADERRUN_TERM and LEADERRUN_HOLDER set. Returns a
+ * NULL-terminated array for child_env_free, or NULL when out of memory. */
+char **child_env_build(char *const base[], const char *lease, unsigned long long term, const char *holder);
+void child_env_free(char **env);
+
+#endif

@@ -1,0 +1,78 @@
+/* The database connection: the only module that includes <mysql.h>.
+ *
+ * It knows connections, prepared statements and error classes, nothing of
+ * leases. Every call blocks; db_abort is the one call that may come from
+ * another thread, to cut a call that hangs. */
+#ifndef LEADERRUN_DB_H
+#define LEADERRUN_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "dberr.h"
+
+struct db_config {
+	const char *host, *user, *password, *database, *socket;
+	unsigned port;
+	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
+	bool read_option_files;    /* read [client] and [leaderrun] from option files */
+	unsigned connect_timeout_s;
+	unsigned io_timeout_s;
+};
+
+enum db_type { DB_STR, DB_I64, DB_U64 };
+
+/* A statement parameter, or a result column to fill. */
+struct db_value {
+	enum db_type type;
+	const char *str; /* DB_STR parameter */
+	char *buf;       /* DB_STR column: filled NUL-terminated, truncated to cap */
+	size_t cap;
+	int64_t i64;
+	uint64_t u64;
+	bool is_null; /* result columns */
+};
+
+struct db_result {
+	uint64_t affected; /* rows matched (CLIENT_FOUND_ROWS), not only changed */
+	uint64_t insert_id;
+	bool have_row;
+};
+
+struct db;
+
+/* Before any thread starts: the library's global initialisation. */
+int db_library_init(void);
+void db_library_end(void);
+
+/* CFG's strings are borrowed and must outlive the handle. */
+struct db *db_new(const struct db_config *cfg);
+void db_free(struct db *db);
+
+bool db_connected(const struct db *db);
+enum db_status db_connect(struct db *db, char *err, size_t errlen);
+void db_disconnect(struct db *db);
+
+/* Overrides the I/O timeout (whole seconds, as the client library counts)
+ * for later connections. */
+void db_set_timeouts(struct db *db, unsigned connect_s, unsigned io_s);
+
+/* Executes statement slot SLOT (prepared from SQL on first use on this
+ * connection) with PARAMS. When COLS is non-NULL, fetches at most one row
+ * into them. A failure that leaves the connection unusable disconnects, so
+ * the next call reconnects. */
+enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
+		       size_t errlen);
+
+/* Executes text SQL without parameters or results (DDL, session setup). */
+enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen);
+
+/* Thread-safe: shuts down the socket of the call in progress, if any, so a
+ * call blocked on a dead peer returns at once with an error. */
+void db_abort(struct db *db);
+
+#define DB_MAX_SLOTS 8
+
+#endif

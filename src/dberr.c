@@ -1,0 +1,71 @@
+#include "dberr.h"
+
+enum db_status dberr_classify(unsigned errnum)
+{
+	switch (errnum) {
+	case 0:
+		return DB_OK;
+	case 1044: /* ER_DBACCESS_DENIED_ERROR */
+	case 1045: /* ER_ACCESS_DENIED_ERROR */
+	case 1142: /* ER_TABLEACCESS_DENIED_ERROR */
+	case 1143: /* ER_COLUMNACCESS_DENIED_ERROR */
+	case 1227: /* ER_SPECIFIC_ACCESS_DENIED_ERROR */
+	case 1698: /* ER_ACCESS_DENIED_NO_PASSWORD_ERROR */
+		return DB_DENIED;
+	case 1146: /* ER_NO_SUCH_TABLE */
+	case 1054: /* ER_BAD_FIELD_ERROR: a column is missing */
+	case 1264: /* ER_WARN_DATA_OUT_OF_RANGE: column too narrow */
+	case 1406: /* ER_DATA_TOO_LONG: column too narrow */
+		return DB_NO_TABLE;
+	case 1049: /* ER_BAD_DB_ERROR */
+	case 1046: /* ER_NO_DB_ERROR */
+		return DB_NO_DATABASE;
+	case 1205: /* ER_LOCK_WAIT_TIMEOUT */
+	case 1213: /* ER_LOCK_DEADLOCK, also Galera certification failure */
+		return DB_CONFLICT;
+	case 1290: /* ER_OPTION_PREVENTS_STATEMENT: --read-only */
+	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
+	case 1836: /* ER_READ_ONLY_MODE */
+	case 1047: /* ER_UNKNOWN_COM_ERROR: Galera node not ready */
+	case 1180: /* ER_ERROR_DURING_COMMIT: Galera node cut off */
+		return DB_READ_ONLY;
+	case 1040: /* ER_CON_COUNT_ERROR */
+	case 1053: /* ER_SERVER_SHUTDOWN */
+	case 1077: /* ER_NORMAL_SHUTDOWN */
+	case 1152: /* ER_ABORTING_CONNECTION */
+	case 1158: case 1159: case 1160: case 1161: /* network read/write errors */
+	case 1203: /* ER_TOO_MANY_USER_CONNECTIONS */
+	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
+	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8) */
+		return DB_UNAVAILABLE;
+	default:
+		/* 2000-2999 are client library errors: can't connect, unknown
+		 * host, server gone away, lost connection, SSL failures. */
+		if (errnum >= 2000 && errnum < 3000)
+			return DB_UNAVAILABLE;
+		return DB_ERROR;
+	}
+}
+
+const char *dberr_name(enum db_status st)
+{
+	switch (st) {
+	case DB_OK:
+		return "ok";
+	case DB_UNAVAILABLE:
+		return "database unavailable";
+	case DB_DENIED:
+		return "access denied";
+	case DB_NO_TABLE:
+		return "lease table missing or not as expected";
+	case DB_NO_DATABASE:
+		return "database missing";
+	case DB_CONFLICT:
+		return "conflict";
+	case DB_READ_ONLY:
+		return "server is read-only";
+	case DB_ERROR:
+		break;
+	}
+	return "database error";
+}

@@ -1,0 +1,270 @@
+#include "dsn.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *dsn_skip_scheme(const char *text)
+{
+	static const char *const schemes[] = {"mysql://", "mariadb://"};
+
+	for (size_t i = 0; i < sizeof(schemes) / sizeof(schemes[0]); i++)
+		if (strncmp(text, schemes[i], strlen(schemes[i])) == 0)
+			return text + strlen(schemes[i]);
+	return NULL;
+}
+
+/* The userinfo ends at the last '@' before the path: a password may hold
+ * '@' when written raw, which people do despite RFC 3986. */
+static const char *dsn_userinfo_end(const char *auth, const char *auth_end)
+{
+	const char *at = NULL;
+
+	for (const char *p = auth; p < auth_end; p++)
+		if (*p == '@')
+			at = p;
+	return at;
+}
+
+static const char *dsn_authority_end(const char *auth)
+{
+	/* The authority runs to the first '/' or '?' after the last '@', so
+	 * that a raw '/' in a password does not cut it short. */
+	const char *at = NULL, *p;
+
+	for (p = auth; *p; p++)
+		if (*p == '@')
+			at = p;
+	for (p = at ? at + 1 : auth; *p && *p != '/' && *p != '?'; p++)
+		;
+	return p;
+}
+
+int dsn_password_span(const char *text, size_t *off, size_t *len)
+{
+	const char *auth = dsn_skip_scheme(text ? text : "");
+	const char *end, *at, *colon;
+
+	if (!auth)
+		return 0;
+	end = dsn_authority_end(auth);
+	at = dsn_userinfo_end(auth, end);
+	if (!at)
+		return 0;
+	colon = memchr(auth, ':', (size_t)(at - auth));
+	if (!colon)
+		return 0;
+	*off = (size_t)(colon + 1 - text);
+	*len = (size_t)(at - colon - 1);
+	return 1;
+}
+
+void dsn_without_password(const char *text, char *buf, size_t len)
+{
+	size_t off, plen;
+
+	if (!dsn_password_span(text, &off, &plen)) {
+		snprintf(buf, len, "%s", text);
+		return;
+	}
+	/* Drop the ':' as well: "mysql://app@host/db". */
+	snprintf(buf, len, "%.*s%s", (int)(off - 1), text, text + off + plen);
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decodes [S, S+N) into a new string; NULL on a bad escape or a
+ * decoded NUL, which no C string can carry. */
+static char *pct_decode(const char *s, size_t n)
+{
+	char *out = malloc(n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '%') {
+			int hi, lo;
+			if (i + 2 >= n)
+				goto bad;
+			hi = hexval((unsigned char)s[i + 1]);
+			lo = hexval((unsigned char)s[i + 2]);
+			if (hi < 0 || lo < 0 || (hi == 0 && lo == 0))
+				goto bad;
+			*o++ = (char)(hi * 16 + lo);
+			i += 2;
+		} else
+			*o++ = s[i];
+	}
+	*o = '\0';
+	return out;
+bad:
+	free(out);
+	return NULL;
+}
+
+static int parse_uint(const char *s, size_t n, unsigned long max, unsigned *out)
+{
+	unsigned long v = 0;
+
+	if (n == 0)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] < '0' || s[i] > '9')
+			return -1;
+		v = v * 10 + (unsigned long)(s[i] - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = (unsigned)v;
+	return 0;
+}
+
+static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errlen)
+{
+	while (*q) {
+		const char *amp = strchr(q, '&');
+		size_t n = amp ? (size_t)(amp - q) : strlen(q);
+		const char *eq = memchr(q, '=', n);
+		size_t klen = eq ? (size_t)(eq - q) : n;
+		const char *v = eq ? eq + 1 : q + n;
+		size_t vlen = eq ? n - klen - 1 : 0;
+
+		if (!eq || vlen == 0) {
+			snprintf(err, errlen, "DSN parameter '%.*s' needs a value (name=value)", (int)klen, q);
+			return -1;
+		}
+		if (klen == 6 && strncmp(q, "socket", 6) == 0) {
+			free(d->socket);
+			d->socket = pct_decode(v, vlen);
+			if (!d->socket) {
+				snprintf(err, errlen, "DSN parameter 'socket' has a bad %%-escape");
+				return -1;
+			}
+		} else if (klen == 15 && strncmp(q, "connect-timeout", 15) == 0) {
+			if (parse_uint(v, vlen, 3600, &d->connect_timeout_s) < 0 || d->connect_timeout_s == 0) {
+				snprintf(err, errlen, "DSN parameter 'connect-timeout' must be whole seconds from 1 to 3600, not '%.*s'",
+					 (int)vlen, v);
+				return -1;
+			}
+		} else {
+			snprintf(err, errlen, "unknown DSN parameter '%.*s'; known: socket, connect-timeout", (int)klen, q);
+			return -1;
+		}
+		q += n + (amp ? 1 : 0);
+	}
+	return 0;
+}
+
+int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
+{
+	const char *auth, *end, *at, *hp, *p;
+
+	memset(d, 0, sizeof(*d));
+	auth = dsn_skip_scheme(text ? text : "");
+	if (!auth) {
+		snprintf(err, errlen, "DSN must start with mysql:// (mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE)");
+		return -1;
+	}
+	end = dsn_authority_end(auth);
+	at = dsn_userinfo_end(auth, end);
+
+	if (at) {
+		const char *colon = memchr(auth, ':', (size_t)(at - auth));
+		const char *uend = colon ? colon : at;
+		if (uend > auth) {
+			d->user = pct_decode(auth, (size_t)(uend - auth));
+			if (!d->user) {
+				snprintf(err, errlen, "DSN user has a bad %%-escape");
+				goto fail;
+			}
+		}
+		if (colon) {
+			d->password = pct_decode(colon + 1, (size_t)(at - colon - 1));
+			if (!d->password) {
+				/* Never echo any part of the password. */
+				snprintf(err, errlen, "DSN password has a bad %%-escape (write '%%' as %%25)");
+				goto fail;
+			}
+		}
+		hp = at + 1;
+	} else
+		hp = auth;
+
+	/* HOST, [IPv6] or empty (socket given as a parameter), then :PORT. */
+	p = hp;
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+		if (!rb) {
+			snprintf(err, errlen, "DSN host '[...' is missing its closing ']'");
+			goto fail;
+		}
+		d->host = strndup(p + 1, (size_t)(rb - p - 1));
+		p = rb + 1;
+	} else {
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+		const char *hend = colon ? colon : end;
+		if (hend > p)
+			d->host = strndup(p, (size_t)(hend - p));
+		p = hend;
+	}
+	if (d->host && d->host[0] == '\0') {
+		snprintf(err, errlen, "DSN host is empty");
+		goto fail;
+	}
+	if (p < end) {
+		if (*p != ':' || parse_uint(p + 1, (size_t)(end - p - 1), 65535, &d->port) < 0 || d->port == 0) {
+			snprintf(err, errlen, "DSN port must be a number from 1 to 65535, not '%.*s'",
+				 (int)(end - p - (*p == ':')), p + (*p == ':'));
+			goto fail;
+		}
+	}
+
+	p = end;
+	if (*p == '/') {
+		const char *q = strchr(p, '?');
+		size_t n = q ? (size_t)(q - p - 1) : strlen(p + 1);
+		if (n > 0) {
+			d->database = pct_decode(p + 1, n);
+			if (!d->database || strchr(d->database, '/')) {
+				snprintf(err, errlen, "DSN database name '%.*s' is not valid", (int)n, p + 1);
+				goto fail;
+			}
+		}
+		p = q ? q : p + 1 + n;
+	}
+	if (*p == '?' && dsn_parse_query(p + 1, d, err, errlen) < 0)
+		goto fail;
+	if (!d->host && !d->socket) {
+		snprintf(err, errlen, "DSN names no host; write mysql://USER@HOST/DB or mysql://USER@/DB?socket=PATH");
+		goto fail;
+	}
+	return 0;
+
+fail:
+	dsn_free(d);
+	return -1;
+}
+
+void dsn_free(struct dsn *d)
+{
+	free(d->user);
+	if (d->password) {
+		/* Do not leave the secret in freed heap memory. */
+		explicit_bzero(d->password, strlen(d->password));
+		free(d->password);
+	}
+	free(d->host);
+	free(d->database);
+	free(d->socket);
+	memset(d, 0, sizeof(*d));
+}

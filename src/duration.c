@@ -1,0 +1,90 @@
+#include "duration.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Strict by design: no strtod (it takes "inf", hex, exponents and the
+ * locale's decimal point), so every accepted string means one thing. */
+int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
+{
+	const char *p = text;
+	int64_t whole = 0, frac = 0, frac_scale = 1, unit;
+	int digits = 0;
+
+	if (!text || !*text) {
+		snprintf(err, errlen, "empty duration; expected a number with unit ms, s, m or h, like 15s");
+		return -1;
+	}
+	if (*p == '-') {
+		snprintf(err, errlen, "'%s' is negative; durations must be zero or more", text);
+		return -1;
+	}
+	for (; *p >= '0' && *p <= '9'; p++, digits++) {
+		if (whole > (INT64_MAX - 9) / 10)
+			goto too_big;
+		whole = whole * 10 + (*p - '0');
+	}
+	if (*p == '.') {
+		p++;
+		for (; *p >= '0' && *p <= '9'; p++, digits++) {
+			/* Beyond nanoseconds the digits cannot change the result. */
+			if (frac_scale < INT64_C(1000000000)) {
+				frac = frac * 10 + (*p - '0');
+				frac_scale *= 10;
+			}
+		}
+	}
+	if (digits == 0)
+		goto bad;
+
+	if (strcmp(p, "ms") == 0)
+		unit = USEC_PER_MSEC;
+	else if (strcmp(p, "s") == 0 || *p == '\0')
+		unit = USEC_PER_SEC;
+	else if (strcmp(p, "m") == 0)
+		unit = 60 * USEC_PER_SEC;
+	else if (strcmp(p, "h") == 0)
+		unit = 3600 * USEC_PER_SEC;
+	else
+		goto bad;
+
+	if (whole > INT64_MAX / unit)
+		goto too_big;
+	/* unit <= 3.6e9 and frac < 1e9, so the product stays below 2^63. */
+	*out_us = whole * unit + frac * unit / frac_scale;
+	return 0;
+
+bad:
+	snprintf(err, errlen, "'%s' is not a duration; expected a number with unit ms, s, m or h, like 15s or 500ms",
+		 text);
+	return -1;
+too_big:
+	snprintf(err, errlen, "'%s' is too large a duration", text);
+	return -1;
+}
+
+void duration_format(int64_t us, char *buf, size_t len)
+{
+	int64_t a = us < 0 ? -us : us;
+	const char *sign = us < 0 ? "-" : "";
+
+	if (a != 0 && a % (3600 * USEC_PER_SEC) == 0)
+		snprintf(buf, len, "%s%" PRId64 "h", sign, a / (3600 * USEC_PER_SEC));
+	else if (a >= USEC_PER_SEC) {
+		/* Up to millisecond precision, trailing zeros trimmed. */
+		int64_t ms = a / USEC_PER_MSEC;
+		int64_t s = ms / 1000, rem = ms % 1000;
+		if (rem == 0)
+			snprintf(buf, len, "%s%" PRId64 "s", sign, s);
+		else if (rem % 100 == 0)
+			snprintf(buf, len, "%s%" PRId64 ".%01" PRId64 "s", sign, s, rem / 100);
+		else if (rem % 10 == 0)
+			snprintf(buf, len, "%s%" PRId64 ".%02" PRId64 "s", sign, s, rem / 10);
+		else
+			snprintf(buf, len, "%s%" PRId64 ".%03" PRId64 "s", sign, s, rem);
+	} else if (a % USEC_PER_MSEC == 0)
+		snprintf(buf, len, "%s%" PRId64 "ms", sign, a / USEC_PER_MSEC);
+	else
+		snprintf(buf, len, "%s%" PRId64 ".%03" PRId64 "ms", sign, a / USEC_PER_MSEC, a % USEC_PER_MSEC);
+}

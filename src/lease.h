@@ -1,0 +1,73 @@
+/* The lease protocol: single-row compare-and-set statements whose every
+ * time comparison is made by the server (UTC_TIMESTAMP(6)), as described in
+ * shared/notes/lease-safety.md. Each call returns an outcome that keeps
+ * "someone else holds it" apart from "the database failed". */
+#ifndef LEADERRUN_LEASE_H
+#define LEADERRUN_LEASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db.h"
+
+#define LEASE_NAME_MAX 191   /* bytes; the column is VARCHAR(191) */
+#define LEASE_HOLDER_MAX 255 /* bytes; the column is VARCHAR(255) */
+#define LEASE_TABLE_MAX 129  /* db.table, 64 + 1 + 64 */
+#define LEASE_DEFAULT_TABLE "leaderrun_lease"
+
+enum lease_outcome {
+	LEASE_OK,    /* acquired, renewed or released */
+	LEASE_BUSY,  /* acquire: held by someone else, see lease_info */
+	LEASE_LOST,  /* renew/release: the row is no longer ours */
+	LEASE_ERROR, /* see the db_status */
+};
+
+struct lease_info {
+	uint64_t term;
+	char holder[LEASE_HOLDER_MAX + 1];
+	int64_t expires_in_us; /* by the server's clock; <= 0: expired */
+};
+
+/* The statements for one table, rendered once from a validated name. */
+struct lease_sql {
+	char acquire[512], renew[512], release[512], read[512], insert[256], create[1024];
+};
+
+/* Checks NAME against [A-Za-z0-9_$]{1,64}, optionally "db." in front.
+ * Returns 0, or -1 with a message. */
+int lease_table_validate(const char *name, char *err, size_t errlen);
+
+/* Checks a lease or holder name for the column: not empty, at most MAX
+ * bytes, valid UTF-8 without control characters. */
+int lease_name_validate(const char *what, const char *name, size_t max, char *err, size_t errlen);
+
+void lease_sql_render(struct lease_sql *sql, const char *table);
+
+/* Every call below reports the local send time of its compare-and-set in
+ * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
+ * the deadline counts from there). */
+
+/* Takes the lease NAME for HOLDER for TTL_US if it is free, creating the
+ * row on first use. LEASE_OK: INFO->term is the new fencing term.
+ * LEASE_BUSY: INFO describes the current holder. */
+enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+				 int64_t ttl_us, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+				 char *err, size_t errlen);
+
+enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
+			       size_t errlen);
+
+/* Expires the lease now, only if HOLDER still holds TERM: a late retry can
+ * never free a newer holder's lease. */
+enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+				 uint64_t term, enum db_status *st, char *err, size_t errlen);
+
+/* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql. */
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
+
+/* Interpretation of a compare-and-set's matched-row count, kept pure for
+ * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */
+enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire);
+
+#endif

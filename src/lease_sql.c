@@ -1,0 +1,141 @@
+/* The lease statements' text, name validation and the reading of their
+ * results: the pure half of the protocol (lease.c runs it). */
+#include "lease.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+static bool ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+int lease_table_validate(const char *name, char *err, size_t errlen)
+{
+	const char *p = name;
+	int parts = 0;
+
+	for (;;) {
+		size_t n = 0;
+		bool digits_only = true;
+		for (; ident_char(p[n]); n++)
+			digits_only = digits_only && p[n] >= '0' && p[n] <= '9';
+		if (n == 0 || n > 64 || digits_only)
+			goto bad;
+		parts++;
+		p += n;
+		if (*p == '\0')
+			return 0;
+		if (*p != '.' || parts == 2)
+			goto bad;
+		p++;
+	}
+bad:
+	snprintf(err, errlen,
+		 "--table '%s' is not a valid table name; use letters, digits, '_' and '$' (up to 64), optionally DB.TABLE",
+		 name);
+	return -1;
+}
+
+int lease_name_validate(const char *what, const char *name, size_t max, char *err, size_t errlen)
+{
+	const unsigned char *p = (const unsigned char *)name;
+	size_t n = strlen(name);
+
+	if (n == 0) {
+		snprintf(err, errlen, "%s is empty", what);
+		return -1;
+	}
+	if (n > max) {
+		snprintf(err, errlen, "%s is %zu bytes long; the limit is %zu", what, n, max);
+		return -1;
+	}
+	/* UTF-8 without control characters: the name is shown in logs and
+	 * stored in a utf8mb4 column, which would reject or mangle the rest. */
+	while (*p) {
+		int extra;
+		if (*p < 0x20 || *p == 0x7f)
+			goto bad;
+		if (*p < 0x80)
+			extra = 0;
+		else if ((*p & 0xe0) == 0xc0 && *p >= 0xc2)
+			extra = 1;
+		else if ((*p & 0xf0) == 0xe0)
+			extra = 2;
+		else if ((*p & 0xf8) == 0xf0 && *p <= 0xf4)
+			extra = 3;
+		else
+			goto bad;
+		p++;
+		for (; extra > 0; extra--, p++)
+			if ((*p & 0xc0) != 0x80)
+				goto bad;
+	}
+	return 0;
+bad:
+	snprintf(err, errlen, "%s must be UTF-8 text without control characters", what);
+	return -1;
+}
+
+static void quote_table(char *out, size_t len, const char *table)
+{
+	const char *dot = strchr(table, '.');
+
+	/* The name was validated, so backticks cannot occur inside it. */
+	if (dot)
+		snprintf(out, len, "`%.*s`.`%s`", (int)(dot - table), table, dot + 1);
+	else
+		snprintf(out, len, "`%s`", table);
+}
+
+void lease_sql_render(struct lease_sql *s, const char *table)
+{
+	char t[LEASE_TABLE_MAX + 8];
+
+	quote_table(t, sizeof(t), table);
+	snprintf(s->acquire, sizeof(s->acquire),
+		 "UPDATE %s SET holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), "
+		 "renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
+		 "WHERE name=? AND expires_at <= UTC_TIMESTAMP(6)",
+		 t);
+	snprintf(s->renew, sizeof(s->renew),
+		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
+		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t);
+	snprintf(s->release, sizeof(s->release),
+		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND holder=? AND term=? "
+		 "AND expires_at > UTC_TIMESTAMP(6)",
+		 t);
+	snprintf(s->read, sizeof(s->read),
+		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) FROM %s WHERE name=?",
+		 t);
+	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
+	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
+	snprintf(s->create, sizeof(s->create),
+		 "CREATE TABLE IF NOT EXISTS %s (\n"
+		 "  name        VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
+		 "  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
+		 "  term        BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+		 "  acquired_at DATETIME(6) NULL,\n"
+		 "  renewed_at  DATETIME(6) NULL,\n"
+		 "  expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',\n"
+		 "  PRIMARY KEY (name)\n"
+		 ") ENGINE=InnoDB",
+		 t);
+}
+
+enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire)
+{
+	if (st != DB_OK)
+		/* A deadlock or lock wait means another node's compare-and-set
+		 * won the row: for an acquire that is "busy", for a renew it is
+		 * an error to retry (the row decides on the retry). */
+		return st == DB_CONFLICT && is_acquire ? LEASE_BUSY : LEASE_ERROR;
+	if (matched == 1)
+		return LEASE_OK;
+	if (matched == 0)
+		return is_acquire ? LEASE_BUSY : LEASE_LOST;
+	/* name is the primary key: more than one row cannot match. */
+	return LEASE_ERROR;
+}

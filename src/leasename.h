@@ -1,0 +1,16 @@
+/* Default lease and holder names. */
+#ifndef LEADERRUN_LEASENAME_H
+#define LEADERRUN_LEASENAME_H
+
+#include <stddef.h>
+
+/* A lease name derived from the command line: readable, and the same on
+ * every host for the same argv. Long or unprintable command lines keep a
+ * readable prefix and end in a hash of the exact bytes, so two different
+ * command lines never share a name by being shortened alike. */
+void leasename_from_argv(char *const argv[], char *out, size_t len);
+
+/* "HOST:PID:RANDOM": unique per process, and says where to look. */
+void leasename_holder(char *out, size_t len);
+
+#endif

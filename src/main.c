@@ -1,0 +1,50 @@
+/* leaderrun: run a command only while holding a lease in MySQL/MariaDB.
+ *
+ * Map of the code (data flows one way):
+ *
+ *   main.c        options -> mode -> outcome -> exit status (only main exits)
+ *   options.c     argv + LEADERRUN_* -> const struct options
+ *     duration.c, dsn.c, leasename.c, timing.c (defaults, safety check)
+ *   runmode.c     --init, or a run: precheck, subreaper, worker, supervisor
+ *   supervisor.c  the lease loop: wait, spawn, renew, stop, drain, release
+ *   worker.c      database thread: one statement at a time, own connection
+ *   lease.c       the SQL protocol (compare-and-set on one row)
+ *   db.c          the only file that includes <mysql.h>; dberr.c classifies
+ *   child.c       fork/exec, process group, watcher, reaping helpers
+ *   outcome.c     outcome -> documented exit status
+ *   log.c         one line per event on stderr
+ */
+#include <stdio.h>
+
+#include "log.h"
+#include "options.h"
+#include "outcome.h"
+#include "runmode.h"
+
+int main(int argc, char *argv[])
+{
+	struct options o;
+	struct outcome out = {.kind = OUTCOME_INTERNAL};
+	char err[512];
+	int status;
+
+	switch (options_parse(argc, argv, stdout, &o, err, sizeof(err))) {
+	case OPTIONS_EXIT:
+		return fflush(stdout) == 0 ? 0 : 1;
+	case OPTIONS_USAGE:
+		fprintf(stderr, "leaderrun: %s\n", err);
+		return EXIT_USAGE;
+	case OPTIONS_OK:
+		break;
+	}
+
+	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL);
+	if (o.mode == MODE_INIT)
+		runmode_init(&o, &out);
+	else
+		runmode_run(&o, &out);
+
+	status = outcome_exit_status(&out, o.busy_exit);
+	options_free(&o);
+	return status;
+}

@@ -1,0 +1,434 @@
+#include "options.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "duration.h"
+#include "leasename.h"
+
+#define PASSWORD_FILE_MAX 4096
+
+enum {
+	OPT_PASSWORD_FILE = 256,
+	OPT_DEFAULTS_FILE,
+	OPT_TABLE,
+	OPT_INIT,
+	OPT_HOLDER,
+	OPT_RENEW,
+	OPT_GRACE,
+	OPT_SIGNAL,
+	OPT_RETRY,
+};
+
+static const struct option long_options[] = {
+	{"dsn", required_argument, NULL, 'd'},
+	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
+	{"table", required_argument, NULL, OPT_TABLE},
+	{"init", no_argument, NULL, OPT_INIT},
+	{"lease", required_argument, NULL, 'l'},
+	{"holder", required_argument, NULL, OPT_HOLDER},
+	{"ttl", required_argument, NULL, 't'},
+	{"renew-interval", required_argument, NULL, OPT_RENEW},
+	{"kill-grace", required_argument, NULL, OPT_GRACE},
+	{"kill-signal", required_argument, NULL, OPT_SIGNAL},
+	{"no-wait", no_argument, NULL, 'n'},
+	{"wait-timeout", required_argument, NULL, 'w'},
+	{"retry-interval", required_argument, NULL, OPT_RETRY},
+	{"busy-exit-code", required_argument, NULL, 'E'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+static void options_help(FILE *f)
+{
+	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --init\n"
+	      "\n"
+	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
+	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
+	      "\n"
+	      "Connection:\n"
+	      "  -d, --dsn DSN            mysql://USER[:PASS]@HOST[:PORT]/DB[?socket=PATH&connect-timeout=S]\n"
+	      "      --password-file FILE read the password from FILE\n"
+	      "      --defaults-file FILE MySQL option file (groups [client] and [leaderrun])\n"
+	      "      --table NAME         lease table (default leaderrun_lease)\n"
+	      "      --init               create the lease table if missing, then exit\n"
+	      "Lease:\n"
+	      "  -l, --lease NAME         lease name (default: derived from COMMAND)\n"
+	      "      --holder ID          holder identity (default HOST:PID:RANDOM)\n"
+	      "  -t, --ttl DURATION       lease time to live (default 15s)\n"
+	      "      --renew-interval D   renew period (default ttl/3)\n"
+	      "      --kill-grace D       kill signal to SIGKILL (default min(3s, ttl/4))\n"
+	      "      --kill-signal SIG    signal that asks COMMAND to stop (default TERM)\n"
+	      "Waiting:\n"
+	      "  -n, --no-wait            try once; exit 75 if the lease is held\n"
+	      "  -w, --wait-timeout D     give up waiting after D; exit 75\n"
+	      "      --retry-interval D   how often a follower looks (default 1s)\n"
+	      "  -E, --busy-exit-code N   exit status when not acquired (default 75)\n"
+	      "Output:\n"
+	      "  -v, --verbose            more messages (repeatable)\n"
+	      "  -q, --quiet              errors only\n"
+	      "  -h, --help               this help\n"
+	      "  -V, --version            version\n"
+	      "\n"
+	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
+	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
+	      "77 access denied, 78 lease table missing, 126/127 COMMAND not executable/not found.\n"
+	      "See leaderrun(1).\n",
+	      f);
+}
+
+int options_parse_signal(const char *text)
+{
+	const char *name = text;
+	char *end;
+	long n;
+
+	if (!text || !*text)
+		return -1;
+	if (*text >= '0' && *text <= '9') {
+		errno = 0;
+		n = strtol(text, &end, 10);
+		if (errno || *end || n < 1 || n >= NSIG)
+			return -1;
+		return (int)n;
+	}
+	if (strncasecmp(name, "SIG", 3) == 0)
+		name += 3;
+	for (int s = 1; s < NSIG; s++) {
+		const char *abbrev = sigabbrev_np(s);
+		if (abbrev && strcasecmp(abbrev, name) == 0)
+			return s;
+	}
+	return -1;
+}
+
+static bool signal_stops_process(int sig)
+{
+	switch (sig) {
+	case SIGCHLD:
+	case SIGCONT:
+	case SIGSTOP:
+	case SIGTSTP:
+	case SIGTTIN:
+	case SIGTTOU:
+	case SIGURG:
+	case SIGWINCH:
+		return false;
+	default:
+		return true;
+	}
+}
+
+static int parse_duration_opt(const char *opt, const char *text, int64_t *out, char *err, size_t errlen)
+{
+	char why[160];
+
+	if (duration_parse(text, out, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", opt, why);
+		return -1;
+	}
+	return 0;
+}
+
+static int read_password_file(const char *path, char **out, char *err, size_t errlen)
+{
+	char buf[PASSWORD_FILE_MAX + 1];
+	size_t n = 0;
+	ssize_t r;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+
+	if (fd < 0) {
+		snprintf(err, errlen, "--password-file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "--password-file %s: %s", path, strerror(errno));
+			close(fd);
+			explicit_bzero(buf, sizeof(buf));
+			return -1;
+		}
+		n += (size_t)r;
+	}
+	close(fd);
+	if (n > PASSWORD_FILE_MAX) {
+		snprintf(err, errlen, "--password-file %s is longer than %d bytes; is it the right file?", path,
+			 PASSWORD_FILE_MAX);
+		explicit_bzero(buf, sizeof(buf));
+		return -1;
+	}
+	/* "echo secret > file" adds a newline that is not part of the secret;
+	 * a Kubernetes Secret has none. */
+	if (n > 0 && buf[n - 1] == '\n')
+		n--;
+	if (n > 0 && buf[n - 1] == '\r')
+		n--;
+	if (memchr(buf, '\0', n) || memchr(buf, '\n', n)) {
+		snprintf(err, errlen, "--password-file %s holds more than one line", path);
+		explicit_bzero(buf, sizeof(buf));
+		return -1;
+	}
+	*out = strndup(buf, n);
+	explicit_bzero(buf, sizeof(buf));
+	return *out ? 0 : -1;
+}
+
+/* A DSN typed on the command line is visible to every local user in
+ * /proc/PID/cmdline; overwrite its password in place, as mysql(1) does. */
+static void wipe_argv_password(char *arg)
+{
+	size_t off, len;
+	char *dsn = arg;
+
+	if (strncmp(arg, "--dsn=", 6) == 0)
+		dsn = arg + 6;
+	else if (strncmp(arg, "-d", 2) == 0 && arg[2] != '\0')
+		dsn = arg + 2;
+	if (dsn_password_span(dsn, &off, &len))
+		memset(dsn + off, 'x', len);
+}
+
+static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err,
+		    size_t errlen)
+{
+	if (lease_name_validate(what, value, max, err, errlen) < 0)
+		return -1;
+	snprintf(dst, cap, "%s", value);
+	return 0;
+}
+
+enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen)
+{
+	const char *dsn_text = getenv("LEADERRUN_DSN"), *dsn_from = "LEADERRUN_DSN";
+	const char *table = getenv("LEADERRUN_TABLE"), *lease = getenv("LEADERRUN_LEASE");
+	const char *holder = getenv("LEADERRUN_HOLDER"), *password_file = NULL;
+	bool quiet = false;
+	int c, dsn_arg_index = -1;
+	char why[256];
+
+	memset(o, 0, sizeof(*o));
+	o->timing.ttl_us = 15 * USEC_PER_SEC;
+	o->timing.renew_us = -1;
+	o->timing.grace_us = -1;
+	o->retry_us = USEC_PER_SEC;
+	o->wait_timeout_us = -1;
+	o->kill_signal = SIGTERM;
+	o->busy_exit = 75;
+
+	/* '+': stop at the first non-option, so COMMAND's options stay its own.
+	 * ':' first: report missing arguments ourselves, in one line. */
+	opterr = 0;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+:d:l:t:nw:E:vqhV", long_options, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			dsn_text = optarg;
+			dsn_from = "--dsn";
+			dsn_arg_index = optind - 1;
+			break;
+		case OPT_PASSWORD_FILE:
+			password_file = optarg;
+			break;
+		case OPT_DEFAULTS_FILE:
+			if (access(optarg, R_OK) != 0) {
+				snprintf(err, errlen, "--defaults-file %s: %s", optarg, strerror(errno));
+				goto usage;
+			}
+			o->defaults_file = optarg;
+			break;
+		case OPT_TABLE:
+			table = optarg;
+			break;
+		case OPT_INIT:
+			o->mode = MODE_INIT;
+			break;
+		case 'l':
+			lease = optarg;
+			break;
+		case OPT_HOLDER:
+			holder = optarg;
+			break;
+		case 't':
+			if (parse_duration_opt("--ttl", optarg, &o->timing.ttl_us, err, errlen) < 0)
+				goto usage;
+			break;
+		case OPT_RENEW:
+			if (parse_duration_opt("--renew-interval", optarg, &o->timing.renew_us, err, errlen) < 0)
+				goto usage;
+			break;
+		case OPT_GRACE:
+			if (parse_duration_opt("--kill-grace", optarg, &o->timing.grace_us, err, errlen) < 0)
+				goto usage;
+			break;
+		case OPT_SIGNAL:
+			o->kill_signal = options_parse_signal(optarg);
+			if (o->kill_signal < 0) {
+				snprintf(err, errlen, "--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number",
+					 optarg);
+				goto usage;
+			}
+			if (!signal_stops_process(o->kill_signal)) {
+				snprintf(err, errlen, "--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL",
+					 optarg);
+				goto usage;
+			}
+			break;
+		case 'n':
+			o->no_wait = true;
+			break;
+		case 'w':
+			if (parse_duration_opt("--wait-timeout", optarg, &o->wait_timeout_us, err, errlen) < 0)
+				goto usage;
+			break;
+		case OPT_RETRY:
+			if (parse_duration_opt("--retry-interval", optarg, &o->retry_us, err, errlen) < 0)
+				goto usage;
+			if (o->retry_us < 10 * USEC_PER_MSEC) {
+				snprintf(err, errlen, "--retry-interval %s is too short; use at least 10ms", optarg);
+				goto usage;
+			}
+			break;
+		case 'E': {
+			char *end;
+			long n;
+			errno = 0;
+			n = strtol(optarg, &end, 10);
+			if (errno || end == optarg || *end || n < 0 || n > 255) {
+				snprintf(err, errlen, "--busy-exit-code '%s' must be a number from 0 to 255", optarg);
+				goto usage;
+			}
+			o->busy_exit = (int)n;
+			break;
+		}
+		case 'v':
+			o->verbosity++;
+			break;
+		case 'q':
+			quiet = true;
+			break;
+		case 'h':
+			options_help(out);
+			return OPTIONS_EXIT;
+		case 'V':
+			fprintf(out, "leaderrun %s\n", LEADERRUN_VERSION);
+			return OPTIONS_EXIT;
+		case ':':
+			snprintf(err, errlen, "option '%s' needs a value; see leaderrun --help", argv[optind - 1]);
+			goto usage;
+		default:
+			if (optopt)
+				snprintf(err, errlen, "unknown option '-%c'; see leaderrun --help", optopt);
+			else
+				snprintf(err, errlen, "unknown option '%s'; see leaderrun --help", argv[optind - 1]);
+			goto usage;
+		}
+	}
+	if (quiet) {
+		if (o->verbosity > 0) {
+			snprintf(err, errlen, "-q and -v contradict each other; give one");
+			goto usage;
+		}
+		o->verbosity = -1;
+	}
+	/* Parse the DSN first and wipe its password from argv right after,
+	 * before any other check can fail: even a rejected command line must
+	 * not linger with the secret. */
+	if (dsn_text && *dsn_text) {
+		int rc = dsn_parse(dsn_text, &o->dsn, why, sizeof(why));
+		if (dsn_arg_index >= 0)
+			wipe_argv_password(argv[dsn_arg_index]);
+		if (rc < 0) {
+			snprintf(err, errlen, "%s: %s", dsn_from, why);
+			goto usage;
+		}
+		o->have_dsn = true;
+	}
+	o->command = argv + optind;
+
+	if (o->mode == MODE_INIT && o->command[0]) {
+		snprintf(err, errlen, "--init takes no COMMAND; run it once on its own");
+		goto usage;
+	}
+	if (o->mode == MODE_RUN && !o->command[0]) {
+		snprintf(err, errlen, "no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...]");
+		goto usage;
+	}
+	if (o->no_wait && o->wait_timeout_us >= 0) {
+		snprintf(err, errlen, "--no-wait and --wait-timeout contradict each other; give one");
+		goto usage;
+	}
+
+	if (password_file) {
+		if (o->dsn.password) {
+			snprintf(err, errlen, "the DSN already holds a password; drop it or --password-file");
+			goto usage;
+		}
+		if (read_password_file(password_file, &o->password, err, errlen) < 0)
+			goto usage;
+	} else if (!o->dsn.password) {
+		const char *env = getenv("LEADERRUN_PASSWORD");
+		if (!env)
+			env = getenv("MYSQL_PWD");
+		if (env && !(o->password = strdup(env))) {
+			snprintf(err, errlen, "out of memory");
+			goto usage;
+		}
+	}
+
+	if (!table || !*table)
+		table = LEASE_DEFAULT_TABLE;
+	if (strlen(table) > LEASE_TABLE_MAX) {
+		snprintf(err, errlen, "--table name is longer than %d characters", LEASE_TABLE_MAX);
+		goto usage;
+	}
+	if (lease_table_validate(table, err, errlen) < 0)
+		goto usage;
+	snprintf(o->table, sizeof(o->table), "%s", table);
+
+	if (o->mode == MODE_RUN) {
+		if (lease && *lease) {
+			if (set_name("lease name", o->lease, sizeof(o->lease), lease, LEASE_NAME_MAX, err, errlen) < 0)
+				goto usage;
+		} else {
+			leasename_from_argv(o->command, o->lease, sizeof(o->lease));
+			o->lease_derived = true;
+		}
+		if (holder && *holder) {
+			if (set_name("holder", o->holder, sizeof(o->holder), holder, LEASE_HOLDER_MAX, err, errlen) < 0)
+				goto usage;
+		} else
+			leasename_holder(o->holder, sizeof(o->holder));
+
+		if (timing_resolve(&o->timing, err, errlen) < 0)
+			goto usage;
+	}
+	return OPTIONS_OK;
+
+usage:
+	options_free(o);
+	return OPTIONS_USAGE;
+}
+
+void options_free(struct options *o)
+{
+	dsn_free(&o->dsn);
+	if (o->password) {
+		explicit_bzero(o->password, strlen(o->password));
+		free(o->password);
+		o->password = NULL;
+	}
+}

@@ -1,0 +1,54 @@
+/* The command line and its environment fallbacks, parsed once into a struct
+ * that the rest of the program reads as const. */
+#ifndef LEADERRUN_OPTIONS_H
+#define LEADERRUN_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dsn.h"
+#include "lease.h"
+#include "timing.h"
+
+enum options_mode { MODE_RUN, MODE_INIT };
+
+struct options {
+	enum options_mode mode;
+	struct dsn dsn;            /* all NULL/0 when no DSN was given */
+	bool have_dsn;
+	char *password;            /* owned; NULL: from the DSN, option files or none */
+	const char *defaults_file; /* borrowed from argv or environ */
+	char table[LEASE_TABLE_MAX + 1];
+	char lease[LEASE_NAME_MAX + 1];
+	bool lease_derived; /* the name came from the command line */
+	char holder[LEASE_HOLDER_MAX + 1];
+	struct timing timing;
+	int64_t retry_us;
+	int64_t wait_timeout_us; /* -1: wait forever */
+	bool no_wait;
+	int kill_signal;
+	int busy_exit;
+	int verbosity; /* -1 quiet, 0 default, +1 per -v */
+	char **command; /* NULL-terminated, borrowed from argv */
+};
+
+enum options_result {
+	OPTIONS_OK,    /* run in o->mode */
+	OPTIONS_EXIT,  /* --help or --version was printed: exit 0 */
+	OPTIONS_USAGE, /* ERR says what was wrong: exit 64 */
+};
+
+/* Parses ARGV (and LEADERRUN_* from the environment). Wipes a password
+ * given in -d/--dsn from ARGV so it does not stay in /proc/PID/cmdline.
+ * Help and version go to OUT. */
+enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err,
+				  size_t errlen);
+
+void options_free(struct options *o);
+
+/* Parses a signal name (TERM, SIGTERM, term) or number. Returns the
+ * number, or -1. */
+int options_parse_signal(const char *text);
+
+#endif

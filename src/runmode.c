@@ -1,0 +1,156 @@
+#include "runmode.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "db.h"
+#include "duration.h"
+#include "lease.h"
+#include "log.h"
+#include "supervisor.h"
+#include "worker.h"
+
+extern char **environ;
+
+#define DEFAULT_CONNECT_TIMEOUT_S 5u
+
+static unsigned ceil_seconds(int64_t us)
+{
+	int64_t s = (us + USEC_PER_SEC - 1) / USEC_PER_SEC;
+	return s < 1 ? 1u : (unsigned)s;
+}
+
+static void db_config_from(const struct options *o, struct db_config *c)
+{
+	unsigned connect_s = o->dsn.connect_timeout_s ? o->dsn.connect_timeout_s : DEFAULT_CONNECT_TIMEOUT_S;
+
+	memset(c, 0, sizeof(*c));
+	c->host = o->dsn.host;
+	c->user = o->dsn.user;
+	c->password = o->dsn.password ? o->dsn.password : o->password;
+	c->database = o->dsn.database;
+	c->socket = o->dsn.socket;
+	c->port = o->dsn.port;
+	c->defaults_file = o->defaults_file;
+	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works. */
+	c->read_option_files = !o->have_dsn;
+	if (o->mode == MODE_RUN) {
+		/* A reconnect while holding must leave room for a retry before
+		 * the stop signal; the deadline never depends on these. */
+		unsigned attempt_s = ceil_seconds(timing_attempt_budget(&o->timing));
+		c->connect_timeout_s = connect_s < attempt_s ? connect_s : attempt_s;
+		c->io_timeout_s = ceil_seconds(o->timing.renew_us);
+	} else {
+		c->connect_timeout_s = connect_s;
+		c->io_timeout_s = 30;
+	}
+}
+
+static enum outcome_kind outcome_of_status(enum db_status st)
+{
+	switch (st) {
+	case DB_OK:
+		return OUTCOME_INIT_DONE;
+	case DB_DENIED:
+		return OUTCOME_DENIED;
+	case DB_NO_TABLE:
+	case DB_NO_DATABASE:
+		return OUTCOME_NO_TABLE;
+	default:
+		return OUTCOME_UNAVAILABLE;
+	}
+}
+
+void runmode_init(const struct options *o, struct outcome *out)
+{
+	struct db_config cfg;
+	struct lease_sql sql;
+	struct db *db;
+	enum db_status st;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	if (db_library_init() < 0) {
+		log_error("cannot initialise the MySQL client library");
+		out->kind = OUTCOME_INTERNAL;
+		return;
+	}
+	db_config_from(o, &cfg);
+	db = db_new(&cfg);
+	if (!db) {
+		out->kind = OUTCOME_INTERNAL;
+		goto end;
+	}
+	lease_sql_render(&sql, o->table);
+	st = db_connect(db, err, sizeof(err));
+	if (st == DB_OK)
+		st = lease_create_table(db, &sql, err, sizeof(err));
+	out->kind = outcome_of_status(st);
+	if (st == DB_OK)
+		log_info("table %s is ready", o->table);
+	else if (st == DB_DENIED)
+		log_error("--init: access denied (%s); run it as a user with the CREATE privilege, or apply sql/leaderrun.sql as an administrator",
+			  err);
+	else
+		log_error("--init: %s: %s", dberr_name(st), err);
+	db_free(db);
+end:
+	db_library_end();
+}
+
+void runmode_run(const struct options *o, struct outcome *out)
+{
+	struct db_config cfg;
+	struct lease_sql sql;
+	struct worker_job job;
+	struct worker *w;
+	struct db *db;
+	char err[512];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* Fail before touching the lease: a typo must not take a term. */
+	rc = child_precheck(o->command[0], err, sizeof(err));
+	if (rc != 0) {
+		log_error("%s", err);
+		out->kind = rc == 127 ? OUTCOME_NOT_FOUND : OUTCOME_NOT_EXECUTABLE;
+		return;
+	}
+	/* Orphans of the command reparent to us, so that we can reap them and
+	 * know when every descendant is gone. As PID 1 we are that already. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	supervisor_block_signals();
+	if (db_library_init() < 0) {
+		log_error("cannot initialise the MySQL client library");
+		out->kind = OUTCOME_INTERNAL;
+		return;
+	}
+	db_config_from(o, &cfg);
+	lease_sql_render(&sql, o->table);
+	db = db_new(&cfg);
+	job.name = o->lease;
+	job.holder = o->holder;
+	job.sql = &sql;
+	job.ttl_us = o->timing.ttl_us;
+	w = db ? worker_start(db, &job) : NULL;
+	if (!w) {
+		log_error("cannot start the database thread");
+		out->kind = OUTCOME_INTERNAL;
+		db_free(db);
+		db_library_end();
+		return;
+	}
+
+	supervisor_run(o, w, environ, out);
+
+	/* A worker stuck on a dead socket is left behind with its connection;
+	 * exiting is what must not wait. */
+	if (worker_stop(w) == 0) {
+		db_free(db);
+		db_library_end();
+	}
+}

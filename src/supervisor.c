@@ -1,0 +1,664 @@
+/* The lease loop, in the order it happens:
+ *
+ *   1. wait: ask the worker to acquire; on "busy" sleep until the holder's
+ *      lease expires (never longer than --retry-interval) and ask again;
+ *   2. run: spawn COMMAND in its own process group;
+ *   3. hold: renew every renew interval; the local deadline runs from the
+ *      send time of the last successful renew; at deadline - grace the group
+ *      gets the kill signal, at the deadline SIGKILL; a renew that finds the
+ *      row taken is SIGKILL at once;
+ *   4. drain: when COMMAND exits, stragglers in its group (and orphans that
+ *      left it) are stopped the same way, and every descendant is reaped;
+ *   5. release: only then is the lease given back.
+ *
+ * One poll() waits on signals (signalfd), the worker's results and one timer
+ * (timerfd on CLOCK_BOOTTIME, absolute, so a suspend or a SIGSTOP cannot
+ * push a deadline back). Nothing here blocks on the database. */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "duration.h"
+#include "log.h"
+
+/* Signals passed on to COMMAND's process group. */
+static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
+
+enum { EV_SIGNAL = 1, EV_WORKER = 2, EV_TIMER = 4 };
+
+struct sup {
+	const struct options *o;
+	struct worker *w;
+	int sigfd, timerfd;
+	uint64_t rng;
+
+	/* Signals read but not yet handled. */
+	int sigs[32];
+	int nsigs;
+
+	/* The lease while held. */
+	uint64_t term;
+	int64_t deadline, stop_at;
+	int64_t next_renew, attempt_started, backoff_us;
+	bool attempt_aborted;
+	unsigned failures;
+
+	/* The command. */
+	struct child child;
+	bool child_running, draining;
+	int child_wstatus;
+	bool stop_sent; /* the kill signal went out because renewing failed */
+	bool killed;    /* SIGKILL went out */
+	bool lost;      /* the row is someone else's: stop renewing */
+	int64_t stop_sent_at, drain_kill_at;
+};
+
+void supervisor_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	for (size_t i = 0; i < sizeof(forwarded) / sizeof(forwarded[0]); i++)
+		sigaddset(&set, forwarded[i]);
+	sigaddset(&set, SIGCHLD);
+	/* Taking the terminal back for our own group must not stop us. */
+	sigaddset(&set, SIGTTOU);
+	sigaddset(&set, SIGTTIN);
+	sigaddset(&set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+}
+
+static uint64_t sup_random(struct sup *s)
+{
+	/* xorshift64*: jitter only, no secrets. */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return s->rng * UINT64_C(2685821657736338717);
+}
+
+/* A random duration in [lo, hi]. */
+static int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + (int64_t)(sup_random(s) % (uint64_t)(hi - lo + 1));
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void sup_arm(struct sup *s, int64_t at)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (at > 0) {
+		/* it_value 0 would disarm: a deadline already past fires now. */
+		if (at < 1)
+			at = 1;
+		its.it_value.tv_sec = at / USEC_PER_SEC;
+		its.it_value.tv_nsec = (long)(at % USEC_PER_SEC) * 1000;
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
+ * timer). Returns the EV_* bits that are ready. */
+static int sup_poll(struct sup *s, int64_t at)
+{
+	struct pollfd p[3] = {
+		{.fd = s->sigfd, .events = POLLIN},
+		{.fd = worker_fd(s->w), .events = POLLIN},
+		{.fd = s->timerfd, .events = POLLIN},
+	};
+	int ev = 0;
+
+	sup_arm(s, at);
+	while (poll(p, 3, -1) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (p[0].revents) {
+		struct signalfd_siginfo si;
+		ev |= EV_SIGNAL;
+		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (s->nsigs < (int)(sizeof(s->sigs) / sizeof(s->sigs[0])))
+				s->sigs[s->nsigs++] = (int)si.ssi_signo;
+	}
+	if (p[1].revents)
+		ev |= EV_WORKER;
+	if (p[2].revents) {
+		uint64_t expirations;
+		(void)!read(s->timerfd, &expirations, sizeof(expirations));
+		ev |= EV_TIMER;
+	}
+	return ev;
+}
+
+static const char *sup_signame(int sig)
+{
+	const char *n = sigabbrev_np(sig);
+	return n ? n : "?";
+}
+
+static void fmt_dur(char *buf, size_t len, int64_t us)
+{
+	duration_format(us < 0 ? 0 : us, buf, len);
+}
+
+/* Reaps every exited child. Orphans reparented to us (we are a subreaper,
+ * or PID 1) are reaped silently; COMMAND's status is kept. */
+static void sup_reap(struct sup *s)
+{
+	int st;
+	pid_t pid;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (s->child.pid > 0 && pid == s->child.pid && s->child_running) {
+			s->child_running = false;
+			s->child_wstatus = st;
+			child_restore_terminal(&s->child);
+			if (WIFSIGNALED(st))
+				log_info("command killed by signal %s", sup_signame(WTERMSIG(st)));
+			else
+				log_info("command exited with status %d", WEXITSTATUS(st));
+		} else if (pid == s->child.watcher) {
+			/* Someone killed it; keep going, without that safety net. */
+			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
+				 (int)pid);
+			s->child.watcher = 0;
+		}
+	}
+}
+
+/* ---- 1. wait ---------------------------------------------------------- */
+
+static bool is_wait_ending_signal(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+/* Handles signals while no command runs. Returns the signal that ends the
+ * wait, or 0. */
+static int sup_signals_while_waiting(struct sup *s)
+{
+	int end = 0;
+
+	for (int i = 0; i < s->nsigs; i++) {
+		if (s->sigs[i] == SIGCHLD)
+			sup_reap(s);
+		else if (!end && is_wait_ending_signal(s->sigs[i]))
+			end = s->sigs[i];
+	}
+	s->nsigs = 0;
+	return end;
+}
+
+/* Acquires the lease. Returns true when held (s->term, deadlines set);
+ * false with OUT filled otherwise. */
+static bool sup_acquire(struct sup *s, struct outcome *out)
+{
+	const struct options *o = s->o;
+	int64_t start = timing_now();
+	int64_t give_up = o->wait_timeout_us >= 0 ? start + o->wait_timeout_us : 0;
+	int64_t backoff = 500 * USEC_PER_MSEC;
+	char last_holder[LEASE_HOLDER_MAX + 1] = "";
+	uint64_t last_term = 0;
+	bool last_was_error = false;
+	struct worker_result r;
+	char a[32], b[32];
+
+	for (;;) {
+		int64_t wake;
+		int sig;
+
+		if (worker_submit(s->w, WORKER_ACQUIRE, 0) < 0) {
+			log_error("internal error: database worker busy");
+			out->kind = OUTCOME_INTERNAL;
+			return false;
+		}
+		for (;;) {
+			int ev = sup_poll(s, give_up);
+			if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
+				log_info("got SIG%s while waiting; exiting without running the command",
+					 sup_signame(sig));
+				out->kind = OUTCOME_SIGNALLED;
+				out->signo = sig;
+				return false;
+			}
+			if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
+				break;
+			if (give_up && timing_now() >= give_up)
+				goto gave_up;
+		}
+
+		if (r.outcome == LEASE_OK) {
+			s->term = r.info.term;
+			s->deadline = timing_deadline(&o->timing, r.sent_at);
+			s->stop_at = timing_stop_at(&o->timing, r.sent_at);
+			s->next_renew = r.sent_at + o->timing.renew_us;
+			return true;
+		}
+
+		if (r.outcome == LEASE_BUSY) {
+			last_was_error = false;
+			backoff = 500 * USEC_PER_MSEC;
+			if (o->no_wait) {
+				fmt_dur(a, sizeof(a), r.info.expires_in_us);
+				log_info("held by %s (term %" PRIu64 ") for another %s; not waiting (--no-wait)",
+					 r.info.holder[0] ? r.info.holder : "another holder", r.info.term, a);
+				out->kind = OUTCOME_BUSY;
+				return false;
+			}
+			if (r.info.term != last_term || strcmp(r.info.holder, last_holder) != 0) {
+				fmt_dur(a, sizeof(a), r.info.expires_in_us);
+				log_info("waiting: held by %s (term %" PRIu64 "), expires in %s", r.info.holder,
+					 r.info.term, a);
+				last_term = r.info.term;
+				snprintf(last_holder, sizeof(last_holder), "%s", r.info.holder);
+			}
+			/* Jittered so that followers do not stampede; and a follower
+			 * that knows the expiry sleeps just past it, never longer
+			 * than the interval. */
+			wake = sup_jitter(s, o->retry_us * 3 / 4, o->retry_us);
+			if (r.status == DB_OK && r.info.expires_in_us >= 0)
+				wake = min64(wake, r.info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC));
+		} else {
+			/* Errors that retrying cannot fix end the run now. */
+			switch (r.status) {
+			case DB_DENIED:
+				log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s exists (leaderrun --init)",
+					  r.err, o->table);
+				out->kind = OUTCOME_DENIED;
+				return false;
+			case DB_NO_TABLE:
+				log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' or apply sql/leaderrun.sql",
+					  o->table, r.err);
+				out->kind = OUTCOME_NO_TABLE;
+				return false;
+			case DB_NO_DATABASE:
+				log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in --table DB.TABLE",
+					  r.err);
+				out->kind = OUTCOME_NO_TABLE;
+				return false;
+			default:
+				break;
+			}
+			if (o->no_wait) {
+				log_error("%s: %s", dberr_name(r.status), r.err);
+				out->kind = OUTCOME_UNAVAILABLE;
+				return false;
+			}
+			last_was_error = true;
+			wake = sup_jitter(s, backoff / 2, backoff);
+			fmt_dur(a, sizeof(a), wake);
+			log_warn("%s: %s; retrying in %s", dberr_name(r.status), r.err, a);
+			backoff = min64(backoff * 2, 30 * USEC_PER_SEC);
+		}
+
+		wake += timing_now();
+		if (give_up && wake > give_up)
+			wake = give_up;
+		for (;;) {
+			int ev = sup_poll(s, wake);
+			if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
+				log_info("got SIG%s while waiting; exiting without running the command",
+					 sup_signame(sig));
+				out->kind = OUTCOME_SIGNALLED;
+				out->signo = sig;
+				return false;
+			}
+			if (timing_now() >= wake)
+				break;
+		}
+		if (give_up && timing_now() >= give_up)
+			goto gave_up;
+	}
+
+gave_up:
+	fmt_dur(a, sizeof(a), o->wait_timeout_us);
+	fmt_dur(b, sizeof(b), timing_now() - start);
+	if (last_was_error) {
+		log_error("database still unavailable after --wait-timeout %s", a);
+		out->kind = OUTCOME_UNAVAILABLE;
+	} else {
+		log_info("not acquired within --wait-timeout %s (waited %s)", a, b);
+		out->kind = OUTCOME_BUSY;
+	}
+	return false;
+}
+
+/* ---- 3. hold, 4. drain ------------------------------------------------- */
+
+static void sup_kill_now(struct sup *s, const char *why)
+{
+	if (s->killed)
+		return;
+	log_error("%s; sending SIGKILL to the command's process group", why);
+	child_signal(&s->child, SIGKILL);
+	child_kill_orphans(s->child.watcher);
+	s->killed = true;
+}
+
+static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t now)
+{
+	const struct timing *t = &s->o->timing;
+	char a[32];
+
+	if (r->outcome == LEASE_OK) {
+		int64_t d = timing_deadline(t, r->sent_at);
+		if (s->failures)
+			log_warn("renewed after %u failed attempt%s", s->failures, s->failures == 1 ? "" : "s");
+		s->failures = 0;
+		s->backoff_us = 0;
+		if (d > s->deadline) {
+			s->deadline = d;
+			s->stop_at = timing_stop_at(t, r->sent_at);
+		}
+		s->next_renew = r->sent_at + t->renew_us;
+		log_debug("renewed term %" PRIu64, s->term);
+		return;
+	}
+	if (r->outcome == LEASE_LOST) {
+		/* Someone else may already hold it: no grace period. */
+		s->lost = true;
+		sup_kill_now(s, "lease lost: the row is no longer ours (expired and taken, or released by force)");
+		return;
+	}
+	s->failures++;
+	/* Retry soon on a fresh connection; the deadline, not this schedule,
+	 * keeps the child safe. */
+	s->backoff_us = s->backoff_us ? min64(s->backoff_us * 2, t->renew_us / 2) : min64(100 * USEC_PER_MSEC, t->renew_us / 4);
+	s->next_renew = now + s->backoff_us;
+	fmt_dur(a, sizeof(a), s->stop_at - now);
+	log_warn("renew failed (%s: %s); retrying, %s left before the command is stopped", dberr_name(r->status),
+		 r->err, a);
+}
+
+static void sup_on_signals(struct sup *s)
+{
+	for (int i = 0; i < s->nsigs; i++) {
+		int sig = s->sigs[i];
+		if (sig == SIGCHLD) {
+			sup_reap(s);
+			continue;
+		}
+		if (sig == SIGTTOU || sig == SIGTTIN || sig == SIGPIPE)
+			continue;
+		/* Forward to the group; the lease stays renewed while the
+		 * command shuts down. */
+		if (s->child_running || child_group_alive(&s->child)) {
+			log_info("forwarding SIG%s to the command", sup_signame(sig));
+			child_signal(&s->child, sig);
+		}
+	}
+	s->nsigs = 0;
+}
+
+/* The next instant something must happen, or 0 for none. */
+static int64_t sup_next_timer(struct sup *s, bool worker_busy)
+{
+	const struct timing *t = &s->o->timing;
+	int64_t at = 0;
+
+#define CONSIDER(x)                                                                                                    \
+	do {                                                                                                           \
+		int64_t x_ = (x);                                                                                      \
+		if (at == 0 || x_ < at)                                                                                \
+			at = x_;                                                                                       \
+	} while (0)
+
+	if (!s->killed) {
+		CONSIDER(s->stop_sent ? min64(s->deadline, s->stop_sent_at + t->grace_us) : s->deadline);
+		if (!s->stop_sent)
+			CONSIDER(s->stop_at);
+		if (s->draining)
+			CONSIDER(s->drain_kill_at);
+	}
+	/* Stragglers that are not our children die without a SIGCHLD to us:
+	 * look again now and then while draining. */
+	if (s->draining)
+		CONSIDER(timing_now() + 50 * USEC_PER_MSEC);
+	if (!s->lost) {
+		if (worker_busy && !s->attempt_aborted)
+			CONSIDER(s->attempt_started + timing_attempt_budget(t));
+		else if (!worker_busy)
+			CONSIDER(s->next_renew);
+	}
+#undef CONSIDER
+	return at;
+}
+
+static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
+{
+	const struct options *o = s->o;
+	const struct timing *t = &o->timing;
+	char a[32];
+
+	if (!s->killed && now >= s->deadline) {
+		s->stop_sent = true;
+		sup_kill_now(s, "lease deadline reached without a successful renew");
+	} else if (!s->killed && s->stop_sent && now >= s->stop_sent_at + t->grace_us) {
+		sup_kill_now(s, "command still running after --kill-grace");
+	} else if (!s->stop_sent && now >= s->stop_at) {
+		fmt_dur(a, sizeof(a), s->deadline - now);
+		log_error("no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
+			  sup_signame(o->kill_signal), a);
+		s->stop_sent = true;
+		s->stop_sent_at = now;
+		child_signal(&s->child, o->kill_signal);
+		child_kill_orphans(s->child.watcher);
+	}
+	if (s->draining && !s->killed && now >= s->drain_kill_at) {
+		log_warn("processes left by the command outlived --kill-grace; killing them");
+		child_signal(&s->child, SIGKILL);
+		child_kill_orphans(s->child.watcher);
+		s->killed = true;
+	}
+
+	if (s->lost)
+		return;
+	if (worker_busy && !s->attempt_aborted && now >= s->attempt_started + timing_attempt_budget(t)) {
+		/* A renew that hangs is cut off, so a retry on a fresh
+		 * connection still fits before the stop signal. */
+		log_debug("renew attempt exceeded its budget; aborting it");
+		worker_abort(s->w);
+		s->attempt_aborted = true;
+	} else if (!worker_busy && now >= s->next_renew) {
+		if (worker_submit(s->w, WORKER_RENEW, s->term) == 0) {
+			s->attempt_started = now;
+			s->attempt_aborted = false;
+		}
+	}
+}
+
+/* After COMMAND's exit: every process it left behind gets the kill signal
+ * now and SIGKILL after the grace. */
+static void sup_start_drain(struct sup *s, int64_t now)
+{
+	s->draining = true;
+	s->drain_kill_at = now + s->o->timing.grace_us;
+	if (child_group_alive(&s->child)) {
+		log_info("the command left processes behind; sending SIG%s", sup_signame(s->o->kill_signal));
+		child_signal(&s->child, s->o->kill_signal);
+	}
+}
+
+/* True once no descendant is left: the group is empty, and waitpid has no
+ * child but the watcher. */
+static bool sup_all_reaped(struct sup *s)
+{
+	pid_t pid;
+
+	if (child_group_alive(&s->child))
+		return false;
+	/* Escaped the group, orphaned to us: the watcher is the only child
+	 * we may still have. */
+	for (;;) {
+		int st;
+		pid = waitpid(-1, &st, WNOHANG);
+		if (pid > 0 && pid != s->child.watcher)
+			continue;
+		if (pid == s->child.watcher && pid > 0) {
+			s->child.watcher = 0;
+			continue;
+		}
+		break;
+	}
+	if (pid < 0 && errno == ECHILD)
+		return true;
+	/* Only the watcher left? Stop it and look again. */
+	if (s->child.watcher > 0 && child_kill_orphans(s->child.watcher) == 0) {
+		child_unwatch(&s->child);
+		return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
+	}
+	return false;
+}
+
+static void sup_hold(struct sup *s)
+{
+	while (s->child_running || !sup_all_reaped(s)) {
+		bool busy = worker_busy(s->w);
+		int ev = sup_poll(s, sup_next_timer(s, busy));
+		int64_t now = timing_now();
+		struct worker_result r;
+
+		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0 && r.op == WORKER_RENEW && !s->lost)
+			sup_on_renew(s, &r, now);
+		if (ev & EV_SIGNAL) {
+			bool was_running = s->child_running;
+			sup_on_signals(s);
+			if (was_running && !s->child_running)
+				sup_start_drain(s, now);
+		}
+		sup_on_timers(s, now, worker_busy(s->w));
+	}
+	child_unwatch(&s->child);
+}
+
+/* ---- 5. release ------------------------------------------------------- */
+
+static void sup_release(struct sup *s)
+{
+	int64_t give_up = s->deadline;
+	struct worker_result r;
+
+	/* A renew may still be in flight: let it land (it can only extend). */
+	while (worker_busy(s->w)) {
+		int ev = sup_poll(s, give_up);
+		if (ev & EV_SIGNAL) {
+			sup_signals_while_waiting(s);
+		}
+		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK)
+			s->deadline = timing_deadline(&s->o->timing, r.sent_at);
+		if (timing_now() >= give_up) {
+			log_warn("could not release the lease in time; it expires on its own");
+			return;
+		}
+	}
+	if (worker_submit(s->w, WORKER_RELEASE, s->term) < 0)
+		return;
+	for (;;) {
+		int ev = sup_poll(s, give_up);
+		if (ev & EV_SIGNAL)
+			sup_signals_while_waiting(s);
+		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
+			break;
+		if (timing_now() >= give_up) {
+			worker_abort(s->w);
+			log_warn("could not release the lease in time; it expires on its own");
+			return;
+		}
+	}
+	if (r.outcome == LEASE_OK)
+		log_info("released term %" PRIu64, s->term);
+	else if (r.outcome == LEASE_LOST)
+		log_warn("the lease had already expired when the command finished");
+	else
+		log_warn("release failed (%s: %s); the lease expires on its own", dberr_name(r.status), r.err);
+}
+
+/* ---- the whole run ---------------------------------------------------- */
+
+void supervisor_run(const struct options *o, struct worker *w, char *const environ_base[], struct outcome *out)
+{
+	struct sup s;
+	sigset_t set;
+	char **env;
+	char err[512];
+
+	memset(&s, 0, sizeof(s));
+	memset(out, 0, sizeof(*out));
+	s.o = o;
+	s.w = w;
+	if (getrandom(&s.rng, sizeof(s.rng), GRND_NONBLOCK) != (ssize_t)sizeof(s.rng) || s.rng == 0)
+		s.rng = (uint64_t)timing_now() | 1;
+
+	sigprocmask(SIG_BLOCK, NULL, &set);
+	s.sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+	s.timerfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (s.sigfd < 0 || s.timerfd < 0) {
+		log_error("signalfd/timerfd: %s", strerror(errno));
+		out->kind = OUTCOME_INTERNAL;
+		goto done;
+	}
+
+	if (!sup_acquire(&s, out))
+		goto done;
+	log_info("acquired term %" PRIu64 " as %s", s.term, o->holder);
+
+	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, o->holder);
+	if (!env) {
+		log_error("out of memory");
+		out->kind = OUTCOME_INTERNAL;
+		sup_release(&s);
+		goto done;
+	}
+	if (child_spawn(&s.child, o->command, env, err, sizeof(err)) < 0 && s.child.pid <= 0) {
+		child_env_free(env);
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+		sup_release(&s);
+		goto done;
+	}
+	child_env_free(env);
+	/* An exec failure still leaves a child to reap (it exits 126/127);
+	 * the loop below treats it like any other exit. */
+	if (s.child.exec_errno)
+		log_error("%s", err);
+	s.child_running = true;
+
+	sup_hold(&s);
+
+	if (s.lost || s.stop_sent) {
+		/* Renewing may have recovered while the command shut down; give
+		 * back what is still ours. */
+		if (!s.lost)
+			sup_release(&s);
+		out->kind = OUTCOME_LOST;
+		log_error("command stopped: lease lost (term %" PRIu64 ")", s.term);
+	} else {
+		sup_release(&s);
+		out->kind = OUTCOME_CHILD_EXITED;
+		out->wstatus = s.child_wstatus;
+	}
+
+done:
+	if (s.sigfd >= 0)
+		close(s.sigfd);
+	if (s.timerfd >= 0)
+		close(s.timerfd);
+}

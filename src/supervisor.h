@@ -1,0 +1,22 @@
+/* The lease loop: wait for the lease, run COMMAND under it, stop COMMAND
+ * before the lease can lapse, reap everything, release. */
+#ifndef LEADERRUN_SUPERVISOR_H
+#define LEADERRUN_SUPERVISOR_H
+
+#include <signal.h>
+
+#include "lease.h"
+#include "options.h"
+#include "outcome.h"
+#include "worker.h"
+
+/* Blocks the signals the supervisor takes synchronously. Call before any
+ * thread starts, so that every thread inherits the mask and signals reach
+ * the supervisor's signalfd only. */
+void supervisor_block_signals(void);
+
+/* Runs O->command under the lease. W executes the statements. ENVIRON is
+ * the base of the command's environment. Fills OUT. */
+void supervisor_run(const struct options *o, struct worker *w, char *const environ_base[], struct outcome *out);
+
+#endif

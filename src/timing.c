@@ -1,0 +1,85 @@
+#include "timing.h"
+
+#include <stdio.h>
+#include <time.h>
+
+#include "duration.h"
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+int timing_resolve(struct timing *t, char *err, size_t errlen)
+{
+	char a[32], b[32], c[32];
+	int64_t room;
+
+	if (t->ttl_us < TIMING_MIN_TTL_US) {
+		duration_format(t->ttl_us, a, sizeof(a));
+		snprintf(err, errlen, "--ttl %s is too short; use at least 100ms", a);
+		return -1;
+	}
+	/* margin = max(min(1s, ttl/5), ttl/10): a fixed second for ordinary
+	 * ttls, a fifth of short ones, a tenth of long ones (clock-rate error
+	 * grows with the interval). */
+	t->margin_us = max64(min64(USEC_PER_SEC, t->ttl_us / 5), t->ttl_us / 10);
+	if (t->grace_us < 0)
+		t->grace_us = min64(3 * USEC_PER_SEC, t->ttl_us / 4);
+	if (t->renew_us < 0)
+		t->renew_us = t->ttl_us / 3;
+
+	if (t->renew_us <= 0) {
+		snprintf(err, errlen, "--renew-interval must be more than 0");
+		return -1;
+	}
+	/* At least one whole renew interval must fit between the last
+	 * successful send and the stop signal, or a single lost reply stops
+	 * the child. */
+	room = t->ttl_us - t->margin_us - t->grace_us;
+	if (room < t->renew_us) {
+		duration_format(t->ttl_us, a, sizeof(a));
+		duration_format(t->grace_us, b, sizeof(b));
+		duration_format(t->renew_us, c, sizeof(c));
+		if (room <= 0) {
+			char m[32];
+			duration_format(t->margin_us, m, sizeof(m));
+			snprintf(err, errlen,
+				 "--kill-grace %s leaves no time to renew a --ttl %s lease (margin %s); "
+				 "lower --kill-grace or raise --ttl",
+				 b, a, m);
+		} else {
+			char r[32];
+			duration_format(room, r, sizeof(r));
+			snprintf(err, errlen,
+				 "unsafe timing: --renew-interval %s must be at most ttl - margin - kill-grace = %s "
+				 "(--ttl %s, --kill-grace %s); lower --renew-interval or --kill-grace, or raise --ttl",
+				 c, r, a, b);
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int64_t timing_deadline(const struct timing *t, int64_t sent_at_us)
+{
+	return sent_at_us + t->ttl_us - t->margin_us;
+}
+
+int64_t timing_stop_at(const struct timing *t, int64_t sent_at_us)
+{
+	return timing_deadline(t, sent_at_us) - t->grace_us;
+}
+
+int64_t timing_attempt_budget(const struct timing *t)
+{
+	/* Half an interval: an attempt that hangs is cut off early enough for
+	 * a retry on a fresh connection to fit before the stop signal. */
+	return t->renew_us / 2;
+}
+
+int64_t timing_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_BOOTTIME, &ts);
+	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}

@@ -1,0 +1,39 @@
+/* The lease arithmetic of shared/notes/lease-safety.md, in one place.
+ *
+ * All local times are microseconds on CLOCK_BOOTTIME: monotonic, and it keeps
+ * counting while the machine is suspended, so a laptop lid or a VM pause
+ * cannot make a deadline look further away than it is. */
+#ifndef LEADERRUN_TIMING_H
+#define LEADERRUN_TIMING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct timing {
+	int64_t ttl_us;    /* lease length, stamped by the server */
+	int64_t renew_us;  /* renew this long after the last successful send */
+	int64_t grace_us;  /* kill signal this long before the deadline */
+	int64_t margin_us; /* clock-rate and step allowance, SIGKILL latency */
+};
+
+#define TIMING_MIN_TTL_US INT64_C(100000)
+
+/* Fills the unset fields (renew_us or grace_us < 0) with the defaults that
+ * scale with ttl, then checks the combination. Returns 0, or -1 with a
+ * message that names the number to change. */
+int timing_resolve(struct timing *t, char *err, size_t errlen);
+
+/* deadline = t_send + ttl - margin: the last instant the child may run. */
+int64_t timing_deadline(const struct timing *t, int64_t sent_at_us);
+
+/* When the child is asked to stop: deadline - grace. */
+int64_t timing_stop_at(const struct timing *t, int64_t sent_at_us);
+
+/* How long one renew attempt may take before it is abandoned. */
+int64_t timing_attempt_budget(const struct timing *t);
+
+/* Now on CLOCK_BOOTTIME, in microseconds. */
+int64_t timing_now(void);
+
+#endif

@@ -1,0 +1,188 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	struct db *db;
+	struct worker_job job;
+	int pipe[2]; /* [0] polled by the supervisor, [1] written here */
+
+	/* Guarded by lock. */
+	bool pending, running, done, quit;
+	enum worker_op op;
+	uint64_t term;
+	struct worker_result result;
+};
+
+static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	memset(r, 0, sizeof(*r));
+	r->op = op;
+	if (!db_connected(w->db)) {
+		r->status = db_connect(w->db, r->err, sizeof(r->err));
+		if (r->status != DB_OK) {
+			r->outcome = LEASE_ERROR;
+			return;
+		}
+	}
+	switch (op) {
+	case WORKER_ACQUIRE:
+		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, &r->info, &r->sent_at,
+					   &r->status, r->err, sizeof(r->err));
+		break;
+	case WORKER_RENEW:
+		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at,
+					 &r->status, r->err, sizeof(r->err));
+		break;
+	case WORKER_RELEASE:
+		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, &r->status, r->err,
+					   sizeof(r->err));
+		break;
+	}
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct worker_result r;
+
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		enum worker_op op;
+		uint64_t term;
+
+		while (!w->pending && !w->quit)
+			pthread_cond_wait(&w->wake, &w->lock);
+		if (w->quit)
+			break;
+		op = w->op;
+		term = w->term;
+		w->pending = false;
+		w->running = true;
+		pthread_mutex_unlock(&w->lock);
+
+		worker_run_op(w, op, term, &r);
+
+		pthread_mutex_lock(&w->lock);
+		w->result = r;
+		w->running = false;
+		w->done = true;
+		(void)!write(w->pipe[1], "", 1);
+	}
+	pthread_mutex_unlock(&w->lock);
+	db_disconnect(w->db);
+	return NULL;
+}
+
+struct worker *worker_start(struct db *db, const struct worker_job *job)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	w->db = db;
+	w->job = *job;
+	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->wake, NULL);
+	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+		close(w->pipe[0]);
+		close(w->pipe[1]);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->wake);
+		free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int worker_fd(const struct worker *w)
+{
+	return w->pipe[0];
+}
+
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->pending && !w->running && !w->done) {
+		w->op = op;
+		w->term = term;
+		w->pending = true;
+		pthread_cond_signal(&w->wake);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+int worker_busy(struct worker *w)
+{
+	int busy;
+
+	pthread_mutex_lock(&w->lock);
+	busy = w->pending || w->running || w->done;
+	pthread_mutex_unlock(&w->lock);
+	return busy;
+}
+
+int worker_take(struct worker *w, struct worker_result *out)
+{
+	char drain[16];
+	int rc = -1;
+
+	pthread_mutex_lock(&w->lock);
+	while (read(w->pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (w->done) {
+		*out = w->result;
+		w->done = false;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+void worker_abort(struct worker *w)
+{
+	db_abort(w->db);
+}
+
+int worker_stop(struct worker *w)
+{
+	bool idle;
+
+	if (!w)
+		return 0;
+	pthread_mutex_lock(&w->lock);
+	idle = !w->pending && !w->running;
+	w->quit = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	if (!idle) {
+		pthread_detach(w->thread);
+		return -1;
+	}
+	pthread_join(w->thread, NULL);
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->wake);
+	free(w);
+	return 0;
+}

@@ -1,0 +1,55 @@
+/* The database thread. The C API blocks, and a hung socket must never delay
+ * a kill, so every lease statement runs here, on this thread's own
+ * connection, and the supervisor only ever waits on worker_fd() next to its
+ * signals and timers. One request at a time. */
+#ifndef LEADERRUN_WORKER_H
+#define LEADERRUN_WORKER_H
+
+#include <stdint.h>
+
+#include "db.h"
+#include "lease.h"
+
+enum worker_op { WORKER_ACQUIRE, WORKER_RENEW, WORKER_RELEASE };
+
+struct worker_job {
+	const char *name, *holder; /* borrowed; must outlive the worker */
+	const struct lease_sql *sql;
+	int64_t ttl_us;
+};
+
+struct worker_result {
+	enum worker_op op;
+	enum lease_outcome outcome;
+	enum db_status status;
+	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
+	struct lease_info info;
+	char err[384];
+};
+
+struct worker;
+
+/* Starts the thread. DB is used only by the worker from now on (but for
+ * db_abort). Returns NULL on failure. */
+struct worker *worker_start(struct db *db, const struct worker_job *job);
+
+/* Readable when a result is ready. */
+int worker_fd(const struct worker *w);
+
+/* Queues OP (TERM for renew and release). Returns -1 if busy. */
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term);
+
+int worker_busy(struct worker *w);
+
+/* Takes the finished result. Returns 0, or -1 if none is ready. */
+int worker_take(struct worker *w, struct worker_result *out);
+
+/* Cuts the statement in progress short (its result reports an error). */
+void worker_abort(struct worker *w);
+
+/* Stops the thread and frees it if it is idle. A worker stuck in a call is
+ * left behind: the process is about to exit, and waiting for it is exactly
+ * what must never happen. Returns 0 if joined. */
+int worker_stop(struct worker *w);
+
+#endif

@@ -1,0 +1,350 @@
+#include "harness.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char sandbox_dir[256];
+
+static const char *env_or_die(const char *name)
+{
+	const char *v = getenv(name);
+	if (!v || !*v) {
+		fprintf(stderr, "harness: %s is not set (run the suite through meson test)\n", name);
+		exit(2);
+	}
+	return v;
+}
+
+/* Runs a command to completion, output to the given fd (or inherited). */
+static int run_argv(char *const argv[], int outfd)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st;
+
+	posix_spawn_file_actions_init(&fa);
+	if (outfd >= 0)
+		posix_spawn_file_actions_adddup2(&fa, outfd, 1);
+	if (posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void sandbox_start(void)
+{
+	const char *script = env_or_die("LR_SANDBOX");
+	char envfile[300], line[512];
+	FILE *f;
+
+	snprintf(sandbox_dir, sizeof(sandbox_dir), "/tmp/lrt.XXXXXX");
+	if (!mkdtemp(sandbox_dir)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	if (run_argv((char *[]){(char *)script, "start", sandbox_dir, NULL}, open("/dev/null", O_WRONLY)) != 0) {
+		fprintf(stderr, "harness: %s start %s failed\n", script, sandbox_dir);
+		exit(2);
+	}
+	snprintf(envfile, sizeof(envfile), "%s/env", sandbox_dir);
+	f = fopen(envfile, "r");
+	if (!f) {
+		perror(envfile);
+		exit(2);
+	}
+	/* Lines of the form: export NAME='value' */
+	while (fgets(line, sizeof(line), f)) {
+		char *name = line, *eq, *val;
+		if (strncmp(name, "export ", 7) == 0)
+			name += 7;
+		eq = strchr(name, '=');
+		if (!eq)
+			continue;
+		*eq = '\0';
+		val = eq + 1;
+		val[strcspn(val, "\n")] = '\0';
+		if (*val == '\'') {
+			val++;
+			val[strcspn(val, "'")] = '\0';
+		}
+		setenv(name, val, 1);
+	}
+	fclose(f);
+}
+
+int h_main(int argc, char *argv[])
+{
+	struct criterion_test_set *tests = criterion_initialize();
+	bool own = !getenv("LR_DB_SOCKET");
+	int result = 0;
+
+	if (own)
+		sandbox_start();
+	if (criterion_handle_args(argc, argv, true))
+		result = !criterion_run_all_tests(tests);
+	criterion_finalize(tests);
+	if (own)
+		run_argv((char *[]){(char *)env_or_die("LR_SANDBOX"), "stop", sandbox_dir, NULL}, -1);
+	return result;
+}
+
+const char *h_dir(void)
+{
+	static char dir[128];
+	if (!dir[0]) {
+		snprintf(dir, sizeof(dir), "/tmp/lrtest.XXXXXX");
+		cr_assert_not_null(mkdtemp(dir));
+	}
+	return dir;
+}
+
+const char *h_path(const char *name)
+{
+	static char bufs[8][300];
+	static int k;
+	char *b = bufs[k++ % 8];
+	snprintf(b, 300, "%s/%s", h_dir(), name);
+	return b;
+}
+
+const char *h_bin(void)
+{
+	return env_or_die("LEADERRUN_BIN");
+}
+
+const char *h_probe(void)
+{
+	return env_or_die("LR_PROBE");
+}
+
+const char *h_dsn(void)
+{
+	static char dsn[512];
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", env_or_die("LR_DB_USER"),
+		 env_or_die("LR_DB_PASSWORD"), env_or_die("LR_DB_PORT"), env_or_die("LR_DB_NAME"));
+	return dsn;
+}
+
+const char *h_dsn_socket(void)
+{
+	static char dsn[512];
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@localhost/%s?socket=%s", env_or_die("LR_DB_USER"),
+		 env_or_die("LR_DB_PASSWORD"), env_or_die("LR_DB_NAME"), env_or_die("LR_DB_SOCKET"));
+	return dsn;
+}
+
+const char *h_dsn_root(void)
+{
+	static char dsn[512];
+	snprintf(dsn, sizeof(dsn), "mysql://root@localhost/%s?socket=%s", env_or_die("LR_DB_NAME"),
+		 env_or_die("LR_DB_SOCKET"));
+	return dsn;
+}
+
+const char *h_lease(const char *base)
+{
+	static char bufs[4][128];
+	static int k;
+	char *b = bufs[k++ % 4];
+	snprintf(b, 128, "%s-%ld", base, (long)getpid());
+	return b;
+}
+
+void h_start(struct h_proc *p, const char *const argv[], const char *const env[])
+{
+	static int seq;
+	posix_spawn_file_actions_t fa;
+	size_t n = 0, m = 0;
+	char **envp;
+	int rc;
+
+	memset(p, 0, sizeof(*p));
+	p->status = -1;
+	snprintf(p->out, sizeof(p->out), "%s/p%d.out", h_dir(), seq);
+	snprintf(p->err, sizeof(p->err), "%s/p%d.err", h_dir(), seq++);
+	while (environ[n])
+		n++;
+	while (env && env[m])
+		m++;
+	envp = calloc(n + m + 1, sizeof(*envp));
+	/* Extra entries first: getenv finds the first match. */
+	for (size_t i = 0; i < m; i++)
+		envp[i] = (char *)env[i];
+	for (size_t i = 0; i < n; i++)
+		envp[m + i] = environ[i];
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, p->out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	posix_spawn_file_actions_addopen(&fa, 2, p->err, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	rc = posix_spawnp(&p->pid, argv[0], &fa, NULL, (char *const *)argv, envp);
+	posix_spawn_file_actions_destroy(&fa);
+	free(envp);
+	cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
+}
+
+void h_leaderrun(struct h_proc *p, const char *const args[])
+{
+	const char *argv[64];
+	char dsn[600];
+	size_t n = 0;
+
+	argv[n++] = h_bin();
+	for (size_t i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", h_dsn());
+	h_start(p, argv, (const char *const[]){dsn, NULL});
+}
+
+int h_wait(struct h_proc *p, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	int st;
+
+	if (p->status >= 0)
+		return p->status;
+	for (;;) {
+		pid_t r = waitpid(p->pid, &st, WNOHANG);
+		if (r == p->pid) {
+			p->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			return p->status;
+		}
+		if (h_now_ms() >= end)
+			return -1;
+		h_sleep_ms(5);
+	}
+}
+
+int h_finish(struct h_proc *p, int timeout_ms)
+{
+	int st = h_wait(p, timeout_ms);
+	if (st < 0) {
+		kill(p->pid, SIGKILL);
+		h_wait(p, 5000);
+		cr_assert_fail("pid %d did not exit within %d ms; stderr:\n%s", (int)p->pid, timeout_ms, h_slurp(p->err));
+	}
+	return st;
+}
+
+const char *h_slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!f)
+		return buf;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+bool h_wait_file(const char *path, const char *needle, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	for (;;) {
+		const char *s = h_slurp(path);
+		if (needle ? strstr(s, needle) != NULL : s[0] != '\0')
+			return true;
+		if (h_now_ms() >= end)
+			return false;
+		h_sleep_ms(10);
+	}
+}
+
+const char *h_sql(const char *fmt, ...)
+{
+	static char out[65536];
+	char sql[4096], outpath[300], sock[300];
+	va_list ap;
+	int fd, rc;
+	size_t n;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	snprintf(outpath, sizeof(outpath), "%s/sql.out", h_dir());
+	snprintf(sock, sizeof(sock), "--socket=%s", env_or_die("LR_DB_SOCKET"));
+	fd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	rc = run_argv((char *[]){"/usr/bin/mariadb", "--no-defaults", sock, "-uroot", "-N", "-B",
+				 (char *)env_or_die("LR_DB_NAME"), "-e", sql, NULL},
+		      fd);
+	close(fd);
+	cr_assert_eq(rc, 0, "SQL failed (%d): %s", rc, sql);
+	snprintf(out, sizeof(out), "%s", h_slurp(outpath));
+	n = strlen(out);
+	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+		out[--n] = '\0';
+	return out;
+}
+
+void h_sandbox(const char *subcommand)
+{
+	int rc = run_argv((char *[]){(char *)env_or_die("LR_SANDBOX"), (char *)subcommand,
+				     (char *)env_or_die("LR_DB_DIR"), NULL},
+			  open("/dev/null", O_WRONLY));
+	cr_assert_eq(rc, 0, "sandbox-db %s failed", subcommand);
+}
+
+bool h_alive(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+bool h_wait_gone(pid_t pid, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+	while (h_alive(pid)) {
+		if (h_now_ms() >= end)
+			return false;
+		h_sleep_ms(5);
+	}
+	return true;
+}
+
+int64_t h_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void h_sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}

@@ -1,0 +1,83 @@
+/* Helpers for the integration suites: the real leaderrun binary against a
+ * real MariaDB started by scripts/sandbox-db. Criterion runs every test in
+ * its own process; processes here are started with posix_spawn. */
+#ifndef LEADERRUN_TEST_HARNESS_H
+#define LEADERRUN_TEST_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+/* A suite's main(): starts a private sandbox database unless LR_DB_SOCKET
+ * names one already, runs the tests, stops it. */
+#define HARNESS_MAIN                                                                                                   \
+	int main(int argc, char *argv[])                                                                               \
+	{                                                                                                              \
+		return h_main(argc, argv);                                                                             \
+	}
+int h_main(int argc, char *argv[]);
+
+struct h_proc {
+	pid_t pid;
+	char out[256], err[256]; /* stdout and stderr files */
+	int status;               /* exit status, 128+N for signal N; -1 running */
+};
+
+/* A fresh directory for this test. */
+const char *h_dir(void);
+/* h_dir()/NAME, in a static rotating buffer. */
+const char *h_path(const char *name);
+
+const char *h_bin(void);
+/* DSN of the least-privileged test user, over TCP. */
+const char *h_dsn(void);
+/* Same user over the unix socket. */
+const char *h_dsn_socket(void);
+/* Root over the socket (may create tables). */
+const char *h_dsn_root(void);
+/* A lease name unique to this test process. */
+const char *h_lease(const char *base);
+
+/* Starts ARGV (NULL-terminated) with the extra environment ENV (NULL or
+ * "NAME=value" entries, NULL-terminated); stdout/stderr go to files. */
+void h_start(struct h_proc *p, const char *const argv[], const char *const env[]);
+/* Starts leaderrun with LEADERRUN_DSN set to h_dsn() and ARGS. */
+void h_leaderrun(struct h_proc *p, const char *const args[]);
+/* Waits up to TIMEOUT_MS; returns the exit status, or -1 on timeout (the
+ * process is left running). */
+int h_wait(struct h_proc *p, int timeout_ms);
+/* Like h_wait, but a timeout fails the test after killing the process. */
+int h_finish(struct h_proc *p, int timeout_ms);
+
+/* Whole file as a string (static buffer of 64 KiB), "" if missing. */
+const char *h_slurp(const char *path);
+/* Waits until PATH exists and holds NEEDLE (or is non-empty if NULL). */
+bool h_wait_file(const char *path, const char *needle, int timeout_ms);
+
+/* Runs SQL as root on the test database; returns its output, trimmed
+ * (static buffer). Fails the test on error. */
+const char *h_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Runs scripts/sandbox-db SUBCOMMAND on this suite's sandbox. */
+void h_sandbox(const char *subcommand);
+
+/* True if PID exists and is not a zombie. */
+bool h_alive(pid_t pid);
+/* Waits until PID is gone; returns false on timeout. */
+bool h_wait_gone(pid_t pid, int timeout_ms);
+
+/* CLOCK_MONOTONIC milliseconds. */
+int64_t h_now_ms(void);
+void h_sleep_ms(int ms);
+
+/* The path of the probe script (tests/integration/probe.sh). */
+const char *h_probe(void);
+
+#endif

@@ -1,0 +1,128 @@
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "dsn.h"
+
+static struct dsn ok(const char *s)
+{
+	struct dsn d;
+	char err[256];
+
+	cr_assert_eq(dsn_parse(s, &d, err, sizeof(err)), 0, "'%s' rejected: %s", s, err);
+	return d;
+}
+
+static void bad(const char *s, const char *needle)
+{
+	struct dsn d;
+	char err[256] = "";
+
+	cr_assert_eq(dsn_parse(s, &d, err, sizeof(err)), -1, "'%s' accepted", s);
+	cr_assert(strstr(err, needle), "error for '%s' lacks '%s': %s", s, needle, err);
+}
+
+Test(dsn, full_form)
+{
+	struct dsn d = ok("mysql://app:s3cret@db.internal:3307/ops?connect-timeout=3");
+
+	cr_assert_str_eq(d.user, "app");
+	cr_assert_str_eq(d.password, "s3cret");
+	cr_assert_str_eq(d.host, "db.internal");
+	cr_assert_eq(d.port, 3307);
+	cr_assert_str_eq(d.database, "ops");
+	cr_assert_eq(d.connect_timeout_s, 3);
+	cr_assert_null(d.socket);
+	dsn_free(&d);
+}
+
+Test(dsn, minimal_form_leaves_the_rest_unset)
+{
+	struct dsn d = ok("mysql://app@db/ops");
+
+	cr_assert_str_eq(d.user, "app");
+	cr_assert_null(d.password);
+	cr_assert_eq(d.port, 0);
+	dsn_free(&d);
+}
+
+Test(dsn, socket_without_host)
+{
+	struct dsn d = ok("mysql://app@/ops?socket=/run/mysqld/mysqld.sock");
+
+	cr_assert_null(d.host);
+	cr_assert_str_eq(d.socket, "/run/mysqld/mysqld.sock");
+	dsn_free(&d);
+}
+
+Test(dsn, percent_escapes_and_raw_at_in_password)
+{
+	struct dsn d = ok("mysql://app:p%40ss%2Fw@db/ops");
+
+	cr_assert_str_eq(d.password, "p@ss/w");
+	dsn_free(&d);
+	d = ok("mysql://app:p@ss@db/ops");
+	cr_assert_str_eq(d.password, "p@ss");
+	cr_assert_str_eq(d.host, "db");
+	dsn_free(&d);
+}
+
+Test(dsn, ipv6_host)
+{
+	struct dsn d = ok("mysql://app@[::1]:3306/ops");
+
+	cr_assert_str_eq(d.host, "::1");
+	cr_assert_eq(d.port, 3306);
+	dsn_free(&d);
+}
+
+Test(dsn, mariadb_scheme_is_accepted)
+{
+	struct dsn d = ok("mariadb://app@db/ops");
+	dsn_free(&d);
+}
+
+Test(dsn, bad_inputs_say_what_is_wrong)
+{
+	bad("", "must start with mysql://");
+	bad("postgres://a@b/c", "must start with mysql://");
+	bad("mysql://app@db:0/ops", "port must be");
+	bad("mysql://app@db:70000/ops", "port must be");
+	bad("mysql://app@db:x/ops", "port must be");
+	bad("mysql://app@/ops", "names no host");
+	bad("mysql://app@db/ops?color=red", "unknown DSN parameter 'color'");
+	bad("mysql://app@db/ops?socket", "needs a value");
+	bad("mysql://app@db/ops?connect-timeout=0", "connect-timeout");
+	bad("mysql://app@db/ops?connect-timeout=abc", "connect-timeout");
+	bad("mysql://app@[::1/ops", "closing ']'");
+	bad("mysql://%zz@db/ops", "user has a bad");
+}
+
+Test(dsn, errors_never_echo_the_password)
+{
+	struct dsn d;
+	char err[256];
+
+	cr_assert_eq(dsn_parse("mysql://app:hunter2%zz@db/ops", &d, err, sizeof(err)), -1);
+	cr_assert_null(strstr(err, "hunter2"), "password leaked: %s", err);
+	cr_assert_eq(dsn_parse("mysql://app:hunter2@db:99999/ops", &d, err, sizeof(err)), -1);
+	cr_assert_null(strstr(err, "hunter2"), "password leaked: %s", err);
+	cr_assert_eq(dsn_parse("mysql://app:hunter2@db/ops?x=1", &d, err, sizeof(err)), -1);
+	cr_assert_null(strstr(err, "hunter2"), "password leaked: %s", err);
+}
+
+Test(dsn, password_span_and_removal)
+{
+	const char *s = "mysql://app:hunter2@db/ops";
+	size_t off, len;
+	char buf[128];
+
+	cr_assert_eq(dsn_password_span(s, &off, &len), 1);
+	cr_assert_eq(len, 7);
+	cr_assert_eq(strncmp(s + off, "hunter2", len), 0);
+	dsn_without_password(s, buf, sizeof(buf));
+	cr_assert_str_eq(buf, "mysql://app@db/ops");
+	cr_assert_eq(dsn_password_span("mysql://app@db/ops", &off, &len), 0);
+	cr_assert_eq(dsn_password_span("garbage", &off, &len), 0);
+	dsn_without_password("mysql://app@db/ops", buf, sizeof(buf));
+	cr_assert_str_eq(buf, "mysql://app@db/ops");
+}

@@ -1,0 +1,225 @@
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+#define ARGV(...) ((char *[]){"leaderrun", __VA_ARGS__, NULL})
+#define ARGC(v) ((int)(sizeof(v) / sizeof((v)[0])) - 1)
+
+static void clean_env(void)
+{
+	static const char *const vars[] = {"LEADERRUN_DSN", "LEADERRUN_TABLE", "LEADERRUN_LEASE", "LEADERRUN_HOLDER",
+					   "LEADERRUN_PASSWORD", "MYSQL_PWD"};
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
+		unsetenv(vars[i]);
+}
+
+TestSuite(options, .init = clean_env);
+
+/* Parses a copy of ARGV, so that tests can pass string literals. */
+static enum options_result parse(int argc, char **argv, struct options *o, char *err, size_t len)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	for (int i = 0; i < argc; i++)
+		copy[i] = strdup(argv[i]);
+	return options_parse(argc, copy, stdout, o, err, len);
+}
+
+static struct options ok(int argc, char **argv)
+{
+	struct options o;
+	char err[512];
+
+	cr_assert_eq(parse(argc, argv, &o, err, sizeof(err)), OPTIONS_OK, "rejected: %s", err);
+	return o;
+}
+
+static void usage(int argc, char **argv, const char *needle)
+{
+	struct options o;
+	char err[512] = "";
+
+	cr_assert_eq(parse(argc, argv, &o, err, sizeof(err)), OPTIONS_USAGE, "accepted; wanted '%s'", needle);
+	cr_assert(strstr(err, needle), "error lacks '%s': %s", needle, err);
+	cr_assert(!strchr(err, '\n'), "error is not one line: %s", err);
+}
+
+#define OK(...) ok(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__))
+#define USAGE(needle, ...) usage(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__), needle)
+
+Test(options, defaults_are_safe_and_documented)
+{
+	struct options o = OK("--", "true");
+
+	cr_assert_eq(o.mode, MODE_RUN);
+	cr_assert_eq(o.timing.ttl_us, 15000000);
+	cr_assert_eq(o.timing.renew_us, 5000000);
+	cr_assert_eq(o.timing.grace_us, 3000000);
+	cr_assert_eq(o.timing.margin_us, 1500000);
+	cr_assert_eq(o.retry_us, 1000000);
+	cr_assert_eq(o.wait_timeout_us, -1);
+	cr_assert_eq(o.kill_signal, SIGTERM);
+	cr_assert_eq(o.busy_exit, 75);
+	cr_assert_str_eq(o.table, "leaderrun_lease");
+	cr_assert_str_eq(o.command[0], "true");
+	cr_assert(o.lease_derived);
+}
+
+Test(options, short_ttl_alone_scales_the_other_defaults)
+{
+	struct options o = OK("-t", "1s", "true");
+
+	cr_assert_eq(o.timing.renew_us, 333333);
+	cr_assert_eq(o.timing.grace_us, 250000);
+	cr_assert_eq(o.timing.margin_us, 200000);
+	o = OK("--ttl", "3s", "true");
+	cr_assert_eq(o.timing.renew_us, 1000000);
+	cr_assert_eq(o.timing.grace_us, 750000);
+	cr_assert_eq(o.timing.margin_us, 600000);
+}
+
+Test(options, command_options_stay_the_commands)
+{
+	struct options o = OK("-n", "ls", "-l", "--all");
+
+	cr_assert(o.no_wait);
+	cr_assert_str_eq(o.command[0], "ls");
+	cr_assert_str_eq(o.command[1], "-l");
+	cr_assert_str_eq(o.command[2], "--all");
+}
+
+Test(options, environment_fills_what_options_do_not)
+{
+	struct options o;
+
+	setenv("LEADERRUN_LEASE", "from-env", 1);
+	setenv("LEADERRUN_TABLE", "ops.leases", 1);
+	setenv("LEADERRUN_HOLDER", "me", 1);
+	setenv("LEADERRUN_DSN", "mysql://app@db/ops", 1);
+	o = OK("true");
+	cr_assert_str_eq(o.lease, "from-env");
+	cr_assert_str_eq(o.table, "ops.leases");
+	cr_assert_str_eq(o.holder, "me");
+	cr_assert_str_eq(o.dsn.host, "db");
+	o = OK("-l", "from-arg", "true");
+	cr_assert_str_eq(o.lease, "from-arg");
+}
+
+Test(options, password_sources)
+{
+	struct options o;
+
+	setenv("MYSQL_PWD", "pw-mysql", 1);
+	o = OK("true");
+	cr_assert_str_eq(o.password, "pw-mysql");
+	setenv("LEADERRUN_PASSWORD", "pw-leaderrun", 1);
+	o = OK("true");
+	cr_assert_str_eq(o.password, "pw-leaderrun");
+}
+
+Test(options, password_file_loses_one_trailing_newline)
+{
+	char path[] = "/tmp/lr-pw-XXXXXX";
+	int fd = mkstemp(path);
+	struct options o;
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(write(fd, "s3cret\n", 7), 7);
+	close(fd);
+	o = OK("--password-file", path, "true");
+	cr_assert_str_eq(o.password, "s3cret");
+	unlink(path);
+}
+
+Test(options, dsn_password_is_wiped_from_argv)
+{
+	char *argv[] = {strdup("leaderrun"), strdup("-d"), strdup("mysql://app:hunter2@db/ops"), strdup("true"), NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(4, argv, stdout, &o, err, sizeof(err)), OPTIONS_OK);
+	cr_assert_str_eq(argv[2], "mysql://app:xxxxxxx@db/ops");
+	cr_assert_str_eq(o.dsn.password, "hunter2");
+}
+
+Test(options, dsn_password_is_wiped_from_joined_form)
+{
+	char *argv[] = {strdup("leaderrun"), strdup("--dsn=mysql://app:pw@db/ops"), strdup("true"), NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(3, argv, stdout, &o, err, sizeof(err)), OPTIONS_OK);
+	cr_assert_str_eq(argv[1], "--dsn=mysql://app:xx@db/ops");
+}
+
+Test(options, init_mode)
+{
+	struct options o = OK("--init");
+	cr_assert_eq(o.mode, MODE_INIT);
+}
+
+Test(options, kill_signal_by_name_or_number)
+{
+	cr_assert_eq(OK("--kill-signal", "INT", "true").kill_signal, SIGINT);
+	cr_assert_eq(OK("--kill-signal", "SIGHUP", "true").kill_signal, SIGHUP);
+	cr_assert_eq(OK("--kill-signal", "quit", "true").kill_signal, SIGQUIT);
+	cr_assert_eq(OK("--kill-signal", "9", "true").kill_signal, SIGKILL);
+}
+
+Test(options, bad_inputs_are_usage_errors)
+{
+	USAGE("no COMMAND", "-n");
+	USAGE("--init takes no COMMAND", "--init", "true");
+	USAGE("unknown option '--frobnicate'", "--frobnicate", "true");
+	USAGE("unknown option '-z'", "-z", "true");
+}
+
+Test(options, missing_value_is_reported)
+{
+	USAGE("needs a value", "--ttl");
+}
+
+Test(options, bad_values_name_the_option)
+{
+	USAGE("--ttl: 'abc' is not a duration", "--ttl", "abc", "true");
+	USAGE("--ttl: '-5s' is negative", "--ttl", "-5s", "true");
+	USAGE("--wait-timeout", "-w", "soon", "true");
+	USAGE("--kill-signal 'FOO' is not a signal", "--kill-signal", "FOO", "true");
+	USAGE("does not stop a process", "--kill-signal", "CONT", "true");
+	USAGE("--busy-exit-code '300'", "-E", "300", "true");
+	USAGE("--busy-exit-code 'x'", "-E", "x", "true");
+	USAGE("--dsn: DSN must start with mysql://", "-d", "localhost", "true");
+	USAGE("not a valid table name", "--table", "drop table;", "true");
+	USAGE("not a valid table name", "--table", "a.b.c", "true");
+	USAGE("lease name must be UTF-8", "-l", "a\nb", "true");
+	USAGE("--password-file /nonexistent", "--password-file", "/nonexistent", "true");
+	USAGE("--defaults-file /nonexistent", "--defaults-file", "/nonexistent", "true");
+	USAGE("contradict", "-n", "-w", "5s", "true");
+	USAGE("contradict", "-q", "-v", "true");
+}
+
+Test(options, lease_name_longer_than_the_column_is_rejected)
+{
+	char name[193];
+
+	memset(name, 'x', 192);
+	name[192] = '\0';
+	USAGE("lease name is 192 bytes long; the limit is 191", "-l", name, "true");
+	name[191] = '\0';
+	cr_assert_str_eq(OK("-l", name, "true").lease, name);
+}
+
+Test(options, unsafe_explicit_timing_is_rejected_naming_the_number)
+{
+	USAGE("--kill-grace 3s leaves no time", "--ttl", "3s", "--kill-grace", "3s", "true");
+	USAGE("--renew-interval 11s must be at most", "--renew-interval", "11s", "true");
+	USAGE("--ttl 50ms is too short", "--ttl", "50ms", "true");
+	USAGE("--renew-interval must be more than 0", "--renew-interval", "0", "true");
+}
+
+Test(options, dsn_with_password_and_password_file_conflict)
+{
+	USAGE("already holds a password", "-d", "mysql://a:b@h/d", "--password-file", "/etc/hostname", "true");
+}

@@ -1,0 +1,113 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "dberr.h"
+#include "lease.h"
+#include "outcome.h"
+
+static int status_of(enum outcome_kind k)
+{
+	struct outcome o = {.kind = k};
+	return outcome_exit_status(&o, 75);
+}
+
+Test(outcome, documented_exit_statuses)
+{
+	cr_assert_eq(status_of(OUTCOME_BUSY), 75);
+	cr_assert_eq(status_of(OUTCOME_LOST), 76);
+	cr_assert_eq(status_of(OUTCOME_USAGE), 64);
+	cr_assert_eq(status_of(OUTCOME_UNAVAILABLE), 69);
+	cr_assert_eq(status_of(OUTCOME_DENIED), 77);
+	cr_assert_eq(status_of(OUTCOME_NO_TABLE), 78);
+	cr_assert_eq(status_of(OUTCOME_NOT_EXECUTABLE), 126);
+	cr_assert_eq(status_of(OUTCOME_NOT_FOUND), 127);
+	cr_assert_eq(status_of(OUTCOME_INIT_DONE), 0);
+	cr_assert_eq(status_of(OUTCOME_INTERNAL), 71);
+}
+
+Test(outcome, busy_code_is_configurable)
+{
+	struct outcome o = {.kind = OUTCOME_BUSY};
+	cr_assert_eq(outcome_exit_status(&o, 0), 0);
+}
+
+Test(outcome, child_status_passes_through_like_a_shell)
+{
+	struct outcome o = {.kind = OUTCOME_CHILD_EXITED, .wstatus = 3 << 8};
+	cr_assert_eq(outcome_exit_status(&o, 75), 3);
+	o.wstatus = SIGTERM; /* WIFSIGNALED with signal 15 */
+	cr_assert_eq(outcome_exit_status(&o, 75), 143);
+	o = (struct outcome){.kind = OUTCOME_SIGNALLED, .signo = SIGINT};
+	cr_assert_eq(outcome_exit_status(&o, 75), 130);
+}
+
+Test(outcome, compare_and_set_results)
+{
+	cr_assert_eq(lease_outcome_of(DB_OK, 1, 1), LEASE_OK);
+	cr_assert_eq(lease_outcome_of(DB_OK, 0, 1), LEASE_BUSY);
+	cr_assert_eq(lease_outcome_of(DB_OK, 1, 0), LEASE_OK);
+	cr_assert_eq(lease_outcome_of(DB_OK, 0, 0), LEASE_LOST);
+	cr_assert_eq(lease_outcome_of(DB_OK, 2, 0), LEASE_ERROR);
+	/* A Galera certification failure is a lost race for an acquire... */
+	cr_assert_eq(lease_outcome_of(DB_CONFLICT, 0, 1), LEASE_BUSY);
+	/* ...but only an error for a renew: the retry finds out. */
+	cr_assert_eq(lease_outcome_of(DB_CONFLICT, 0, 0), LEASE_ERROR);
+	cr_assert_eq(lease_outcome_of(DB_UNAVAILABLE, 0, 0), LEASE_ERROR);
+}
+
+Test(outcome, server_errors_are_classified)
+{
+	cr_assert_eq(dberr_classify(1045), DB_DENIED);
+	cr_assert_eq(dberr_classify(1142), DB_DENIED);
+	cr_assert_eq(dberr_classify(1146), DB_NO_TABLE);
+	cr_assert_eq(dberr_classify(1054), DB_NO_TABLE);
+	cr_assert_eq(dberr_classify(1049), DB_NO_DATABASE);
+	cr_assert_eq(dberr_classify(1213), DB_CONFLICT);
+	cr_assert_eq(dberr_classify(1205), DB_CONFLICT);
+	cr_assert_eq(dberr_classify(1290), DB_READ_ONLY);
+	cr_assert_eq(dberr_classify(2002), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(2005), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(2013), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(1927), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(1064), DB_ERROR);
+}
+
+Test(outcome, table_names_are_identifiers)
+{
+	char err[256];
+
+	cr_assert_eq(lease_table_validate("leaderrun_lease", err, sizeof(err)), 0);
+	cr_assert_eq(lease_table_validate("ops.leaderrun_lease", err, sizeof(err)), 0);
+	cr_assert_eq(lease_table_validate("t$1", err, sizeof(err)), 0);
+	cr_assert_eq(lease_table_validate("`x`", err, sizeof(err)), -1);
+	cr_assert_eq(lease_table_validate("a.b.c", err, sizeof(err)), -1);
+	cr_assert_eq(lease_table_validate("a.", err, sizeof(err)), -1);
+	cr_assert_eq(lease_table_validate(".a", err, sizeof(err)), -1);
+	cr_assert_eq(lease_table_validate("123", err, sizeof(err)), -1);
+	cr_assert_eq(lease_table_validate("", err, sizeof(err)), -1);
+}
+
+Test(outcome, init_ddl_is_the_shipped_schema)
+{
+	char path[4096], file[8192], *p;
+	struct lease_sql sql;
+	FILE *f;
+	size_t n;
+	const char *dir = getenv("LEADERRUN_SQL_DIR");
+
+	cr_assert_not_null(dir, "LEADERRUN_SQL_DIR is set by meson");
+	snprintf(path, sizeof(path), "%s/leaderrun.sql", dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	n = fread(file, 1, sizeof(file) - 1, f);
+	fclose(f);
+	file[n] = '\0';
+	p = strstr(file, "CREATE TABLE");
+	cr_assert_not_null(p);
+	*strrchr(p, ';') = '\0';
+	lease_sql_render(&sql, "leaderrun_lease");
+	cr_assert_str_eq(sql.create, p, "sql/leaderrun.sql and lease.c disagree");
+}
