@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -76,7 +77,10 @@ int child_precheck(const char *command, char *err, size_t errlen)
 /* In the forked child: only async-signal-safe calls from here to exec. */
 static void child_exec(pid_t parent, bool take_terminal, int errfd, char *const argv[], char *const envp[])
 {
-	struct sigaction dfl;
+	/* Larger than any kernel's struct sigaction. */
+	struct {
+		unsigned long words[8];
+	} dfl;
 	sigset_t empty;
 	int e;
 
@@ -91,13 +95,16 @@ static void child_exec(pid_t parent, bool take_terminal, int errfd, char *const 
 	if (getppid() != parent)
 		_exit(127);
 
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
 	/* The MySQL client sets SIGPIPE to ignored, and an ignored disposition
-	 * survives exec: give every signal back its default. */
+	 * survives exec: give every signal back its default. The raw system
+	 * call, because glibc refuses to touch the two real-time signals it
+	 * reserves (32, 33), which an ignoring parent passes on all the same.
+	 * An all-zero kernel sigaction is SIG_DFL with no flags on every
+	 * architecture. */
+	memset(&dfl, 0, sizeof(dfl));
 	for (int s = 1; s < NSIG; s++)
 		if (s != SIGKILL && s != SIGSTOP)
-			sigaction(s, &dfl, NULL);
+			syscall(SYS_rt_sigaction, s, &dfl, NULL, (size_t)(NSIG / 8));
 
 	/* No database or other socket leaks into the command. */
 	if (errfd > 3)

@@ -348,3 +348,32 @@ void h_sleep_ms(int ms)
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
 }
+
+int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms, int max)
+{
+	char copy[65536], *save = NULL;
+	unsigned long long last = 0;
+	int starts = 0;
+
+	snprintf(copy, sizeof(copy), "%s", h_slurp(log));
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char what[16];
+		unsigned long long term;
+		long long ns;
+		if (sscanf(line, "%15s %llu %lld", what, &term, &ns) != 3)
+			cr_assert_fail("bad probe line '%s'", line);
+		cr_assert_str_neq(what, "violation", "two commands ran at once (term %llu):\n%s", term, h_slurp(log));
+		if (strcmp(what, "start") != 0)
+			continue;
+		cr_assert_gt(term, last, "term %llu started after term %llu:\n%s", term, last, h_slurp(log));
+		last = term;
+		if (starts < max) {
+			if (start_ns)
+				start_ns[starts] = ns;
+			if (terms)
+				terms[starts] = term;
+		}
+		starts++;
+	}
+	return starts;
+}

@@ -80,4 +80,12 @@ void h_sleep_ms(int ms);
 /* The path of the probe script (tests/integration/probe.sh). */
 const char *h_probe(void);
 
+
+
+/* The overlap checker: reads a probe.sh log, fails the test on any
+ * violation or on terms that do not grow from one start to the next, and
+ * returns the number of starts. START_NS/TERMS (may be NULL) receive up to
+ * MAX of them in order. */
+int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms, int max);
+
 #endif

@@ -1,0 +1,19 @@
+/* A loopback TCP proxy in the test process, to cut a leaderrun off from the
+ * database in the ways networks fail. */
+#ifndef LEADERRUN_TEST_PROXY_H
+#define LEADERRUN_TEST_PROXY_H
+
+enum proxy_mode {
+	PROXY_PASS,         /* forward both ways */
+	PROXY_BLACKHOLE,    /* swallow everything both ways: no RST, no FIN */
+	PROXY_DROP_REPLIES, /* forward requests, swallow the server's replies */
+};
+
+struct proxy;
+
+/* Listens on 127.0.0.1 (a free port) and forwards to 127.0.0.1:TARGET. */
+struct proxy *proxy_start(int target_port);
+int proxy_port(const struct proxy *p);
+void proxy_set_mode(struct proxy *p, enum proxy_mode mode);
+
+#endif

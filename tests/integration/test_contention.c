@@ -1,0 +1,94 @@
+/* Contending leaderruns: mutual exclusion, skip, time out, wait then run. */
+#include "harness.h"
+
+HARNESS_MAIN
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+Test(contention, waiting_contenders_run_one_at_a_time_with_growing_terms)
+{
+	struct h_proc p[3];
+	const char *lease = h_lease("mutex");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	unsigned long long terms[3];
+
+	for (int i = 0; i < 3; i++)
+		LR(&p[i], "-l", lease, "--retry-interval", "100ms", "--", h_probe(), log, lock, "0.5");
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(h_finish(&p[i], 30000), 0, "%s", h_slurp(p[i].err));
+	cr_assert_eq(h_probe_check(log, NULL, terms, 3), 3);
+}
+
+Test(contention, no_wait_loser_does_not_run)
+{
+	struct h_proc holder, loser;
+	const char *lease = h_lease("skip");
+
+	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 2");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	LR(&loser, "-n", "-l", lease, "--", "sh", "-c", "echo ran");
+	cr_assert_eq(h_finish(&loser, 10000), 75);
+	cr_assert_str_eq(h_slurp(loser.out), "");
+	cr_assert_eq(h_finish(&holder, 10000), 0);
+}
+
+Test(contention, waiter_runs_after_the_holder_finishes)
+{
+	struct h_proc holder, waiter;
+	const char *lease = h_lease("then");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	int64_t ns[2];
+
+	LR(&holder, "-l", lease, "--", h_probe(), log, lock, "1");
+	cr_assert(h_wait_file(log, "start", 10000));
+	LR(&waiter, "-l", lease, "--", h_probe(), log, lock, "0");
+	cr_assert_eq(h_finish(&holder, 10000), 0);
+	cr_assert_eq(h_finish(&waiter, 10000), 0);
+	cr_assert_eq(h_probe_check(log, ns, NULL, 2), 2);
+	cr_assert_geq(ns[1] - ns[0], 1000000000LL, "the waiter started before the holder's 1 s job ended");
+}
+
+Test(contention, wait_timeout_gives_up_without_running)
+{
+	struct h_proc holder, waiter;
+	const char *lease = h_lease("wto");
+
+	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 3");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	LR(&waiter, "-w", "500ms", "-l", lease, "--", "sh", "-c", "echo ran");
+	cr_assert_eq(h_finish(&waiter, 10000), 75);
+	cr_assert_str_eq(h_slurp(waiter.out), "");
+	cr_assert_eq(h_finish(&holder, 10000), 0);
+}
+
+Test(contention, term_is_exported_and_grows)
+{
+	struct h_proc p;
+	const char *lease = h_lease("term");
+	unsigned long long a, b;
+
+	LR(&p, "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM $LEADERRUN_LEASE");
+	cr_assert_eq(h_finish(&p, 10000), 0);
+	cr_assert_eq(sscanf(h_slurp(p.out), "%llu", &a), 1);
+	{
+		char want[160];
+		snprintf(want, sizeof(want), " %s\n", lease);
+		cr_assert(strstr(h_slurp(p.out), want), "LEADERRUN_LEASE not exported: %s", h_slurp(p.out));
+	}
+	LR(&p, "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
+	cr_assert_eq(h_finish(&p, 10000), 0);
+	cr_assert_eq(sscanf(h_slurp(p.out), "%llu", &b), 1);
+	cr_assert_gt(b, a);
+}
+
+Test(contention, default_lease_name_comes_from_the_command)
+{
+	struct h_proc p;
+	char arg[64];
+
+	snprintf(arg, sizeof(arg), "x%ld", (long)getpid());
+	LR(&p, "--", "sh", "-c", "echo \"$LEADERRUN_LEASE\"", arg);
+	cr_assert_eq(h_finish(&p, 10000), 0);
+	cr_assert(strstr(h_slurp(p.out), arg), "%s", h_slurp(p.out));
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM leaderrun_lease WHERE name LIKE '%%%s%%'", arg), "1");
+}
