@@ -272,29 +272,56 @@ bool h_wait_file(const char *path, const char *needle, int timeout_ms)
 	}
 }
 
-const char *h_sql(const char *fmt, ...)
+static int sql_run(const char *sql, bool force, char *out, size_t outlen)
 {
-	static char out[65536];
-	char sql[4096], outpath[300], sock[300];
-	va_list ap;
+	char outpath[300], sock[300];
 	int fd, rc;
 	size_t n;
 
-	va_start(ap, fmt);
-	vsnprintf(sql, sizeof(sql), fmt, ap);
-	va_end(ap);
 	snprintf(outpath, sizeof(outpath), "%s/sql.out", h_dir());
 	snprintf(sock, sizeof(sock), "--socket=%s", env_or_die("LR_DB_SOCKET"));
 	fd = open(outpath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 	rc = run_argv((char *[]){"/usr/bin/mariadb", "--no-defaults", sock, "-uroot", "-N", "-B",
-				 (char *)env_or_die("LR_DB_NAME"), "-e", sql, NULL},
+				 force ? "--force" : "--skip-force", (char *)env_or_die("LR_DB_NAME"), "-e",
+				 (char *)sql, NULL},
 		      fd);
 	close(fd);
-	cr_assert_eq(rc, 0, "SQL failed (%d): %s", rc, sql);
-	snprintf(out, sizeof(out), "%s", h_slurp(outpath));
+	snprintf(out, outlen, "%s", h_slurp(outpath));
 	n = strlen(out);
 	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
 		out[--n] = '\0';
+	return rc;
+}
+
+int h_kill_connections(const char *user)
+{
+	char ids[8192], sql[16384], *save = NULL, junk[256];
+	size_t len = 0;
+	int n = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT id FROM information_schema.PROCESSLIST WHERE USER='%s'", user);
+	cr_assert_eq(sql_run(sql, false, ids, sizeof(ids)), 0);
+	sql[0] = '\0';
+	for (char *id = strtok_r(ids, "\n", &save); id; id = strtok_r(NULL, "\n", &save), n++)
+		len += (size_t)snprintf(sql + len, sizeof(sql) - len, "KILL CONNECTION %s;", id);
+	/* --force: a connection may close between the SELECT and its KILL. */
+	if (n)
+		sql_run(sql, true, junk, sizeof(junk));
+	return n;
+}
+
+const char *h_sql(const char *fmt, ...)
+{
+	static char out[65536];
+	char sql[4096];
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	rc = sql_run(sql, false, out, sizeof(out));
+	cr_assert_eq(rc, 0, "SQL failed (%d): %s", rc, sql);
 	return out;
 }
 

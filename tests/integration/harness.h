@@ -65,6 +65,10 @@ bool h_wait_file(const char *path, const char *needle, int timeout_ms);
  * (static buffer). Fails the test on error. */
 const char *h_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* KILL CONNECTION for every session of USER, server-side; returns how
+ * many there were. */
+int h_kill_connections(const char *user);
+
 /* Runs scripts/sandbox-db SUBCOMMAND on this suite's sandbox. */
 void h_sandbox(const char *subcommand);
 

@@ -1,0 +1,126 @@
+/* Database faults while a command runs. This suite runs its tests one at a
+ * time on its own server, since they cut, kill and restart it. */
+#include <signal.h>
+
+#include "harness.h"
+#include "proxy.h"
+
+HARNESS_MAIN
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+/* leaderrun through PROXY, with ARGS after the DSN. */
+static void lr_via(struct h_proc *p, const struct proxy *proxy, const char *const args[])
+{
+	const char *argv[64];
+	char dsn[512];
+	size_t n = 0;
+
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
+		 proxy_port(proxy), getenv("LR_DB_NAME"));
+	argv[n++] = h_bin();
+	argv[n++] = "-d";
+	argv[n++] = dsn;
+	for (size_t i = 0; args[i] && n < 63; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	h_start(p, argv, NULL);
+}
+
+/* The holder runs a long probe through the proxy, a standby waits directly;
+ * the proxy then fails in MODE. The holder must stop its command and exit
+ * 76 before the standby's command starts (the probe's flock would see it). */
+static void cut_holder_off(enum proxy_mode mode)
+{
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	struct h_proc holder, standby;
+	const char *lease = h_lease("cut");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+
+	cr_assert_not_null(proxy);
+	lr_via(&holder, proxy, (const char *const[]){"-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60", NULL});
+	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
+	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
+	h_sleep_ms(500);
+	proxy_set_mode(proxy, mode);
+
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&standby, 20000), 0, "%s", h_slurp(standby.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+	cr_assert(strstr(h_slurp(holder.err), "lease"), "%s", h_slurp(holder.err));
+}
+
+TestSuite(faults, .timeout = 120);
+
+Test(faults, blackholed_connection_stops_the_command_before_takeover)
+{
+	cut_holder_off(PROXY_BLACKHOLE);
+}
+
+Test(faults, lost_replies_stop_the_command_before_takeover)
+{
+	/* The server applies the renewals, the holder never learns it: it
+	 * must not trust them. */
+	cut_holder_off(PROXY_DROP_REPLIES);
+}
+
+Test(faults, server_side_kill_of_the_connection_does_not_overlap)
+{
+	struct h_proc holder, standby;
+	const char *lease = h_lease("kill");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+
+	LR(&holder, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "3");
+	cr_assert(h_wait_file(log, "start", 10000));
+	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
+	for (int i = 0; i < 3; i++) {
+		h_sleep_ms(500);
+		cr_assert_gt(h_kill_connections("leaderrun"), 0);
+	}
+	/* Killed connections are reopened at the next renew: the command
+	 * finishes its 3 s undisturbed, then the standby runs. */
+	cr_assert_eq(h_finish(&holder, 15000), 0, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&standby, 15000), 0, "%s", h_slurp(standby.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+}
+
+Test(faults, short_database_restart_leaves_the_command_alone)
+{
+	struct h_proc holder;
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+
+	/* ttl 10s: the command is asked to stop 10 - 1 - 2.5 = 6.5 s after the
+	 * last renew; a crash and restart of well under that must not matter. */
+	LR(&holder, "-t", "10s", "-l", h_lease("restart"), "--", h_probe(), log, lock, "4");
+	cr_assert(h_wait_file(log, "start", 10000));
+	h_sleep_ms(500);
+	h_sandbox("kill");
+	h_sleep_ms(500);
+	h_sandbox("restart");
+	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(log), "stop"), "the command did not finish: %s", h_slurp(log));
+}
+
+Test(faults, long_outage_stops_the_command_and_leadership_resumes)
+{
+	struct h_proc holder, after;
+	const char *lease = h_lease("outage");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	unsigned long long terms[2];
+	int64_t t0, took;
+
+	LR(&holder, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60");
+	cr_assert(h_wait_file(log, "start", 10000));
+	h_sandbox("kill");
+	t0 = h_now_ms();
+	/* ttl 2 s: stop signal within 2 - 0.4 - 0.5 = 1.1 s of the last renew,
+	 * SIGKILL by 1.6 s. */
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+	took = h_now_ms() - t0;
+	cr_assert_lt(took, 2000, "the command outlived the lease: %lld ms", (long long)took);
+	h_sleep_ms(1500);
+	h_sandbox("restart");
+	LR(&after, "-n", "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0");
+	cr_assert_eq(h_finish(&after, 10000), 0, "%s", h_slurp(after.err));
+	cr_assert_eq(h_probe_check(log, NULL, terms, 2), 2);
+}
