@@ -36,10 +36,10 @@ void child_unwatch(struct child *c);
  * had it. */
 void child_restore_terminal(struct child *c);
 
-/* SIGKILLs every direct child of this process except EXCEPT (descendants
- * that left the process group and were orphaned to us, the subreaper).
- * Returns how many were signalled. */
-int child_kill_orphans(pid_t except);
+/* Sends SIG to every direct child of this process except EXCEPT: the
+ * descendants that left the command's process group and were orphaned to
+ * us, the subreaper. Scans /proc; returns how many were signalled. */
+int child_kill_orphans(pid_t except, int sig);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);

@@ -63,6 +63,7 @@ struct sup {
 	bool killed;    /* SIGKILL went out */
 	bool lost;      /* the row is someone else's: stop renewing */
 	int64_t stop_sent_at, drain_kill_at;
+	bool orphans_signalled;
 };
 
 void supervisor_block_signals(void)
@@ -349,7 +350,7 @@ static void sup_kill_now(struct sup *s, const char *why)
 		return;
 	log_error("%s; sending SIGKILL to the command's process group", why);
 	child_signal(&s->child, SIGKILL);
-	child_kill_orphans(s->child.watcher);
+	child_kill_orphans(s->child.watcher, SIGKILL);
 	s->killed = true;
 }
 
@@ -460,12 +461,12 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		s->stop_sent = true;
 		s->stop_sent_at = now;
 		child_signal(&s->child, o->kill_signal);
-		child_kill_orphans(s->child.watcher);
+		child_kill_orphans(s->child.watcher, SIGKILL);
 	}
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
 		log_warn("processes left by the command outlived --kill-grace; killing them");
 		child_signal(&s->child, SIGKILL);
-		child_kill_orphans(s->child.watcher);
+		child_kill_orphans(s->child.watcher, SIGKILL);
 		s->killed = true;
 	}
 
@@ -497,33 +498,28 @@ static void sup_start_drain(struct sup *s, int64_t now)
 	}
 }
 
-/* True once no descendant is left: the group is empty, and waitpid has no
- * child but the watcher. */
+/* True once no descendant is left. The common case costs two system calls:
+ * the group is empty and, with the watcher gone, waitpid reports no child.
+ * Descendants that left the group (setsid) and were orphaned to us are
+ * found by scanning /proc, only when waitpid says they exist. */
 static bool sup_all_reaped(struct sup *s)
 {
 	pid_t pid;
+	int st;
 
 	if (child_group_alive(&s->child))
 		return false;
-	/* Escaped the group, orphaned to us: the watcher is the only child
-	 * we may still have. */
-	for (;;) {
-		int st;
-		pid = waitpid(-1, &st, WNOHANG);
-		if (pid > 0 && pid != s->child.watcher)
-			continue;
-		if (pid == s->child.watcher && pid > 0) {
-			s->child.watcher = 0;
-			continue;
-		}
-		break;
-	}
+	/* Nothing left for the watcher to guard. */
+	child_unwatch(&s->child);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		;
 	if (pid < 0 && errno == ECHILD)
 		return true;
-	/* Only the watcher left? Stop it and look again. */
-	if (s->child.watcher > 0 && child_kill_orphans(s->child.watcher) == 0) {
-		child_unwatch(&s->child);
-		return waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD;
+	if (!s->orphans_signalled) {
+		log_info("processes that left the command's group are still running; sending SIG%s",
+			 sup_signame(s->o->kill_signal));
+		child_kill_orphans(0, s->o->kill_signal);
+		s->orphans_signalled = true;
 	}
 	return false;
 }

@@ -92,3 +92,26 @@ Test(contention, default_lease_name_comes_from_the_command)
 	cr_assert(strstr(h_slurp(p.out), arg), "%s", h_slurp(p.out));
 	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM leaderrun_lease WHERE name LIKE '%%%s%%'", arg), "1");
 }
+
+Test(contention, renew_that_finds_the_row_taken_kills_at_once)
+{
+	struct h_proc holder;
+	const char *lease = h_lease("taken");
+	pid_t child;
+	int64_t t0;
+
+	/* The command ignores SIGTERM: only SIGKILL, sent at once, ends it. */
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sh", "-c", "trap '' TERM; echo $$; exec sleep 30");
+	cr_assert(h_wait_file(holder.out, "\n", 10000));
+	cr_assert_eq(sscanf(h_slurp(holder.out), "%d", &child), 1);
+	/* Someone else's acquisition, as after a forced expiry. */
+	h_sql("UPDATE leaderrun_lease SET holder='intruder', term=term+1, "
+	      "expires_at=UTC_TIMESTAMP(6) + INTERVAL 60 SECOND WHERE name='%s'",
+	      lease);
+	t0 = h_now_ms();
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+	/* The next renew is at most 1 s away (ttl/3). */
+	cr_assert_lt(h_now_ms() - t0, 2500);
+	cr_assert(!h_alive(child), "command %d survived the lost lease", (int)child);
+	cr_assert(strstr(h_slurp(holder.err), "lease lost"), "%s", h_slurp(holder.err));
+}
