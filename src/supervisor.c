@@ -549,7 +549,10 @@ static void sup_hold(struct sup *s)
 
 static void sup_release(struct sup *s)
 {
-	int64_t give_up = s->deadline;
+	/* Not a moment past the deadline (the lease is no longer ours to
+	 * give), and not longer than a renew interval: if the database does
+	 * not answer, the lease simply expires. */
+	int64_t give_up = min64(s->deadline, timing_now() + s->o->timing.renew_us);
 	struct worker_result r;
 
 	/* A renew may still be in flight: let it land (it can only extend). */
@@ -587,6 +590,35 @@ static void sup_release(struct sup *s)
 		log_warn("release failed (%s: %s); the lease expires on its own", dberr_name(r.status), r.err);
 }
 
+/* Leaving without running the command (a signal, --wait-timeout) while an
+ * acquire is in flight: it may have taken the lease. Wait briefly for it
+ * and give back what it took, so that nobody waits a whole ttl for a
+ * holder that never ran anything. */
+static void sup_abandon_acquire(struct sup *s)
+{
+	int64_t give_up = timing_now() + min64(s->o->timing.renew_us, 500 * USEC_PER_MSEC);
+	struct worker_result r;
+
+	while (worker_busy(s->w)) {
+		int ev = sup_poll(s, give_up);
+		if (ev & EV_SIGNAL)
+			sup_signals_while_waiting(s);
+		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0) {
+			if (r.op == WORKER_ACQUIRE && r.outcome == LEASE_OK) {
+				s->term = r.info.term;
+				s->deadline = timing_deadline(&s->o->timing, r.sent_at);
+				log_info("an acquire in flight took term %" PRIu64 "; releasing it", s->term);
+				sup_release(s);
+			}
+			return;
+		}
+		if (timing_now() >= give_up) {
+			worker_abort(s->w);
+			return;
+		}
+	}
+}
+
 /* ---- the whole run ---------------------------------------------------- */
 
 void supervisor_run(const struct options *o, struct worker *w, char *const environ_base[], struct outcome *out)
@@ -612,8 +644,10 @@ void supervisor_run(const struct options *o, struct worker *w, char *const envir
 		goto done;
 	}
 
-	if (!sup_acquire(&s, out))
+	if (!sup_acquire(&s, out)) {
+		sup_abandon_acquire(&s);
 		goto done;
+	}
 	log_info("acquired term %" PRIu64 " as %s", s.term, o->holder);
 
 	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, o->holder);
