@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,41 +124,99 @@ static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_termina
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
-static pid_t child_start_watcher(pid_t parent, pid_t group)
+/* The watcher: a small process beside leaderrun that SIGKILLs the command's
+ * whole group when either
+ *   - leaderrun dies, even by SIGKILL (its end of the pipe closes):
+ *     PR_SET_PDEATHSIG reaches only the direct child, and grandchildren
+ *     would keep working unsupervised; or
+ *   - the lease deadline passes without leaderrun moving it: leaderrun is
+ *     stopped (SIGSTOP, a debugger) while the command runs on.
+ * It sits in its own process group, so that a signal aimed at leaderrun's
+ * group does not stop or kill it too. Forked from a threaded process: only
+ * system calls here. */
+static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t deadline)
 {
-	pid_t pid = fork();
-	sigset_t all, wait_for;
+	sigset_t all;
+	int tfd;
 
-	if (pid != 0)
-		return pid < 0 ? 0 : pid;
-
-	/* The watcher turns leaderrun's death (even by SIGKILL) into SIGKILL of
-	 * the whole command group: PR_SET_PDEATHSIG alone reaches only the
-	 * direct child, and grandchildren would keep working unsupervised. It
-	 * sits in its own process group so a kill aimed at leaderrun's group
-	 * does not take it along. */
 	sigfillset(&all);
 	sigprocmask(SIG_SETMASK, &all, NULL);
 	setpgid(0, 0);
-	close_range(3, ~0U, 0);
-	prctl(PR_SET_PDEATHSIG, SIGUSR1);
-	if (getppid() == parent) {
-		sigemptyset(&wait_for);
-		sigaddset(&wait_for, SIGUSR1);
-		while (sigwaitinfo(&wait_for, NULL) != SIGUSR1)
-			;
+	if (fd != 3) {
+		dup2(fd, 3);
+		fd = 3;
+	}
+	close_range(4, ~0U, 0);
+	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+	for (;;) {
+		struct itimerspec its = {.it_value = {.tv_sec = deadline / 1000000,
+						      .tv_nsec = (long)(deadline % 1000000) * 1000}};
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
+		int64_t next;
+		ssize_t n;
+
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+		if (tfd < 0 || timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+			break;
+		if (poll(p, 2, -1) < 0)
+			continue;
+		/* A new deadline first: a renew that landed just in time must
+		 * win over the timer of the old one. */
+		if (p[0].revents) {
+			n = read(fd, &next, sizeof(next));
+			if (n == (ssize_t)sizeof(next)) {
+				if (next > deadline)
+					deadline = next;
+				continue;
+			}
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break; /* leaderrun is gone */
+		}
+		if (p[1].revents)
+			break; /* the deadline passed */
 	}
 	kill(-group, SIGKILL);
 	_exit(0);
 }
 
-int child_spawn(struct child *c, char *const argv[], char *const envp[], char *err, size_t errlen)
+static pid_t child_start_watcher(struct child *c, int64_t deadline)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		watcher_main(fds[0], c->pid, deadline);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return 0;
+	}
+	c->watch_fd = fds[1];
+	return pid;
+}
+
+void child_set_deadline(struct child *c, int64_t deadline)
+{
+	/* 8 bytes are written whole to a pipe, and the watcher reads them as
+	 * fast as leaderrun renews. */
+	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &deadline, sizeof(deadline));
+}
+
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err, size_t errlen)
 {
 	volatile int exec_errno = 0;
 	pid_t parent = getpid();
 	bool take_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
 	memset(c, 0, sizeof(*c));
+	c->watch_fd = -1;
 	/* vfork: the parent sleeps until the child has exec'd, without copying
 	 * the page tables of a process that maps the MySQL and TLS libraries.
 	 * That is a measurable share of leaderrun's per-run cost. */
@@ -171,7 +231,7 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], char *e
 	 * where it died first. */
 	setpgid(c->pid, c->pid);
 	c->has_terminal = take_terminal;
-	c->watcher = child_start_watcher(parent, c->pid);
+	c->watcher = child_start_watcher(c, deadline);
 	if (exec_errno) {
 		c->exec_errno = exec_errno;
 		snprintf(err, errlen, "%s: %s", argv[0], strerror(exec_errno));
@@ -192,12 +252,18 @@ bool child_group_alive(const struct child *c)
 
 void child_unwatch(struct child *c)
 {
-	if (c->watcher <= 0)
-		return;
-	kill(c->watcher, SIGKILL);
-	while (waitpid(c->watcher, NULL, 0) < 0 && errno == EINTR)
-		;
-	c->watcher = 0;
+	/* Kill it before closing the pipe: EOF would make it kill the group,
+	 * whose id may by now belong to someone else. */
+	if (c->watcher > 0) {
+		kill(c->watcher, SIGKILL);
+		while (waitpid(c->watcher, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->watcher = 0;
+	}
+	if (c->watch_fd >= 0) {
+		close(c->watch_fd);
+		c->watch_fd = -1;
+	}
 }
 
 void child_restore_terminal(struct child *c)
@@ -208,7 +274,7 @@ void child_restore_terminal(struct child *c)
 	c->has_terminal = false;
 }
 
-int child_kill_orphans(pid_t except, int sig)
+int child_kill_orphans(const struct child *c, int sig)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
@@ -224,7 +290,7 @@ int child_kill_orphans(pid_t except, int sig)
 		int fd;
 		ssize_t len;
 
-		if (*rp || pid <= 0 || pid == except)
+		if (*rp || pid <= 0 || pid == c->pid || pid == c->watcher)
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 		fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -4,11 +4,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct child {
 	pid_t pid;            /* also its process group id */
-	pid_t watcher;        /* kills the group if leaderrun dies; 0: none */
+	pid_t watcher;        /* kills the group if leaderrun dies or stalls; 0: none */
+	int watch_fd;         /* deadlines to the watcher; -1: none */
 	bool has_terminal;    /* the child's group is the terminal's foreground */
 	int exec_errno;       /* set when exec failed */
 };
@@ -19,9 +21,15 @@ int child_precheck(const char *command, char *err, size_t errlen);
 
 /* Forks and execs ARGV with ENVP in a new process group, with default
  * signal dispositions, an empty signal mask, only descriptors 0-2, and
- * SIGKILL as its parent-death signal. Returns 0; or -1 when fork failed or
- * exec failed (C->exec_errno, and the child still needs reaping). */
-int child_spawn(struct child *c, char *const argv[], char *const envp[], char *err, size_t errlen);
+ * SIGKILL as its parent-death signal; and starts the watcher, which
+ * SIGKILLs the group at DEADLINE (CLOCK_BOOTTIME us) unless moved, or when
+ * leaderrun dies. Returns 0; or -1 when fork failed or exec failed
+ * (C->exec_errno, and the child still needs reaping). */
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err,
+		size_t errlen);
+
+/* Moves the watcher's deadline (after a successful renew). */
+void child_set_deadline(struct child *c, int64_t deadline);
 
 /* Sends SIG to the child's whole process group. */
 int child_signal(const struct child *c, int sig);
@@ -29,17 +37,18 @@ int child_signal(const struct child *c, int sig);
 /* True while any process is left in the child's process group. */
 bool child_group_alive(const struct child *c);
 
-/* Stops the watcher (normal exit path) and reaps it. */
+/* Stops the watcher once the group is empty, and reaps it. */
 void child_unwatch(struct child *c);
 
 /* Hands the terminal back to leaderrun's own process group, if the child
  * had it. */
 void child_restore_terminal(struct child *c);
 
-/* Sends SIG to every direct child of this process except EXCEPT: the
- * descendants that left the command's process group and were orphaned to
- * us, the subreaper. Scans /proc; returns how many were signalled. */
-int child_kill_orphans(pid_t except, int sig);
+/* Sends SIG to every direct child of this process but the command and the
+ * watcher: the descendants that left the command's process group and were
+ * orphaned to us, the subreaper (the group itself is child_signal's).
+ * Scans /proc; returns how many were signalled. */
+int child_kill_orphans(const struct child *c, int sig);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);

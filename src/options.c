@@ -188,18 +188,20 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
 }
 
 /* A DSN typed on the command line is visible to every local user in
- * /proc/PID/cmdline; overwrite its password in place, as mysql(1) does. */
-static void wipe_argv_password(char *arg)
+ * /proc/PID/cmdline; overwrite its password in place, as mysql(1) does.
+ * Every argument before COMMAND is searched, so repeated, bundled (-nd...)
+ * and abbreviated (--ds=...) forms are covered too. */
+static void wipe_argv_passwords(char *argv[], int end)
 {
-	size_t off, len;
-	char *dsn = arg;
+	static const char *const schemes[] = {"mysql://", "mariadb://"};
 
-	if (strncmp(arg, "--dsn=", 6) == 0)
-		dsn = arg + 6;
-	else if (strncmp(arg, "-d", 2) == 0 && arg[2] != '\0')
-		dsn = arg + 2;
-	if (dsn_password_span(dsn, &off, &len))
-		memset(dsn + off, 'x', len);
+	for (int i = 1; i < end; i++)
+		for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
+			for (char *p = argv[i]; (p = strstr(p, schemes[k])); p++) {
+				size_t off, len;
+				if (dsn_password_span(p, &off, &len))
+					memset(p + off, 'x', len);
+			}
 }
 
 static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err,
@@ -217,9 +219,17 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	const char *table = getenv("LEADERRUN_TABLE"), *lease = getenv("LEADERRUN_LEASE");
 	const char *holder = getenv("LEADERRUN_HOLDER"), *password_file = NULL;
 	bool quiet = false;
-	int c, dsn_arg_index = -1;
+	bool dsn_from_argv = false;
+	int c;
 	char why[256];
 
+	/* Inside a leaderrun's command (LEADERRUN_TERM is set) these variables
+	 * describe the outer lease: a nested leaderrun taking them as defaults
+	 * would wait for its own parent forever. */
+	if (getenv("LEADERRUN_TERM")) {
+		lease = NULL;
+		holder = NULL;
+	}
 	memset(o, 0, sizeof(*o));
 	o->timing.ttl_us = 15 * USEC_PER_SEC;
 	o->timing.renew_us = -1;
@@ -238,7 +248,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		case 'd':
 			dsn_text = optarg;
 			dsn_from = "--dsn";
-			dsn_arg_index = optind - 1;
+			dsn_from_argv = true;
 			break;
 		case OPT_PASSWORD_FILE:
 			password_file = optarg;
@@ -349,8 +359,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	 * not linger with the secret. */
 	if (dsn_text && *dsn_text) {
 		int rc = dsn_parse(dsn_text, &o->dsn, why, sizeof(why));
-		if (dsn_arg_index >= 0)
-			wipe_argv_password(argv[dsn_arg_index]);
+		if (dsn_from_argv)
+			wipe_argv_passwords(argv, optind);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: %s", dsn_from, why);
 			goto usage;

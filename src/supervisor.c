@@ -218,7 +218,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 	int64_t backoff = 500 * USEC_PER_MSEC;
 	char last_holder[LEASE_HOLDER_MAX + 1] = "";
 	uint64_t last_term = 0;
-	bool last_was_error = false;
+	bool last_was_error = false, first = true;
 	struct worker_result r;
 	char a[32], b[32];
 
@@ -232,7 +232,9 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			return false;
 		}
 		for (;;) {
-			int ev = sup_poll(s, give_up);
+			/* The first attempt always gets its answer (bounded by the
+			 * connect timeout), so that -w 0 means "try once". */
+			int ev = sup_poll(s, first ? 0 : give_up);
 			if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
 				log_info("got SIG%s while waiting; exiting without running the command",
 					 sup_signame(sig));
@@ -242,9 +244,10 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			}
 			if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
 				break;
-			if (give_up && timing_now() >= give_up)
+			if (!first && give_up && timing_now() >= give_up)
 				goto gave_up;
 		}
+		first = false;
 
 		if (r.outcome == LEASE_OK) {
 			s->term = r.info.term;
@@ -310,6 +313,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			backoff = min64(backoff * 2, 30 * USEC_PER_SEC);
 		}
 
+		if (give_up && timing_now() >= give_up)
+			goto gave_up;
 		wake += timing_now();
 		if (give_up && wake > give_up)
 			wake = give_up;
@@ -350,7 +355,7 @@ static void sup_kill_now(struct sup *s, const char *why)
 		return;
 	log_error("%s; sending SIGKILL to the command's process group", why);
 	child_signal(&s->child, SIGKILL);
-	child_kill_orphans(s->child.watcher, SIGKILL);
+	child_kill_orphans(&s->child, SIGKILL);
 	s->killed = true;
 }
 
@@ -368,6 +373,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		if (d > s->deadline) {
 			s->deadline = d;
 			s->stop_at = timing_stop_at(t, r->sent_at);
+			child_set_deadline(&s->child, d);
 		}
 		s->next_renew = r->sent_at + t->renew_us;
 		log_debug("renewed term %" PRIu64, s->term);
@@ -461,12 +467,12 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		s->stop_sent = true;
 		s->stop_sent_at = now;
 		child_signal(&s->child, o->kill_signal);
-		child_kill_orphans(s->child.watcher, SIGKILL);
+		child_kill_orphans(&s->child, o->kill_signal);
 	}
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
 		log_warn("processes left by the command outlived --kill-grace; killing them");
 		child_signal(&s->child, SIGKILL);
-		child_kill_orphans(s->child.watcher, SIGKILL);
+		child_kill_orphans(&s->child, SIGKILL);
 		s->killed = true;
 	}
 
@@ -518,7 +524,7 @@ static bool sup_all_reaped(struct sup *s)
 	if (!s->orphans_signalled) {
 		log_info("processes that left the command's group are still running; sending SIG%s",
 			 sup_signame(s->o->kill_signal));
-		child_kill_orphans(0, s->o->kill_signal);
+		child_kill_orphans(&s->child, s->o->kill_signal);
 		s->orphans_signalled = true;
 	}
 	return false;
@@ -657,7 +663,7 @@ void supervisor_run(const struct options *o, struct worker *w, char *const envir
 		sup_release(&s);
 		goto done;
 	}
-	if (child_spawn(&s.child, o->command, env, err, sizeof(err)) < 0 && s.child.pid <= 0) {
+	if (child_spawn(&s.child, o->command, env, s.deadline, err, sizeof(err)) < 0 && s.child.pid <= 0) {
 		child_env_free(env);
 		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;

@@ -115,3 +115,12 @@ Test(contention, renew_that_finds_the_row_taken_kills_at_once)
 	cr_assert(!h_alive(child), "command %d survived the lost lease", (int)child);
 	cr_assert(strstr(h_slurp(holder.err), "lease lost"), "%s", h_slurp(holder.err));
 }
+
+Test(contention, wait_timeout_zero_still_tries_once)
+{
+	struct h_proc p;
+
+	LR(&p, "-w", "0", "-l", h_lease("w0"), "--", "sh", "-c", "echo ran");
+	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "ran\n");
+}

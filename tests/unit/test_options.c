@@ -11,7 +11,7 @@
 static void clean_env(void)
 {
 	static const char *const vars[] = {"LEADERRUN_DSN", "LEADERRUN_TABLE", "LEADERRUN_LEASE", "LEADERRUN_HOLDER",
-					   "LEADERRUN_PASSWORD", "MYSQL_PWD"};
+					   "LEADERRUN_PASSWORD", "MYSQL_PWD", "LEADERRUN_TERM"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -222,4 +222,35 @@ Test(options, unsafe_explicit_timing_is_rejected_naming_the_number)
 Test(options, dsn_with_password_and_password_file_conflict)
 {
 	USAGE("already holds a password", "-d", "mysql://a:b@h/d", "--password-file", "/etc/hostname", "true");
+}
+
+Test(options, every_dsn_password_form_is_wiped)
+{
+	char *argv[] = {strdup("leaderrun"),     strdup("-d"),  strdup("mysql://a:first@h/d"),
+			strdup("-ndmysql://a:second@h/d"), strdup("--ds=mariadb://a:third@h/d"),
+			strdup("true"),          strdup("mysql://a:child@h/d"), NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(7, argv, stdout, &o, err, sizeof(err)), OPTIONS_OK, "%s", err);
+	cr_assert_str_eq(argv[2], "mysql://a:xxxxx@h/d");
+	cr_assert_str_eq(argv[3], "-ndmysql://a:xxxxxx@h/d");
+	cr_assert_str_eq(argv[4], "--ds=mariadb://a:xxxxx@h/d");
+	cr_assert_str_eq(o.dsn.password, "third", "the last --dsn wins");
+	cr_assert_str_eq(argv[6], "mysql://a:child@h/d", "COMMAND's arguments are its own");
+}
+
+Test(options, nested_leaderrun_does_not_inherit_the_outer_lease)
+{
+	struct options o;
+
+	setenv("LEADERRUN_LEASE", "outer", 1);
+	setenv("LEADERRUN_HOLDER", "outer-holder", 1);
+	setenv("LEADERRUN_TERM", "7", 1);
+	o = OK("echo", "inner");
+	cr_assert_str_eq(o.lease, "echo inner");
+	cr_assert_str_neq(o.holder, "outer-holder");
+	unsetenv("LEADERRUN_TERM");
+	o = OK("echo", "inner");
+	cr_assert_str_eq(o.lease, "outer", "outside a leaderrun the variable is the default");
 }
