@@ -17,16 +17,24 @@ static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql,
 		{.type = DB_STR, .buf = info->holder, .cap = sizeof(info->holder)},
 		{.type = DB_U64},
 		{.type = DB_I64},
+		{.type = DB_I64},
 	};
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_READ, sql->read, p, 1, c, 3, &r, err, errlen);
+	*st = db_exec(db, SLOT_READ, sql->read, p, 1, c, 4, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	*exists = r.have_row;
 	if (r.have_row) {
 		info->term = c[1].u64;
 		info->expires_in_us = c[2].is_null ? 0 : c[2].i64;
+		if (c[3].i64 != 0) {
+			snprintf(err, errlen,
+				 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
+				 "lease; point the DSN at the primary");
+			*st = DB_READ_ONLY;
+			return LEASE_ERROR;
+		}
 	}
 	return LEASE_OK;
 }

@@ -28,7 +28,11 @@ struct lease_info {
 	int64_t expires_in_us; /* by the server's clock; <= 0: expired */
 };
 
-/* The statements for one table, rendered once from a validated name. */
+/* The statements for one table, rendered once from a validated name.
+ * Acquire and renew also require @@global.read_only = 0: a replica (or a
+ * demoted primary) must never grant or extend a lease, even to a user whose
+ * privileges let it write there (read_only does not bind SUPER, and MySQL's
+ * super_read_only sets read_only too). */
 struct lease_sql {
 	char acquire[512], renew[512], release[512], read[512], insert[256], create[1024];
 };

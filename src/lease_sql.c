@@ -97,18 +97,19 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	snprintf(s->acquire, sizeof(s->acquire),
 		 "UPDATE %s SET holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), "
 		 "renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND expires_at <= UTC_TIMESTAMP(6)",
+		 "WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) AND @@global.read_only = 0",
 		 t);
 	snprintf(s->renew, sizeof(s->renew),
 		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) AND @@global.read_only = 0",
 		 t);
 	snprintf(s->release, sizeof(s->release),
 		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND holder=? AND term=? "
 		 "AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
 	snprintf(s->read, sizeof(s->read),
-		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at) FROM %s WHERE name=?",
+		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), @@global.read_only "
+		 "FROM %s WHERE name=?",
 		 t);
 	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
 	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */

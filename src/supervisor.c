@@ -382,7 +382,8 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	if (r->outcome == LEASE_LOST) {
 		/* Someone else may already hold it: no grace period. */
 		s->lost = true;
-		sup_kill_now(s, "lease lost: the row is no longer ours (expired and taken, or released by force)");
+		sup_kill_now(s, "lease lost: the row is no longer ours (expired and taken, released by force, or the server "
+			       "turned read-only)");
 		return;
 	}
 	s->failures++;

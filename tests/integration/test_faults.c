@@ -216,3 +216,40 @@ Test(faults, whole_freeze_past_the_ttl_kills_the_stale_command_on_thaw)
 	cr_assert_lt(window, 500, "stale command ran %lld ms after the thaw", (long long)window);
 	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
 }
+
+static void make_writable(void)
+{
+	h_sql("SET GLOBAL read_only = 0");
+}
+
+Test(faults, read_only_server_refuses_to_lead, .fini = make_writable)
+{
+	struct h_proc p;
+	const char *argv[] = {h_bin(), "-n", "-d", h_dsn_root(), "-l", h_lease("ro"), "--", "sh", "-c", "echo ran", NULL};
+
+	h_sql("SET GLOBAL read_only = 1");
+	/* The least-privileged user is refused by the server... */
+	LR(&p, "-n", "-l", h_lease("ro"), "--", "sh", "-c", "echo ran");
+	cr_assert_eq(h_finish(&p, 10000), 69, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "read-only"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	/* ...and a privileged one, whom read_only does not bind, by leaderrun. */
+	h_start(&p, argv, NULL);
+	cr_assert_eq(h_finish(&p, 10000), 69, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "read-only"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+}
+
+Test(faults, server_turning_read_only_ends_the_lease, .fini = make_writable)
+{
+	struct h_proc holder;
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	const char *argv[] = {h_bin(), "-d", h_dsn_root(), "-t", "2s", "-l", h_lease("demote"), "--", h_probe(), log, lock,
+			      "60", NULL};
+
+	/* As root: the renew itself would succeed on a read-only server. */
+	h_start(&holder, argv, NULL);
+	cr_assert(h_wait_file(log, "start", 10000));
+	h_sql("SET GLOBAL read_only = 1");
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+}
