@@ -14,6 +14,7 @@
 struct proxy {
 	int listen_fd, port, target;
 	atomic_int mode;
+	atomic_int delay_ms;
 };
 
 struct pipe_pair {
@@ -36,7 +37,7 @@ static int connect_loopback(int port)
 
 /* Copies one read's worth from FROM to TO unless the mode swallows it.
  * Returns -1 when FROM is closed. */
-static int shovel(int from, int to, int swallow)
+static int shovel(int from, int to, int swallow, int delay_ms)
 {
 	char buf[16384];
 	ssize_t n = read(from, buf, sizeof(buf));
@@ -45,6 +46,8 @@ static int shovel(int from, int to, int swallow)
 		return -1;
 	if (swallow)
 		return 0;
+	if (delay_ms > 0)
+		usleep((useconds_t)delay_ms * 1000);
 	for (ssize_t off = 0; off < n;) {
 		ssize_t w = write(to, buf + off, (size_t)(n - off));
 		if (w <= 0)
@@ -60,13 +63,15 @@ static void *pipe_main(void *arg)
 
 	for (;;) {
 		struct pollfd f[2] = {{.fd = pp->client, .events = POLLIN}, {.fd = pp->server, .events = POLLIN}};
-		int mode;
+		int mode, delay;
 		if (poll(f, 2, -1) < 0 && errno != EINTR)
 			break;
 		mode = atomic_load(&pp->p->mode);
-		if (f[0].revents && shovel(pp->client, pp->server, mode == PROXY_BLACKHOLE) < 0)
+		delay = mode == PROXY_DELAY ? atomic_load(&pp->p->delay_ms) : 0;
+		if (f[0].revents && shovel(pp->client, pp->server, mode == PROXY_BLACKHOLE, delay) < 0)
 			break;
-		if (f[1].revents && shovel(pp->server, pp->client, mode != PROXY_PASS) < 0)
+		if (f[1].revents &&
+		    shovel(pp->server, pp->client, mode == PROXY_BLACKHOLE || mode == PROXY_DROP_REPLIES, delay) < 0)
 			break;
 	}
 	close(pp->client);
@@ -130,6 +135,11 @@ struct proxy *proxy_start(int target_port)
 int proxy_port(const struct proxy *p)
 {
 	return p->port;
+}
+
+void proxy_set_delay(struct proxy *p, int ms)
+{
+	atomic_store(&p->delay_ms, ms);
 }
 
 void proxy_set_mode(struct proxy *p, enum proxy_mode mode)

@@ -7,6 +7,7 @@ enum proxy_mode {
 	PROXY_PASS,         /* forward both ways */
 	PROXY_BLACKHOLE,    /* swallow everything both ways: no RST, no FIN */
 	PROXY_DROP_REPLIES, /* forward requests, swallow the server's replies */
+	PROXY_DELAY,        /* forward both ways, each chunk late by the delay */
 };
 
 struct proxy;
@@ -15,5 +16,7 @@ struct proxy;
 struct proxy *proxy_start(int target_port);
 int proxy_port(const struct proxy *p);
 void proxy_set_mode(struct proxy *p, enum proxy_mode mode);
+/* The delay of PROXY_DELAY, in milliseconds. */
+void proxy_set_delay(struct proxy *p, int ms);
 
 #endif

@@ -30,7 +30,7 @@ static void lr_via(struct h_proc *p, const struct proxy *proxy, const char *cons
 /* The holder runs a long probe through the proxy, a standby waits directly;
  * the proxy then fails in MODE. The holder must stop its command and exit
  * 76 before the standby's command starts (the probe's flock would see it). */
-static void cut_holder_off(enum proxy_mode mode)
+static void cut_holder_off_by(enum proxy_mode mode, int delay_ms)
 {
 	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
 	struct h_proc holder, standby;
@@ -42,12 +42,18 @@ static void cut_holder_off(enum proxy_mode mode)
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
 	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
 	h_sleep_ms(500);
+	proxy_set_delay(proxy, delay_ms);
 	proxy_set_mode(proxy, mode);
 
 	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&standby, 20000), 0, "%s", h_slurp(standby.err));
 	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
 	cr_assert(strstr(h_slurp(holder.err), "lease"), "%s", h_slurp(holder.err));
+}
+
+static void cut_holder_off(enum proxy_mode mode)
+{
+	cut_holder_off_by(mode, 0);
 }
 
 TestSuite(faults, .timeout = 120);
@@ -62,6 +68,13 @@ Test(faults, lost_replies_stop_the_command_before_takeover)
 	/* The server applies the renewals, the holder never learns it: it
 	 * must not trust them. */
 	cut_holder_off(PROXY_DROP_REPLIES);
+}
+
+Test(faults, database_slower_than_the_renew_budget_stops_the_command_before_takeover)
+{
+	/* ttl 2 s: renew every 667 ms, each attempt cut off after 333 ms.
+	 * With every packet 400 ms late no renew can succeed. */
+	cut_holder_off_by(PROXY_DELAY, 400);
 }
 
 Test(faults, server_side_kill_of_the_connection_does_not_overlap)
