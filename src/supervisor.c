@@ -51,7 +51,7 @@ struct sup {
 	/* The lease while held. */
 	uint64_t term;
 	int64_t deadline, stop_at;
-	int64_t next_renew, attempt_started, backoff_us;
+	int64_t next_renew, attempt_started;
 	bool attempt_aborted;
 	unsigned failures;
 
@@ -369,7 +369,6 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		if (s->failures)
 			log_warn("renewed after %u failed attempt%s", s->failures, s->failures == 1 ? "" : "s");
 		s->failures = 0;
-		s->backoff_us = 0;
 		if (d > s->deadline) {
 			s->deadline = d;
 			s->stop_at = timing_stop_at(t, r->sent_at);
@@ -387,13 +386,17 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		return;
 	}
 	s->failures++;
-	/* Retry soon on a fresh connection; the deadline, not this schedule,
-	 * keeps the child safe. */
-	s->backoff_us = s->backoff_us ? min64(s->backoff_us * 2, t->renew_us / 2) : min64(100 * USEC_PER_MSEC, t->renew_us / 4);
-	s->next_renew = now + s->backoff_us;
+	/* Retry at short, even steps on a fresh connection: the deadline, not
+	 * this schedule, keeps the command safe, and a step that is short next
+	 * to ttl - margin - grace is what lets an outage of nearly that length
+	 * pass unnoticed. */
+	s->next_renew = now + timing_retry_step(t);
 	fmt_dur(a, sizeof(a), s->stop_at - now);
-	log_warn("renew failed (%s: %s); retrying, %s left before the command is stopped", dberr_name(r->status),
-		 r->err, a);
+	if (s->failures == 1)
+		log_warn("renew failed (%s: %s); retrying, %s left before the command is stopped",
+			 dberr_name(r->status), r->err, a);
+	else
+		log_debug("renew attempt %u failed (%s: %s); %s left", s->failures, dberr_name(r->status), r->err, a);
 }
 
 static void sup_on_signals(struct sup *s)

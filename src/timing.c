@@ -76,6 +76,11 @@ int64_t timing_attempt_budget(const struct timing *t)
 	return t->renew_us / 2;
 }
 
+int64_t timing_retry_step(const struct timing *t)
+{
+	return max64(10 * USEC_PER_MSEC, min64(250 * USEC_PER_MSEC, t->renew_us / 10));
+}
+
 int64_t timing_now(void)
 {
 	struct timespec ts;

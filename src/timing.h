@@ -33,6 +33,10 @@ int64_t timing_stop_at(const struct timing *t, int64_t sent_at_us);
 /* How long one renew attempt may take before it is abandoned. */
 int64_t timing_attempt_budget(const struct timing *t);
 
+/* The pause between failed renew attempts: a tenth of the renew interval,
+ * between 10 ms and 250 ms. */
+int64_t timing_retry_step(const struct timing *t);
+
 /* Now on CLOCK_BOOTTIME, in microseconds. */
 int64_t timing_now(void);
 

@@ -72,3 +72,12 @@ Test(timing, boottime_clock_moves_forward)
 	cr_assert_geq(b, a);
 	cr_assert_gt(a, 0);
 }
+
+Test(timing, retry_step_is_a_tenth_of_the_renew_interval_within_bounds)
+{
+	struct timing a = resolved(15000000, -1, -1), b = resolved(2000000, -1, -1), c = resolved(100000, -1, -1);
+
+	cr_assert_eq(timing_retry_step(&a), 250000);
+	cr_assert_eq(timing_retry_step(&b), 66666);
+	cr_assert_eq(timing_retry_step(&c), 10000);
+}

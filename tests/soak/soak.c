@@ -1,0 +1,586 @@
+/* soak: random faults against contending leaderruns, Jepsen style.
+ *
+ * Starts a throwaway MariaDB (scripts/sandbox-db) and N contenders for one
+ * lease, each connected through its own loopback proxy and each running the
+ * overlap probe (tests/integration/probe.sh: an exclusive flock held for as
+ * long as any process of the job lives). Then, episode after episode, it
+ * picks a fault at random, injects it into the current holder (or the
+ * database), waits for the outcome, checks it, and repairs the world:
+ *
+ *   kill9      SIGKILL of the holder: its command dies, another takes over
+ *   blackhole  the holder's connection swallows everything: it stops, 76
+ *   noreply    the server's replies are lost: it stops, 76
+ *   slow       every packet late by more than the renew budget: it stops, 76
+ *   killconn   server-side KILL of every session: nobody overlaps
+ *   dbshort    database kill -9 and restart well within the margin: the
+ *              command is untouched
+ *   dblong     database down longer than the ttl: the holder stops, 76, and
+ *              leadership resumes after the restart
+ *   freeze     leaderrun and its command's group stopped past the ttl, then
+ *              thawed: the watcher has killed the command at the deadline
+ *              (the window after the thaw is measured; a freeze of the
+ *              watcher too is the unpreventable case, see the fault suite)
+ *   stoplr     leaderrun alone stopped past the ttl: the watcher stops the
+ *              command at the deadline; leaderrun exits 76 when thawed
+ *
+ * At the end it prints a summary table and exits 1 if any check failed:
+ * an overlap (the probe's flock saw two jobs), a term that did not grow, a
+ * holder that exited with the wrong status, a descendant that survived, or
+ * a lease that was never acquired again.
+ *
+ * Usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
+ * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_PROBE (set by meson and
+ * scripts/soak).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "../integration/proxy.h"
+
+extern char **environ;
+
+enum fault { F_KILL9, F_BLACKHOLE, F_NOREPLY, F_SLOW, F_KILLCONN, F_DBSHORT, F_DBLONG, F_FREEZE, F_STOPLR, F_COUNT };
+static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply", "slow",  "killconn",
+						 "dbshort",  "dblong",    "freeze",  "stoplr"};
+
+#define MAX_CONTENDERS 5
+#define LEASE "soak"
+
+struct contender {
+	pid_t pid;
+	struct proxy *proxy;
+	int restarts;
+};
+
+struct stats {
+	int episodes, takeovers, failures, failed_episodes;
+	int per_fault[F_COUNT];
+	int64_t failover_ms[4096];
+	int nfailover;
+	int64_t max_stale_ms;
+};
+
+struct soak {
+	const char *bin, *sandbox, *probe;
+	char dir[256], dbdir[300], log[320], lock[320];
+	char socket[300], port[16], user[64], password[128], dbname[64];
+	int ncont;
+	int ttl_ms;
+	struct contender c[MAX_CONTENDERS];
+	struct stats st;
+	uint64_t rng;
+};
+
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+static uint64_t rnd(struct soak *s)
+{
+	s->rng ^= s->rng << 13;
+	s->rng ^= s->rng >> 7;
+	s->rng ^= s->rng << 17;
+	return s->rng;
+}
+
+static void fail(struct soak *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(struct soak *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	s->st.failures++;
+	fprintf(stderr, "soak: FAIL: ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int run_quiet(char *const argv[], const char *outpath)
+{
+	posix_spawn_file_actions_t fa;
+	pid_t pid;
+	int st;
+
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, outpath ? outpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
+		posix_spawn_file_actions_destroy(&fa);
+		return -1;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void sandbox(struct soak *s, const char *cmd)
+{
+	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, NULL}, NULL) != 0) {
+		fprintf(stderr, "soak: sandbox-db %s failed\n", cmd);
+		exit(2);
+	}
+}
+
+/* Runs SQL as root; output (trimmed) into OUT. */
+static int sql(struct soak *s, const char *q, char *out, size_t len)
+{
+	char sockarg[320], path[340];
+	FILE *f;
+	size_t n = 0;
+	int rc;
+
+	snprintf(sockarg, sizeof(sockarg), "--socket=%s", s->socket);
+	snprintf(path, sizeof(path), "%s/sql.out", s->dir);
+	rc = run_quiet((char *[]){"mariadb", "--no-defaults", sockarg, "-uroot", "-N", "-B", "--force", s->dbname, "-e",
+				  (char *)q, NULL},
+		       path);
+	if (out && len) {
+		out[0] = '\0';
+		f = fopen(path, "r");
+		if (f) {
+			n = fread(out, 1, len - 1, f);
+			fclose(f);
+		}
+		out[n] = '\0';
+		while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+			out[--n] = '\0';
+	}
+	return rc;
+}
+
+static void start_contender(struct soak *s, int i)
+{
+	char dsn[512], ttl[32], errpath[320];
+	posix_spawn_file_actions_t fa;
+	char *argv[] = {(char *)s->bin, "-v", "-d", dsn, "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
+			(char *)s->probe, s->log, s->lock, "3600", NULL};
+
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, proxy_port(s->c[i].proxy),
+		 s->dbname);
+	snprintf(ttl, sizeof(ttl), "%dms", s->ttl_ms);
+	snprintf(errpath, sizeof(errpath), "%s/contender%d.err", s->dir, i);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, environ) != 0) {
+		fprintf(stderr, "soak: cannot start %s\n", s->bin);
+		exit(2);
+	}
+	posix_spawn_file_actions_destroy(&fa);
+}
+
+/* Exit status of contender I if it has exited (reaped now), else -1. */
+static int contender_status(struct soak *s, int i, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	int st;
+
+	for (;;) {
+		pid_t r = waitpid(s->c[i].pid, &st, WNOHANG);
+		if (r == s->c[i].pid)
+			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+		if (now_ms() >= end)
+			return -1;
+		sleep_ms(5);
+	}
+}
+
+static bool alive(pid_t pid)
+{
+	char path[64], buf[512], *rp;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f)) {
+		fclose(f);
+		return false;
+	}
+	fclose(f);
+	rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+struct probe_state {
+	int starts, violations;
+	unsigned long long last_term;
+	int64_t last_start_ns;
+	pid_t last_pid;
+	bool terms_grew;
+};
+
+static struct probe_state probe_read(struct soak *s)
+{
+	struct probe_state p = {.terms_grew = true};
+	char line[256];
+	FILE *f = fopen(s->log, "r");
+
+	if (!f)
+		return p;
+	while (fgets(line, sizeof(line), f)) {
+		char what[16];
+		unsigned long long term;
+		long long ns;
+		int pid = 0;
+		if (sscanf(line, "%15s %llu %lld %d", what, &term, &ns, &pid) < 3)
+			continue;
+		if (strcmp(what, "violation") == 0)
+			p.violations++;
+		if (strcmp(what, "start") != 0)
+			continue;
+		if (term <= p.last_term)
+			p.terms_grew = false;
+		p.starts++;
+		p.last_term = term;
+		p.last_start_ns = ns;
+		p.last_pid = pid;
+	}
+	fclose(f);
+	return p;
+}
+
+/* The contender whose command runs now (by the lease row's holder pid). */
+static int current_holder(struct soak *s, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+	char out[512];
+
+	for (;;) {
+		if (sql(s, "SELECT holder FROM leaderrun_lease WHERE name='" LEASE "' AND expires_at > UTC_TIMESTAMP(6)", out,
+			sizeof(out)) == 0 &&
+		    out[0]) {
+			char *colon = strchr(out, ':');
+			long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
+			for (int i = 0; i < s->ncont; i++)
+				if (s->c[i].pid == pid)
+					return i;
+		}
+		if (now_ms() >= end)
+			return -1;
+		sleep_ms(50);
+	}
+}
+
+/* Waits until a command with a term above TERM has started. Returns the
+ * time of its start (CLOCK_MONOTONIC ms), or -1. */
+static int64_t wait_new_start(struct soak *s, unsigned long long term, int timeout_ms)
+{
+	int64_t end = now_ms() + timeout_ms;
+
+	for (;;) {
+		struct probe_state p = probe_read(s);
+		if (p.last_term > term)
+			return now_ms();
+		if (now_ms() >= end)
+			return -1;
+		sleep_ms(10);
+	}
+}
+
+static void expect_exit(struct soak *s, int i, int want, const char *fault)
+{
+	int st = contender_status(s, i, s->ttl_ms * 3 + 5000);
+
+	if (st < 0) {
+		fail(s, "%s: holder %d did not exit", fault, (int)s->c[i].pid);
+		kill(s->c[i].pid, SIGKILL);
+		contender_status(s, i, 5000);
+	} else if (st != want)
+		fail(s, "%s: holder %d exited %d, want %d", fault, (int)s->c[i].pid, st, want);
+}
+
+static void restart(struct soak *s, int i)
+{
+	start_contender(s, i);
+	s->c[i].restarts++;
+}
+
+static void episode(struct soak *s)
+{
+	int h = current_holder(s, s->ttl_ms * 4 + 10000);
+	enum fault f = (enum fault)(rnd(s) % F_COUNT);
+	struct probe_state before;
+	int64_t t0, t1;
+	int failures_before;
+	pid_t command;
+
+	if (h < 0) {
+		fail(s, "nobody holds the lease");
+		return;
+	}
+	before = probe_read(s);
+	command = before.last_pid;
+	failures_before = s->st.failures;
+	s->st.episodes++;
+	s->st.per_fault[f]++;
+	printf("soak: episode %d: %s on contender %d (term %llu)\n", s->st.episodes, fault_names[f], h,
+	       before.last_term);
+	fflush(stdout);
+	t0 = now_ms();
+
+	switch (f) {
+	case F_KILL9:
+		kill(s->c[h].pid, SIGKILL);
+		contender_status(s, h, 5000);
+		start_contender(s, h);
+		break;
+	case F_BLACKHOLE:
+	case F_NOREPLY:
+	case F_SLOW:
+		proxy_set_delay(s->c[h].proxy, s->ttl_ms / 4);
+		proxy_set_mode(s->c[h].proxy,
+			       f == F_BLACKHOLE ? PROXY_BLACKHOLE : f == F_NOREPLY ? PROXY_DROP_REPLIES : PROXY_DELAY);
+		expect_exit(s, h, 76, fault_names[f]);
+		proxy_set_mode(s->c[h].proxy, PROXY_PASS);
+		restart(s, h);
+		break;
+	case F_KILLCONN: {
+		char ids[4096], q[8192];
+		size_t len = 0;
+		sql(s, "SELECT id FROM information_schema.PROCESSLIST WHERE USER='leaderrun'", ids, sizeof(ids));
+		q[0] = '\0';
+		for (char *save = NULL, *id = strtok_r(ids, "\n", &save); id; id = strtok_r(NULL, "\n", &save))
+			len += (size_t)snprintf(q + len, sizeof(q) - len, "KILL CONNECTION %s;", id);
+		if (len)
+			sql(s, q, NULL, 0);
+		sleep_ms(s->ttl_ms);
+		break;
+	}
+	case F_DBSHORT:
+		sandbox(s, "kill");
+		sleep_ms(100);
+		sandbox(s, "restart");
+		sleep_ms(s->ttl_ms);
+		break;
+	case F_DBLONG:
+		sandbox(s, "kill");
+		expect_exit(s, h, 76, fault_names[f]);
+		sleep_ms(s->ttl_ms / 2);
+		sandbox(s, "restart");
+		restart(s, h);
+		break;
+	case F_FREEZE:
+		kill(s->c[h].pid, SIGSTOP);
+		kill(-command, SIGSTOP);
+		sleep_ms(s->ttl_ms + 1000);
+		t1 = now_ms();
+		kill(-command, SIGCONT);
+		kill(s->c[h].pid, SIGCONT);
+		while (alive(command) && now_ms() - t1 < 5000)
+			sleep_ms(1);
+		if (now_ms() - t1 > s->st.max_stale_ms)
+			s->st.max_stale_ms = now_ms() - t1;
+		expect_exit(s, h, 76, fault_names[f]);
+		restart(s, h);
+		break;
+	case F_STOPLR:
+		kill(s->c[h].pid, SIGSTOP);
+		sleep_ms(s->ttl_ms + 1000);
+		kill(s->c[h].pid, SIGCONT);
+		expect_exit(s, h, 76, fault_names[f]);
+		restart(s, h);
+		break;
+	case F_COUNT:
+		break;
+	}
+
+	/* Outcomes. */
+	if (f == F_KILLCONN || f == F_DBSHORT) {
+		struct probe_state p = probe_read(s);
+		if (f == F_DBSHORT && p.last_term != before.last_term)
+			fail(s, "dbshort: the command was disturbed (term %llu -> %llu)", before.last_term, p.last_term);
+	} else {
+		t1 = wait_new_start(s, before.last_term, s->ttl_ms * 4 + 15000);
+		if (t1 < 0)
+			fail(s, "%s: the lease was never acquired again", fault_names[f]);
+		else if (s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
+			s->st.takeovers++;
+			s->st.failover_ms[s->st.nfailover++] = t1 - t0;
+		}
+		if (command > 0 && alive(command))
+			fail(s, "%s: the old command %d survived", fault_names[f], (int)command);
+	}
+	{
+		struct probe_state p = probe_read(s);
+		if (p.violations)
+			fail(s, "%s: overlap: %d violations in the probe log", fault_names[f], p.violations);
+		if (!p.terms_grew)
+			fail(s, "%s: a term did not grow", fault_names[f]);
+	}
+	if (s->st.failures > failures_before)
+		s->st.failed_episodes++;
+}
+
+static int cmp64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+	return (x > y) - (x < y);
+}
+
+static void load_env(struct soak *s)
+{
+	char path[340], line[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/env", s->dbdir);
+	f = fopen(path, "r");
+	if (!f) {
+		perror(path);
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *name = line, *eq, *val;
+		if (strncmp(name, "export ", 7) == 0)
+			name += 7;
+		if (!(eq = strchr(name, '=')))
+			continue;
+		*eq = '\0';
+		val = eq + 1;
+		val[strcspn(val, "\n")] = '\0';
+		if (*val == '\'') {
+			val++;
+			val[strcspn(val, "'")] = '\0';
+		}
+		if (!strcmp(name, "LR_DB_SOCKET"))
+			snprintf(s->socket, sizeof(s->socket), "%s", val);
+		else if (!strcmp(name, "LR_DB_PORT"))
+			snprintf(s->port, sizeof(s->port), "%s", val);
+		else if (!strcmp(name, "LR_DB_USER"))
+			snprintf(s->user, sizeof(s->user), "%s", val);
+		else if (!strcmp(name, "LR_DB_PASSWORD"))
+			snprintf(s->password, sizeof(s->password), "%s", val);
+		else if (!strcmp(name, "LR_DB_NAME"))
+			snprintf(s->dbname, sizeof(s->dbname), "%s", val);
+	}
+	fclose(f);
+}
+
+int main(int argc, char *argv[])
+{
+	struct soak s;
+	int episodes = 0, duration_s = 0, opt, rc;
+	unsigned long long seed = 0;
+	int64_t start;
+
+	memset(&s, 0, sizeof(s));
+	s.ncont = 3;
+	s.ttl_ms = 2000;
+	while ((opt = getopt(argc, argv, "e:d:n:t:s:h")) != -1) {
+		switch (opt) {
+		case 'e': episodes = atoi(optarg); break;
+		case 'd': duration_s = atoi(optarg); break;
+		case 'n': s.ncont = atoi(optarg); break;
+		case 't': s.ttl_ms = atoi(optarg); break;
+		case 's': seed = strtoull(optarg, NULL, 10); break;
+		default:
+			fprintf(stderr, "usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
+			return opt == 'h' ? 0 : 64;
+		}
+	}
+	if (s.ncont < 2 || s.ncont > MAX_CONTENDERS || s.ttl_ms < 500 || (!episodes && !duration_s)) {
+		fprintf(stderr, "soak: need -e or -d, 2-5 contenders and a ttl of at least 500 ms\n");
+		return 64;
+	}
+	s.bin = getenv("LEADERRUN_BIN");
+	s.sandbox = getenv("LR_SANDBOX");
+	s.probe = getenv("LR_PROBE");
+	if (!s.bin || !s.sandbox || !s.probe) {
+		fprintf(stderr, "soak: LEADERRUN_BIN, LR_SANDBOX and LR_PROBE must be set (use scripts/soak)\n");
+		return 64;
+	}
+	s.rng = seed ? seed : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 16;
+	if (!s.rng)
+		s.rng = 1;
+	printf("soak: seed %llu, %d contenders, ttl %d ms\n", (unsigned long long)s.rng, s.ncont, s.ttl_ms);
+
+	snprintf(s.dir, sizeof(s.dir), "/tmp/lrsoak.XXXXXX");
+	if (!mkdtemp(s.dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	snprintf(s.dbdir, sizeof(s.dbdir), "%s/db", s.dir);
+	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
+	snprintf(s.lock, sizeof(s.lock), "%s/probe.lock", s.dir);
+	sandbox(&s, "start");
+	load_env(&s);
+
+	for (int i = 0; i < s.ncont; i++) {
+		s.c[i].proxy = proxy_start(atoi(s.port));
+		if (!s.c[i].proxy) {
+			fprintf(stderr, "soak: cannot start a proxy\n");
+			return 2;
+		}
+		start_contender(&s, i);
+	}
+
+	start = now_ms();
+	while ((episodes && s.st.episodes < episodes) || (duration_s && now_ms() - start < duration_s * 1000LL))
+		episode(&s);
+
+	/* Wind down: every contender gets SIGTERM; the holder passes it on. */
+	for (int i = 0; i < s.ncont; i++)
+		kill(s.c[i].pid, SIGTERM);
+	for (int i = 0; i < s.ncont; i++)
+		if (contender_status(&s, i, 15000) < 0) {
+			fail(&s, "contender %d did not exit on SIGTERM", (int)s.c[i].pid);
+			kill(s.c[i].pid, SIGKILL);
+		}
+	{
+		struct probe_state p = probe_read(&s);
+		if (p.violations)
+			fail(&s, "overlap: %d violations in the probe log", p.violations);
+		if (p.last_pid > 0 && alive(p.last_pid))
+			fail(&s, "the last command %d survived", (int)p.last_pid);
+	}
+
+	qsort(s.st.failover_ms, (size_t)s.st.nfailover, sizeof(int64_t), cmp64);
+	printf("\n| soak | value |\n|---|---|\n");
+	printf("| episodes | %d |\n", s.st.episodes);
+	printf("| takeovers | %d |\n", s.st.takeovers);
+	printf("| overlaps | %d |\n", probe_read(&s).violations);
+	printf("| failover median | %lld ms |\n",
+	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover / 2] : 0LL);
+	printf("| failover max | %lld ms |\n",
+	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
+	printf("| largest stale-command window after a thaw | %lld ms |\n", (long long)s.st.max_stale_ms);
+	printf("| ttl | %d ms |\n", s.ttl_ms);
+	printf("| faults |");
+	for (int f = 0; f < F_COUNT; f++)
+		printf(" %s %d%s", fault_names[f], s.st.per_fault[f], f + 1 < F_COUNT ? "," : "");
+	printf(" |\n| failed checks | %d |\n", s.st.failures);
+
+	run_quiet((char *[]){(char *)s.sandbox, "stop", s.dbdir, NULL}, NULL);
+	rc = s.st.failures ? 1 : 0;
+	if (rc == 0)
+		run_quiet((char *[]){"rm", "-rf", s.dir, NULL}, NULL);
+	else
+		fprintf(stderr, "soak: logs kept in %s\n", s.dir);
+	printf("soak: %d passed, %d failed\n", s.st.episodes - s.st.failed_episodes, s.st.failed_episodes);
+	return rc;
+}
