@@ -1,6 +1,7 @@
 #include "child.h"
 
 #include "dsn.h"
+#include "timing.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -149,15 +150,11 @@ static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t 
 	close_range(4, ~0U, 0);
 	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
 	for (;;) {
-		struct itimerspec its = {.it_value = {.tv_sec = deadline / 1000000,
-						      .tv_nsec = (long)(deadline % 1000000) * 1000}};
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
 		int64_t next;
 		ssize_t n;
 
-		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-			its.it_value.tv_nsec = 1;
-		if (tfd < 0 || timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL) < 0)
+		if (tfd < 0 || timing_arm(tfd, deadline) < 0)
 			break;
 		if (poll(p, 2, -1) < 0)
 			continue;
@@ -173,8 +170,9 @@ static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t 
 			if (n == 0 || (n < 0 && errno != EINTR))
 				break; /* leaderrun is gone */
 		}
-		if (p[1].revents)
-			break; /* the deadline passed */
+		/* Trust the clock, not the wake-up. */
+		if (p[1].revents && timing_now() >= deadline)
+			break;
 	}
 	kill(-group, SIGKILL);
 	_exit(0);

@@ -100,23 +100,6 @@ static int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi)
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-static void sup_arm(struct sup *s, int64_t at)
-{
-	struct itimerspec its;
-
-	memset(&its, 0, sizeof(its));
-	if (at > 0) {
-		/* it_value 0 would disarm: a deadline already past fires now. */
-		if (at < 1)
-			at = 1;
-		its.it_value.tv_sec = at / USEC_PER_SEC;
-		its.it_value.tv_nsec = (long)(at % USEC_PER_SEC) * 1000;
-		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
-			its.it_value.tv_nsec = 1;
-	}
-	timerfd_settime(s->timerfd, TFD_TIMER_ABSTIME, &its, NULL);
-}
-
 /* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
  * timer). Returns the EV_* bits that are ready. */
 static int sup_poll(struct sup *s, int64_t at)
@@ -128,7 +111,7 @@ static int sup_poll(struct sup *s, int64_t at)
 	};
 	int ev = 0;
 
-	sup_arm(s, at);
+	timing_arm(s->timerfd, at);
 	while (poll(p, 3, -1) < 0)
 		if (errno != EINTR)
 			return 0;

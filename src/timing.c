@@ -1,7 +1,11 @@
 #include "timing.h"
 
 #include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "duration.h"
 
@@ -81,10 +85,30 @@ int64_t timing_retry_step(const struct timing *t)
 	return max64(10 * USEC_PER_MSEC, min64(250 * USEC_PER_MSEC, t->renew_us / 10));
 }
 
+/* The clock and the timers go to the kernel directly, not through libc:
+ * an LD_PRELOADed time faker (libfaketime) rewrites clock_gettime and
+ * timerfd_settime in different ways, and a deadline computed on one faked
+ * clock and armed on another fires at the wrong moment. The kernel's
+ * CLOCK_BOOTTIME cannot be stepped; nothing in user space can fool it. */
 int64_t timing_now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_BOOTTIME, &ts);
+	syscall(SYS_clock_gettime, CLOCK_BOOTTIME, &ts);
 	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
+int timing_arm(int timerfd, int64_t at_us)
+{
+	struct itimerspec its;
+
+	memset(&its, 0, sizeof(its));
+	if (at_us > 0) {
+		its.it_value.tv_sec = at_us / USEC_PER_SEC;
+		its.it_value.tv_nsec = (long)(at_us % USEC_PER_SEC) * 1000;
+		/* it_value 0 would disarm: a deadline already past fires now. */
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+	}
+	return (int)syscall(SYS_timerfd_settime, timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }

@@ -40,4 +40,8 @@ int64_t timing_retry_step(const struct timing *t);
 /* Now on CLOCK_BOOTTIME, in microseconds. */
 int64_t timing_now(void);
 
+/* Arms TIMERFD (a CLOCK_BOOTTIME timerfd) to fire at AT_US, absolute;
+ * AT_US <= 0 disarms it. Only system calls: safe in a forked child. */
+int timing_arm(int timerfd, int64_t at_us);
+
 #endif
