@@ -335,8 +335,11 @@ char **child_env_build(char *const base[], const char *lease, unsigned long long
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
 		const char *e = base[i];
+		/* No secret of leaderrun's reaches the command: the password
+		 * variables are dropped (a command that needs the database gets
+		 * its own credentials, say a file). */
 		if (env_is(e, "LEADERRUN_LEASE") || env_is(e, "LEADERRUN_TERM") || env_is(e, "LEADERRUN_HOLDER") ||
-		    env_is(e, "LEADERRUN_PASSWORD"))
+		    env_is(e, "LEADERRUN_PASSWORD") || env_is(e, "MYSQL_PWD"))
 			continue;
 		if (env_is(e, "LEADERRUN_DSN")) {
 			size_t len = strlen(e) + 1;

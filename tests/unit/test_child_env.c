@@ -15,7 +15,7 @@ static const char *find(char **env, const char *name)
 Test(child_env, sets_lease_term_holder_and_drops_secrets)
 {
 	char *base[] = {"PATH=/bin", "LEADERRUN_PASSWORD=hunter2", "LEADERRUN_DSN=mysql://app:hunter2@db/ops",
-			"LEADERRUN_TERM=1", NULL};
+			"LEADERRUN_TERM=1", "MYSQL_PWD=hunter2", NULL};
 	char **env = child_env_build(base, "nightly", 42, "h:1:ab");
 
 	cr_assert_not_null(env);
@@ -24,6 +24,7 @@ Test(child_env, sets_lease_term_holder_and_drops_secrets)
 	cr_assert_str_eq(find(env, "LEADERRUN_TERM"), "42");
 	cr_assert_str_eq(find(env, "LEADERRUN_HOLDER"), "h:1:ab");
 	cr_assert_null(find(env, "LEADERRUN_PASSWORD"));
+	cr_assert_null(find(env, "MYSQL_PWD"));
 	cr_assert_str_eq(find(env, "LEADERRUN_DSN"), "mysql://app@db/ops");
 	for (size_t i = 0; env[i]; i++)
 		cr_assert_null(strstr(env[i], "hunter2"), "secret in %s", env[i]);
