@@ -16,6 +16,41 @@ typedef my_bool db_bool;
 typedef bool db_bool;
 #endif
 
+/* --ssl-mode and the certificate files, on either client flavour. */
+static void db_set_tls(MYSQL *m, const struct db_config *c)
+{
+#if defined(LIBMARIADB)
+	/* Connector/C has no mode option: any TLS option asks for TLS when the
+	 * server offers it (PREFERRED); SSL_ENFORCE fails without it
+	 * (REQUIRED); a CA makes it verify the chain (VERIFY_CA); and
+	 * VERIFY_SERVER_CERT also checks the host name (VERIFY_IDENTITY). */
+	my_bool yes = 1;
+
+	if (c->tls == DB_TLS_DISABLED || (c->tls == DB_TLS_DEFAULT && !c->ssl_ca && !c->ssl_cert && !c->ssl_key))
+		return;
+	mysql_ssl_set(m, c->ssl_key, c->ssl_cert, c->ssl_ca, NULL, NULL);
+	if (c->tls >= DB_TLS_REQUIRED)
+		mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+	if (c->tls == DB_TLS_VERIFY_IDENTITY)
+		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+#else
+	static const unsigned modes[] = {
+		[DB_TLS_DISABLED] = SSL_MODE_DISABLED,   [DB_TLS_PREFERRED] = SSL_MODE_PREFERRED,
+		[DB_TLS_REQUIRED] = SSL_MODE_REQUIRED,   [DB_TLS_VERIFY_CA] = SSL_MODE_VERIFY_CA,
+		[DB_TLS_VERIFY_IDENTITY] = SSL_MODE_VERIFY_IDENTITY,
+	};
+
+	if (c->tls != DB_TLS_DEFAULT)
+		mysql_options(m, MYSQL_OPT_SSL_MODE, &modes[c->tls]);
+	if (c->ssl_ca)
+		mysql_options(m, MYSQL_OPT_SSL_CA, c->ssl_ca);
+	if (c->ssl_cert)
+		mysql_options(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
+	if (c->ssl_key)
+		mysql_options(m, MYSQL_OPT_SSL_KEY, c->ssl_key);
+#endif
+}
+
 static int db_socket_of(MYSQL *m)
 {
 #if defined(LIBMARIADB)
@@ -141,6 +176,7 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 		mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
 	if (c->defaults_file || c->read_option_files)
 		mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
+	db_set_tls(m, c);
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
@@ -151,6 +187,14 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 		snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
 		mysql_close(m);
 		return dberr_classify(e) == DB_OK ? DB_ERROR : dberr_classify(e);
+	}
+	/* Connector/C 3.3 connects in plain text to a server without TLS even
+	 * with SSL_ENFORCE set; a required mode is checked here, on both
+	 * flavours. */
+	if (c->tls >= DB_TLS_REQUIRED && !mysql_get_ssl_cipher(m)) {
+		snprintf(err, errlen, "TLS/SSL error: --ssl-mode requires TLS, but the server does not offer it");
+		mysql_close(m);
+		return DB_UNAVAILABLE;
 	}
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));

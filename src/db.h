@@ -12,8 +12,25 @@
 
 #include "dberr.h"
 
+/* --ssl-mode, as MySQL names the modes. DB_TLS_DEFAULT: the client
+ * library's own default (MariaDB Connector/C: no TLS unless asked; Oracle's
+ * libmysqlclient: PREFERRED). */
+enum db_tls {
+	DB_TLS_DEFAULT,
+	DB_TLS_DISABLED,
+	DB_TLS_PREFERRED,
+	DB_TLS_REQUIRED,
+	DB_TLS_VERIFY_CA,
+	DB_TLS_VERIFY_IDENTITY,
+};
+
+/* Parses a mode name (any case, '-' or '_'). Returns -1 if unknown. */
+int db_tls_parse(const char *name);
+
 struct db_config {
 	const char *host, *user, *password, *database, *socket;
+	enum db_tls tls;
+	const char *ssl_ca, *ssl_cert, *ssl_key;
 	unsigned port;
 	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
 	bool read_option_files;    /* read [client] and [leaderrun] from option files */

@@ -1,5 +1,9 @@
 #include "dberr.h"
 
+#include <stddef.h>
+
+#include "db.h"
+
 enum db_status dberr_classify(unsigned errnum)
 {
 	switch (errnum) {
@@ -45,6 +49,23 @@ enum db_status dberr_classify(unsigned errnum)
 			return DB_UNAVAILABLE;
 		return DB_ERROR;
 	}
+}
+
+int db_tls_parse(const char *name)
+{
+	static const char *const names[] = {"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		const char *a = name, *b = names[i];
+		for (; *a && *b; a++, b++) {
+			char c = *a == '-' ? '_' : (*a >= 'a' && *a <= 'z' ? (char)(*a - 'a' + 'A') : *a);
+			if (c != *b)
+				break;
+		}
+		if (!*a && !*b)
+			return (int)DB_TLS_DISABLED + (int)i;
+	}
+	return -1;
 }
 
 const char *dberr_name(enum db_status st)

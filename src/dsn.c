@@ -143,11 +143,17 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 			snprintf(err, errlen, "DSN parameter '%.*s' needs a value (name=value)", (int)klen, q);
 			return -1;
 		}
-		if (klen == 6 && strncmp(q, "socket", 6) == 0) {
-			free(d->socket);
-			d->socket = pct_decode(v, vlen);
-			if (!d->socket) {
-				snprintf(err, errlen, "DSN parameter 'socket' has a bad %%-escape");
+		char **str = klen == 6 && strncmp(q, "socket", 6) == 0	     ? &d->socket
+			     : klen == 8 && strncmp(q, "ssl-mode", 8) == 0 ? &d->ssl_mode
+			     : klen == 6 && strncmp(q, "ssl-ca", 6) == 0   ? &d->ssl_ca
+			     : klen == 8 && strncmp(q, "ssl-cert", 8) == 0 ? &d->ssl_cert
+			     : klen == 7 && strncmp(q, "ssl-key", 7) == 0  ? &d->ssl_key
+									   : NULL;
+		if (str) {
+			free(*str);
+			*str = pct_decode(v, vlen);
+			if (!*str) {
+				snprintf(err, errlen, "DSN parameter '%.*s' has a bad %%-escape", (int)klen, q);
 				return -1;
 			}
 		} else if (klen == 15 && strncmp(q, "connect-timeout", 15) == 0) {
@@ -157,7 +163,10 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 				return -1;
 			}
 		} else {
-			snprintf(err, errlen, "unknown DSN parameter '%.*s'; known: socket, connect-timeout", (int)klen, q);
+			snprintf(err, errlen,
+				 "unknown DSN parameter '%.*s'; known: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, "
+				 "ssl-key",
+				 (int)klen, q);
 			return -1;
 		}
 		q += n + (amp ? 1 : 0);
@@ -266,5 +275,9 @@ void dsn_free(struct dsn *d)
 	free(d->host);
 	free(d->database);
 	free(d->socket);
+	free(d->ssl_mode);
+	free(d->ssl_ca);
+	free(d->ssl_cert);
+	free(d->ssl_key);
 	memset(d, 0, sizeof(*d));
 }

@@ -1,4 +1,5 @@
-/* mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?socket=PATH&connect-timeout=SECONDS] */
+/* mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE&...]
+ * PARAM: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, ssl-key */
 #ifndef LEADERRUN_DSN_H
 #define LEADERRUN_DSN_H
 
@@ -12,6 +13,7 @@ struct dsn {
 	char *database; /* NULL: not given */
 	char *socket;   /* NULL: not given */
 	unsigned connect_timeout_s; /* 0: not given */
+	char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key; /* NULL: not given */
 };
 
 /* Parses TEXT into OUT (owned strings, release with dsn_free). Returns 0,

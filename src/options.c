@@ -25,6 +25,10 @@ enum {
 	OPT_GRACE,
 	OPT_SIGNAL,
 	OPT_RETRY,
+	OPT_SSL_MODE,
+	OPT_SSL_CA,
+	OPT_SSL_CERT,
+	OPT_SSL_KEY,
 };
 
 static const struct option long_options[] = {
@@ -32,6 +36,10 @@ static const struct option long_options[] = {
 	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
 	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
 	{"table", required_argument, NULL, OPT_TABLE},
+	{"ssl-mode", required_argument, NULL, OPT_SSL_MODE},
+	{"ssl-ca", required_argument, NULL, OPT_SSL_CA},
+	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
+	{"ssl-key", required_argument, NULL, OPT_SSL_KEY},
 	{"init", no_argument, NULL, OPT_INIT},
 	{"lease", required_argument, NULL, 'l'},
 	{"holder", required_argument, NULL, OPT_HOLDER},
@@ -63,6 +71,9 @@ static void options_help(FILE *f)
 	      "      --password-file FILE read the password from FILE\n"
 	      "      --defaults-file FILE MySQL option file (groups [client] and [leaderrun])\n"
 	      "      --table NAME         lease table (default leaderrun_lease)\n"
+	      "      --ssl-mode MODE      DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
+	      "      --ssl-ca FILE        CA certificate(s) to verify the server with\n"
+	      "      --ssl-cert FILE      client certificate; --ssl-key FILE: its key\n"
 	      "      --init               create the lease table if missing, then exit\n"
 	      "Lease:\n"
 	      "  -l, --lease NAME         lease name (default: derived from COMMAND)\n"
@@ -219,6 +230,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	const char *table = getenv("LEADERRUN_TABLE"), *lease = getenv("LEADERRUN_LEASE");
 	const char *holder = getenv("LEADERRUN_HOLDER"), *password_file = NULL;
 	bool quiet = false;
+	const char *ssl_mode = NULL, *ssl_ca = NULL, *ssl_cert = NULL, *ssl_key = NULL;
 	bool dsn_from_argv = false;
 	int c;
 	char why[256];
@@ -262,6 +274,18 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			break;
 		case OPT_TABLE:
 			table = optarg;
+			break;
+		case OPT_SSL_MODE:
+			ssl_mode = optarg;
+			break;
+		case OPT_SSL_CA:
+			ssl_ca = optarg;
+			break;
+		case OPT_SSL_CERT:
+			ssl_cert = optarg;
+			break;
+		case OPT_SSL_KEY:
+			ssl_key = optarg;
 			break;
 		case OPT_INIT:
 			o->mode = MODE_INIT;
@@ -379,6 +403,43 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	}
 	if (o->no_wait && o->wait_timeout_us >= 0) {
 		snprintf(err, errlen, "--no-wait and --wait-timeout contradict each other; give one");
+		goto usage;
+	}
+
+	/* TLS: the command line over the DSN's parameters. */
+	if (!ssl_mode)
+		ssl_mode = o->dsn.ssl_mode;
+	if (ssl_mode) {
+		int m = db_tls_parse(ssl_mode);
+		if (m < 0) {
+			snprintf(err, errlen,
+				 "--ssl-mode '%s' is not a mode; use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY",
+				 ssl_mode);
+			goto usage;
+		}
+		o->tls = (enum db_tls)m;
+	}
+	o->ssl_ca = ssl_ca ? ssl_ca : o->dsn.ssl_ca;
+	o->ssl_cert = ssl_cert ? ssl_cert : o->dsn.ssl_cert;
+	o->ssl_key = ssl_key ? ssl_key : o->dsn.ssl_key;
+	{
+		const char *const files[][2] = {{"--ssl-ca", o->ssl_ca}, {"--ssl-cert", o->ssl_cert}, {"--ssl-key", o->ssl_key}};
+		for (size_t i = 0; i < 3; i++)
+			if (files[i][1] && access(files[i][1], R_OK) != 0) {
+				snprintf(err, errlen, "%s %s: %s", files[i][0], files[i][1], strerror(errno));
+				goto usage;
+			}
+	}
+	if (o->tls >= DB_TLS_VERIFY_CA && !o->ssl_ca) {
+		snprintf(err, errlen, "--ssl-mode %s needs --ssl-ca, the CA to verify the server with", ssl_mode);
+		goto usage;
+	}
+	if (!o->ssl_cert != !o->ssl_key) {
+		snprintf(err, errlen, "--ssl-cert and --ssl-key go together; give both or neither");
+		goto usage;
+	}
+	if (o->tls == DB_TLS_DISABLED && (o->ssl_ca || o->ssl_cert)) {
+		snprintf(err, errlen, "--ssl-mode DISABLED contradicts --ssl-ca/--ssl-cert; give one");
 		goto usage;
 	}
 

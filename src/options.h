@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db.h"
 #include "dsn.h"
 #include "lease.h"
 #include "timing.h"
@@ -19,6 +20,8 @@ struct options {
 	bool have_dsn;
 	char *password;            /* owned; NULL: from the DSN, option files or none */
 	const char *defaults_file; /* borrowed from argv or environ */
+	enum db_tls tls;           /* --ssl-mode, else the DSN's ssl-mode */
+	const char *ssl_ca, *ssl_cert, *ssl_key; /* borrowed: argv or o->dsn */
 	char table[LEASE_TABLE_MAX + 1];
 	char lease[LEASE_NAME_MAX + 1];
 	bool lease_derived; /* the name came from the command line */

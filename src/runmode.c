@@ -35,6 +35,10 @@ static void db_config_from(const struct options *o, struct db_config *c)
 	c->socket = o->dsn.socket;
 	c->port = o->dsn.port;
 	c->defaults_file = o->defaults_file;
+	c->tls = o->tls;
+	c->ssl_ca = o->ssl_ca;
+	c->ssl_cert = o->ssl_cert;
+	c->ssl_key = o->ssl_key;
 	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works. */
 	c->read_option_files = !o->have_dsn;
 	if (o->mode == MODE_RUN) {

@@ -126,3 +126,14 @@ Test(dsn, password_span_and_removal)
 	dsn_without_password("mysql://app@db/ops", buf, sizeof(buf));
 	cr_assert_str_eq(buf, "mysql://app@db/ops");
 }
+
+Test(dsn, tls_parameters)
+{
+	struct dsn d = ok("mysql://app@db/ops?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ca.pem&ssl-cert=%2Fc.pem&ssl-key=/k.pem");
+
+	cr_assert_str_eq(d.ssl_mode, "VERIFY_IDENTITY");
+	cr_assert_str_eq(d.ssl_ca, "/etc/ca.pem");
+	cr_assert_str_eq(d.ssl_cert, "/c.pem");
+	cr_assert_str_eq(d.ssl_key, "/k.pem");
+	dsn_free(&d);
+}

@@ -254,3 +254,20 @@ Test(options, nested_leaderrun_does_not_inherit_the_outer_lease)
 	o = OK("echo", "inner");
 	cr_assert_str_eq(o.lease, "outer", "outside a leaderrun the variable is the default");
 }
+
+Test(options, tls_modes_and_their_rules)
+{
+	cr_assert_eq(OK("--ssl-mode", "required", "true").tls, DB_TLS_REQUIRED);
+	cr_assert_eq(OK("--ssl-mode", "verify-ca", "--ssl-ca", "/etc/hostname", "true").tls, DB_TLS_VERIFY_CA);
+	cr_assert_eq(OK("--ssl-mode", "VERIFY_IDENTITY", "--ssl-ca", "/etc/hostname", "true").tls,
+		     DB_TLS_VERIFY_IDENTITY);
+	cr_assert_eq(OK("-d", "mysql://a@h/d?ssl-mode=disabled", "true").tls, DB_TLS_DISABLED);
+	cr_assert_eq(OK("-d", "mysql://a@h/d?ssl-mode=disabled", "--ssl-mode", "preferred", "true").tls,
+		     DB_TLS_PREFERRED, "the option wins over the DSN");
+	cr_assert_eq(OK("true").tls, DB_TLS_DEFAULT);
+	USAGE("is not a mode", "--ssl-mode", "maybe", "true");
+	USAGE("needs --ssl-ca", "--ssl-mode", "VERIFY_CA", "true");
+	USAGE("--ssl-ca /nonexistent", "--ssl-ca", "/nonexistent", "true");
+	USAGE("go together", "--ssl-cert", "/etc/hostname", "true");
+	USAGE("contradicts", "--ssl-mode", "DISABLED", "--ssl-ca", "/etc/hostname", "true");
+}
