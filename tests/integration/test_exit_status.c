@@ -179,3 +179,22 @@ Test(exit_status, init_without_create_privilege_is_77)
 	cr_assert_eq(run((const char *const[]){"--table", "not_allowed", "--init", NULL}, &p), 77);
 	assert_one_line_error(&p, "CREATE privilege");
 }
+
+Test(exit_status, malformed_inputs_are_64_with_one_line_each)
+{
+	struct h_proc p;
+	char name[300];
+	const char *dsn_argv[] = {h_bin(), "-d", "mysql//app@db/ops", "--", "true", NULL};
+
+	h_start(&p, dsn_argv, NULL);
+	cr_assert_eq(h_finish(&p, 10000), 64);
+	assert_one_line_error(&p, "must start with mysql://");
+
+	cr_assert_eq(run((const char *const[]){"--ttl", "-3s", "--", "true", NULL}, &p), 64);
+	assert_one_line_error(&p, "negative");
+
+	memset(name, 'n', 250);
+	name[250] = '\0';
+	cr_assert_eq(run((const char *const[]){"-l", name, "--", "true", NULL}, &p), 64);
+	assert_one_line_error(&p, "the limit is 191");
+}
