@@ -2,7 +2,10 @@
 -- which executes this same statement):
 --   mysql ops < sql/leaderrun.sql
 -- One row per lease name. Rows are never deleted: `term` only grows, and it
--- is the fencing token handed to the command as LEADERRUN_TERM.
+-- is the fencing token handed to the command as LEADERRUN_TERM. last_exit
+-- and finished_at record how the last holder's command ended (schema 2; a
+-- table from schema 1 is upgraded by `leaderrun --init` or
+-- sql/upgrade-1-to-2.sql).
 CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   name        VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
@@ -10,5 +13,7 @@ CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   acquired_at DATETIME(6) NULL,
   renewed_at  DATETIME(6) NULL,
   expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  last_exit   INT NULL,
+  finished_at DATETIME(6) NULL,
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;

@@ -228,7 +228,7 @@ static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long
 			b->buffer_length = v->cap ? v->cap - 1 : 0;
 		} else {
 			b->buffer = (char *)v->str;
-			b->buffer_length = strlen(v->str);
+			b->buffer_length = v->str ? strlen(v->str) : 0;
 		}
 		break;
 	case DB_I64:
@@ -250,9 +250,9 @@ static enum db_status db_stmt_fail(struct db *db, MYSQL_STMT *st, char *err, siz
 	return db_fail(db, mysql_stmt_errno(st), mysql_stmt_error(st), err, errlen);
 }
 
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
-		       size_t errlen)
+enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
+			    struct db_result *res, char *err, size_t errlen)
 {
 	MYSQL_BIND pb[DB_MAX_SLOTS], cb[DB_MAX_SLOTS];
 	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
@@ -287,7 +287,8 @@ enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const stru
 	}
 
 	for (unsigned i = 0; i < nparams; i++) {
-		pnull[i] = 0;
+		/* A NULL string parameter is SQL NULL. */
+		pnull[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
 		db_bind_value(&pb[i], &params[i], &plen[i], &pnull[i]);
 		plen[i] = pb[i].buffer_length;
 	}
@@ -308,27 +309,40 @@ enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const stru
 	}
 	if (mysql_stmt_bind_result(st, cb) != 0)
 		return db_stmt_fail(db, st, err, errlen);
-	switch (mysql_stmt_fetch(st)) {
-	case 0:
-	case MYSQL_DATA_TRUNCATED:
-		res->have_row = true;
-		break;
-	case MYSQL_NO_DATA:
-		break;
-	default: {
-		enum db_status s = db_stmt_fail(db, st, err, errlen);
-		if (db->mysql)
+	for (;;) {
+		switch (mysql_stmt_fetch(st)) {
+		case 0:
+		case MYSQL_DATA_TRUNCATED:
+			break;
+		case MYSQL_NO_DATA:
 			mysql_stmt_free_result(st);
-		return s;
-	}
-	}
-	for (unsigned i = 0; i < ncols && res->have_row; i++) {
-		cols[i].is_null = cnull[i] != 0;
-		if (cols[i].type == DB_STR && cols[i].buf && cols[i].cap) {
-			size_t n = clen[i] < cols[i].cap - 1 ? clen[i] : cols[i].cap - 1;
-			cols[i].buf[cnull[i] ? 0 : n] = '\0';
+			return DB_OK;
+		default: {
+			enum db_status s = db_stmt_fail(db, st, err, errlen);
+			if (db->mysql)
+				mysql_stmt_free_result(st);
+			return s;
 		}
+		}
+		res->have_row = true;
+		for (unsigned i = 0; i < ncols; i++) {
+			cols[i].is_null = cnull[i] != 0;
+			if (cols[i].type == DB_STR && cols[i].buf && cols[i].cap) {
+				size_t n = clen[i] < cols[i].cap - 1 ? clen[i] : cols[i].cap - 1;
+				cols[i].buf[cnull[i] ? 0 : n] = '\0';
+			}
+		}
+		if (!on_row)
+			break;
+		on_row(ctx, cols);
 	}
 	mysql_stmt_free_result(st);
 	return DB_OK;
+}
+
+enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
+		       size_t errlen)
+{
+	return db_exec_each(db, slot, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
 }

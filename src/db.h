@@ -48,7 +48,7 @@ struct db_value {
 	size_t cap;
 	int64_t i64;
 	uint64_t u64;
-	bool is_null; /* result columns */
+	bool is_null; /* a NULL parameter; for result columns, set by the fetch */
 };
 
 struct db_result {
@@ -83,6 +83,12 @@ enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const stru
 		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
 		       size_t errlen);
 
+/* Like db_exec, but calls ON_ROW(CTX, COLS) for every row. */
+typedef void db_row_fn(void *ctx, const struct db_value *cols);
+enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
+			    struct db_result *res, char *err, size_t errlen);
+
 /* Executes text SQL without parameters or results (DDL, session setup). */
 enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen);
 
@@ -90,6 +96,6 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
  * call blocked on a dead peer returns at once with an error. */
 void db_abort(struct db *db);
 
-#define DB_MAX_SLOTS 8
+#define DB_MAX_SLOTS 16 /* statements per connection; also parameters and columns per statement */
 
 #endif

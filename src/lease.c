@@ -6,7 +6,7 @@
 #include "timing.h"
 
 /* Statement slots on a connection (see db_exec). */
-enum { SLOT_ACQUIRE, SLOT_RENEW, SLOT_RELEASE, SLOT_READ, SLOT_INSERT };
+enum { SLOT_ACQUIRE, SLOT_RENEW, SLOT_RELEASE, SLOT_READ, SLOT_INSERT, SLOT_STATUS, SLOT_FORCE, SLOT_CHECK, SLOT_COLUMNS };
 
 static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name,
 				     struct lease_info *info, bool *exists, enum db_status *st, char *err,
@@ -117,20 +117,137 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 }
 
 enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 uint64_t term, enum db_status *st, char *err, size_t errlen)
+				 uint64_t term, int64_t min_hold_us, int exit_status, enum db_status *st, char *err,
+				 size_t errlen)
 {
 	struct db_value p[] = {
+		{.type = DB_I64, .i64 = min_hold_us},
+		{.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
 		{.type = DB_STR, .str = name},
 		{.type = DB_STR, .str = holder},
 		{.type = DB_U64, .u64 = term},
 	};
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_RELEASE, sql->release, p, 3, NULL, 0, &r, err, errlen);
+	*st = db_exec(db, SLOT_RELEASE, sql->release, p, 5, NULL, 0, &r, err, errlen);
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)
+struct status_ctx {
+	void (*on_row)(void *ctx, const struct lease_row *row);
+	void *ctx;
+};
+
+static void status_row(void *arg, const struct db_value *c)
 {
-	return db_query(db, sql->create, err, errlen);
+	struct status_ctx *sc = arg;
+	struct lease_row row;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.name, sizeof(row.name), "%s", c[0].buf);
+	snprintf(row.holder, sizeof(row.holder), "%s", c[1].buf);
+	row.term = c[2].u64;
+	row.held = c[3].i64 != 0;
+	row.expires_in_us = c[4].is_null ? 0 : c[4].i64;
+	snprintf(row.expires_at, sizeof(row.expires_at), "%s", c[5].buf);
+	snprintf(row.renewed_at, sizeof(row.renewed_at), "%s", c[6].buf);
+	snprintf(row.acquired_at, sizeof(row.acquired_at), "%s", c[7].buf);
+	row.has_exit = !c[8].is_null;
+	row.last_exit = (int)c[8].i64;
+	snprintf(row.finished_at, sizeof(row.finished_at), "%s", c[9].buf);
+	snprintf(row.now, sizeof(row.now), "%s", c[10].buf);
+	sc->on_row(sc->ctx, &row);
+}
+
+enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+			    size_t errlen)
+{
+	char bufs[7][LEASE_HOLDER_MAX + 1];
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_value c[] = {
+		{.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
+		{.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
+		{.type = DB_U64},
+		{.type = DB_I64},
+		{.type = DB_I64},
+		{.type = DB_STR, .buf = bufs[2], .cap = 32},
+		{.type = DB_STR, .buf = bufs[3], .cap = 32},
+		{.type = DB_STR, .buf = bufs[4], .cap = 32},
+		{.type = DB_I64},
+		{.type = DB_STR, .buf = bufs[5], .cap = 32},
+		{.type = DB_STR, .buf = bufs[6], .cap = 32},
+	};
+	struct status_ctx sc = {on_row, ctx};
+	struct db_result r;
+
+	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 11, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 11, status_row, &sc, &r, err, errlen);
+}
+
+enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name,
+				   struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_U64}};
+	struct db_result r;
+	enum db_status st;
+
+	memset(was, 0, sizeof(*was));
+	*found = *was_held = false;
+	if (lease_read(db, sql, name, was, found, &st, err, errlen) != LEASE_OK && st != DB_READ_ONLY)
+		return st;
+	if (st == DB_READ_ONLY)
+		return st;
+	if (!*found || was->expires_in_us <= 0)
+		return DB_OK;
+	/* Compare-and-set on the term just read: a newer holder that took
+	 * over in between is not released by accident. */
+	p[1].u64 = was->term;
+	st = db_exec(db, SLOT_FORCE, sql->force_release, p, 2, NULL, 0, &r, err, errlen);
+	*was_held = st == DB_OK && r.affected == 1;
+	return st;
+}
+
+enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+		{.type = DB_STR, .str = name},
+		{.type = DB_STR, .str = holder},
+		{.type = DB_U64, .u64 = term},
+	};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st = db_exec(db, SLOT_CHECK, sql->check, p, 3, c, 1, &r, err, errlen);
+
+	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
+	return st;
+}
+
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, bool *upgraded,
+				  char *err, size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char schema[65] = "";
+	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	*upgraded = false;
+	st = db_query(db, sql->create, err, errlen);
+	if (st != DB_OK)
+		return st;
+	if (dot) {
+		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
+		p[0].str = schema;
+	}
+	/* A table from an older leaderrun lacks the columns of --min-hold's
+	 * bookkeeping; add them in place. */
+	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 1, &r, err, errlen);
+	if (st != DB_OK || (r.have_row && c[0].i64 == 2))
+		return st;
+	st = db_query(db, sql->upgrade, err, errlen);
+	*upgraded = st == DB_OK;
+	return st;
 }

@@ -5,6 +5,7 @@
 #ifndef LEADERRUN_LEASE_H
 #define LEADERRUN_LEASE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -35,6 +36,19 @@ struct lease_info {
  * super_read_only sets read_only too). */
 struct lease_sql {
 	char acquire[512], renew[512], release[512], read[512], insert[256], create[1024];
+	char status[1024], status_one[1024], force_release[256], check[256], columns[512], upgrade[256];
+};
+
+/* One row of --status; times are the server's, in UTC (ISO 8601). */
+struct lease_row {
+	char name[LEASE_NAME_MAX + 1];
+	char holder[LEASE_HOLDER_MAX + 1];
+	uint64_t term;
+	bool held;
+	int64_t expires_in_us;
+	char expires_at[32], renewed_at[32], acquired_at[32], finished_at[32], now[32];
+	bool has_exit;
+	int last_exit;
 };
 
 /* Checks NAME against [A-Za-z0-9_$]{1,64}, optionally "db." in front.
@@ -62,13 +76,34 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
 			       size_t errlen);
 
-/* Expires the lease now, only if HOLDER still holds TERM: a late retry can
- * never free a newer holder's lease. */
+/* Gives the lease back, only if HOLDER still holds TERM (a late retry can
+ * never free a newer holder's lease): it expires now, or MIN_HOLD_US after
+ * its acquisition, whichever is later, and the row records EXIT_STATUS
+ * (-1: none) and the finish time. */
 enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 uint64_t term, enum db_status *st, char *err, size_t errlen);
+				 uint64_t term, int64_t min_hold_us, int exit_status, enum db_status *st, char *err,
+				 size_t errlen);
 
-/* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql. */
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
+/* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
+enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+			    size_t errlen);
+
+/* --release: expires NAME now, whoever holds it. *WAS receives the holder
+ * it had; *FOUND and *WAS_HELD say whether there was a row, and whether
+ * it was held. */
+enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name,
+				   struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
+
+/* --check: does HOLDER hold NAME with TERM, unexpired? */
+enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen);
+
+/* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
+ * table gains the columns it lacks (sql/upgrade-1-to-2.sql). *UPGRADED
+ * says whether it did. */
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, bool *upgraded,
+				  char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

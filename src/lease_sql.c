@@ -91,21 +91,29 @@ static void quote_table(char *out, size_t len, const char *table)
 
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
+	/* The acquire names a schema-2 column (last_exit=last_exit changes
+	 * nothing), so a table that --init has not upgraded fails at once
+	 * with "unknown column" (exit 78), not at every release. */
 	char t[LEASE_TABLE_MAX + 8];
 
 	quote_table(t, sizeof(t), table);
 	snprintf(s->acquire, sizeof(s->acquire),
 		 "UPDATE %s SET holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), "
-		 "renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
+		 "renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, "
+		 "last_exit=last_exit "
 		 "WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) AND @@global.read_only = 0",
 		 t);
 	snprintf(s->renew, sizeof(s->renew),
 		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
 		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) AND @@global.read_only = 0",
 		 t);
+	/* GREATEST: with --min-hold the lease stays taken until acquisition +
+	 * min-hold, so a host whose cron fired late skips instead of running
+	 * the job again. */
 	snprintf(s->release, sizeof(s->release),
-		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND holder=? AND term=? "
-		 "AND expires_at > UTC_TIMESTAMP(6)",
+		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), acquired_at + INTERVAL ? MICROSECOND), "
+		 "last_exit=?, finished_at=UTC_TIMESTAMP(6) "
+		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
 	snprintf(s->read, sizeof(s->read),
 		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), @@global.read_only "
@@ -121,9 +129,35 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "  acquired_at DATETIME(6) NULL,\n"
 		 "  renewed_at  DATETIME(6) NULL,\n"
 		 "  expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',\n"
+		 "  last_exit   INT NULL,\n"
+		 "  finished_at DATETIME(6) NULL,\n"
 		 "  PRIMARY KEY (name)\n"
 		 ") ENGINE=InnoDB",
 		 t);
+#define ISO(col) "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
+	snprintf(s->status, sizeof(s->status),
+		 "SELECT name, holder, term, expires_at > UTC_TIMESTAMP(6), "
+		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " ISO("expires_at") ", " ISO(
+			 "renewed_at") ", " ISO("acquired_at") ", last_exit, " ISO("finished_at") ", " ISO(
+			 "UTC_TIMESTAMP(6)") " FROM %s ORDER BY name",
+		 t);
+	snprintf(s->status_one, sizeof(s->status_one),
+		 "SELECT name, holder, term, expires_at > UTC_TIMESTAMP(6), "
+		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " ISO("expires_at") ", " ISO(
+			 "renewed_at") ", " ISO("acquired_at") ", last_exit, " ISO("finished_at") ", " ISO(
+			 "UTC_TIMESTAMP(6)") " FROM %s WHERE name=?",
+		 t);
+#undef ISO
+	snprintf(s->force_release, sizeof(s->force_release),
+		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t);
+	snprintf(s->check, sizeof(s->check),
+		 "SELECT COUNT(*) FROM %s WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)", t);
+	snprintf(s->columns, sizeof(s->columns),
+		 "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
+		 "AND TABLE_NAME=? AND COLUMN_NAME IN ('last_exit', 'finished_at')");
+	snprintf(s->upgrade, sizeof(s->upgrade),
+		 "ALTER TABLE %s ADD COLUMN last_exit INT NULL, ADD COLUMN finished_at DATETIME(6) NULL", t);
 }
 
 enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire)

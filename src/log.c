@@ -4,17 +4,22 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "json.h"
 
 /* Written once by log_init before any other thread exists, read-only after:
  * configuration of the process, not option state passed around. */
 static int log_verbosity;
 static const char *log_lease;
+static bool log_json;
 
-void log_init(int verbosity, const char *lease)
+void log_init(int verbosity, const char *lease, bool json)
 {
 	log_verbosity = verbosity;
 	log_lease = lease;
+	log_json = json;
 }
 
 int log_enabled(enum log_level level)
@@ -22,29 +27,54 @@ int log_enabled(enum log_level level)
 	return (int)level <= log_verbosity + 1;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+static void log_write(char *line, size_t n)
+{
+	line[n++] = '\n';
+	/* One write per line, so lines from concurrent leaderruns sharing a
+	 * stderr do not interleave. */
+	(void)!write(STDERR_FILENO, line, n);
+}
+
+void log_event(enum log_level level, const char *event, const char *fmt, ...)
 {
 	static const char *const prefix[] = {"error: ", "warning: ", "", ""};
-	char line[1024];
+	static const char *const names[] = {"error", "warning", "info", "debug"};
+	char msg[768], line[2048];
 	int n, saved = errno;
 	va_list ap;
 
 	if (!log_enabled(level))
 		return;
-	if (log_lease)
-		n = snprintf(line, sizeof(line), "leaderrun[%ld]: lease %s: %s", (long)getpid(), log_lease,
-			     prefix[level]);
-	else
-		n = snprintf(line, sizeof(line), "leaderrun[%ld]: %s", (long)getpid(), prefix[level]);
-	if (n < 0 || (size_t)n >= sizeof(line))
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	n = (int)strlen(line);
-	line[n++] = '\n';
-	/* One write per line, so lines from concurrent leaderruns sharing a
-	 * stderr do not interleave. */
-	(void)!write(STDERR_FILENO, line, (size_t)n);
+
+	if (log_json) {
+		char qmsg[1600], qlease[800] = "null", ts[40];
+		struct timespec now;
+		struct tm tm;
+
+		/* Wall-clock time for the reader; no interval is measured with it. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		gmtime_r(&now.tv_sec, &tm);
+		n = (int)strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+		snprintf(ts + n, sizeof(ts) - (size_t)n, ".%03ldZ", now.tv_nsec / 1000000);
+		json_quote(qmsg, sizeof(qmsg), msg);
+		if (log_lease)
+			json_quote(qlease, sizeof(qlease), log_lease);
+		n = snprintf(line, sizeof(line) - 1,
+			     "{\"ts\":\"%s\",\"level\":\"%s\",\"pid\":%ld,\"lease\":%s,\"msg\":%s%s%s%s}", ts,
+			     names[level], (long)getpid(), qlease, qmsg, event ? ",\"event\":\"" : "", event ? event : "",
+			     event ? "\"" : "");
+	} else if (log_lease)
+		n = snprintf(line, sizeof(line) - 1, "leaderrun[%ld]: lease %s: %s%s", (long)getpid(), log_lease,
+			     prefix[level], msg);
+	else
+		n = snprintf(line, sizeof(line) - 1, "leaderrun[%ld]: %s%s", (long)getpid(), prefix[level], msg);
+	if (n < 0)
+		n = 0;
+	if ((size_t)n > sizeof(line) - 2)
+		n = (int)sizeof(line) - 2;
+	log_write(line, (size_t)n);
 	errno = saved;
 }

@@ -1,7 +1,10 @@
-/* One line per event on stderr, "leaderrun[PID]: lease NAME: message".
- * stdout belongs to the child. */
+/* One line per event on stderr: "leaderrun[PID]: lease NAME: message", or
+ * with --log-format json one object per line: ts, level, pid, lease, msg
+ * and, for the lease's events, event. stdout belongs to the child. */
 #ifndef LEADERRUN_LOG_H
 #define LEADERRUN_LOG_H
+
+#include <stdbool.h>
 
 enum log_level {
 	LOG_ERROR = 0, /* shown unless -q */
@@ -12,15 +15,18 @@ enum log_level {
 
 /* Set once by main before anything logs: VERBOSITY is -1 for -q, 0 by
  * default, +1 per -v. LEASE may be NULL and is borrowed, not copied. */
-void log_init(int verbosity, const char *lease);
+void log_init(int verbosity, const char *lease, bool json);
 
 int log_enabled(enum log_level level);
 
-void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* EVENT (NULL for none) names a step of the lease's life in JSON logs:
+ * waiting, acquired, renew_failed, lost, exited, released. */
+void log_event(enum log_level level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
-#define log_warn(...) log_msg(LOG_WARN, __VA_ARGS__)
-#define log_info(...) log_msg(LOG_INFO, __VA_ARGS__)
-#define log_debug(...) log_msg(LOG_DEBUG, __VA_ARGS__)
+#define log_msg(level, ...) log_event(level, NULL, __VA_ARGS__)
+#define log_error(...) log_event(LOG_ERROR, NULL, __VA_ARGS__)
+#define log_warn(...) log_event(LOG_WARN, NULL, __VA_ARGS__)
+#define log_info(...) log_event(LOG_INFO, NULL, __VA_ARGS__)
+#define log_debug(...) log_event(LOG_DEBUG, NULL, __VA_ARGS__)
 
 #endif

@@ -6,6 +6,7 @@
  *   options.c     argv + LEADERRUN_* -> const struct options
  *     duration.c, dsn.c, leasename.c, timing.c (defaults, safety check)
  *   runmode.c     --init, or a run: precheck, subreaper, worker, supervisor
+ *   admin.c       --status, --release, --check
  *   supervisor.c  the lease loop: wait, spawn, renew, stop, drain, release
  *   worker.c      database thread: one statement at a time, own connection
  *   lease.c       the SQL protocol (compare-and-set on one row)
@@ -16,6 +17,7 @@
  */
 #include <stdio.h>
 
+#include "admin.h"
 #include "log.h"
 #include "options.h"
 #include "outcome.h"
@@ -38,11 +40,20 @@ int main(int argc, char *argv[])
 		break;
 	}
 
-	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL);
-	if (o.mode == MODE_INIT)
+	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
+	switch (o.mode) {
+	case MODE_INIT:
 		runmode_init(&o, &out);
-	else
+		break;
+	case MODE_RUN:
 		runmode_run(&o, &out);
+		break;
+	case MODE_STATUS:
+	case MODE_RELEASE:
+	case MODE_CHECK:
+		admin_run(&o, &out);
+		break;
+	}
 
 	status = outcome_exit_status(&out, o.busy_exit);
 	options_free(&o);

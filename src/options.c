@@ -29,6 +29,16 @@ enum {
 	OPT_SSL_CA,
 	OPT_SSL_CERT,
 	OPT_SSL_KEY,
+	OPT_STATUS,
+	OPT_RELEASE,
+	OPT_CHECK,
+	OPT_JSON,
+	OPT_TERM,
+	OPT_MIN_HOLD,
+	OPT_PING,
+	OPT_NOTIFY,
+	OPT_LOG_FORMAT,
+	OPT_READY_FILE,
 };
 
 static const struct option long_options[] = {
@@ -41,6 +51,16 @@ static const struct option long_options[] = {
 	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
 	{"ssl-key", required_argument, NULL, OPT_SSL_KEY},
 	{"init", no_argument, NULL, OPT_INIT},
+	{"status", no_argument, NULL, OPT_STATUS},
+	{"release", required_argument, NULL, OPT_RELEASE},
+	{"check", no_argument, NULL, OPT_CHECK},
+	{"json", no_argument, NULL, OPT_JSON},
+	{"term", required_argument, NULL, OPT_TERM},
+	{"min-hold", required_argument, NULL, OPT_MIN_HOLD},
+	{"ping", required_argument, NULL, OPT_PING},
+	{"notify", required_argument, NULL, OPT_NOTIFY},
+	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+	{"ready-file", required_argument, NULL, OPT_READY_FILE},
 	{"lease", required_argument, NULL, 'l'},
 	{"holder", required_argument, NULL, OPT_HOLDER},
 	{"ttl", required_argument, NULL, 't'},
@@ -62,6 +82,9 @@ static void options_help(FILE *f)
 {
 	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --init\n"
+	      "       leaderrun [CONNECTION OPTIONS] --status [--json] [LEASE]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --release LEASE\n"
+	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
 	      "\n"
 	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
 	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
@@ -74,7 +97,11 @@ static void options_help(FILE *f)
 	      "      --ssl-mode MODE      DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
 	      "      --ssl-ca FILE        CA certificate(s) to verify the server with\n"
 	      "      --ssl-cert FILE      client certificate; --ssl-key FILE: its key\n"
-	      "      --init               create the lease table if missing, then exit\n"
+	      "      --init               create (or upgrade) the lease table, then exit\n"
+	      "Operator:\n"
+	      "      --status [LEASE]     show every lease, or one (--json for JSON)\n"
+	      "      --release LEASE      force the lease to expire now; its holder stops\n"
+	      "      --check              exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead\n"
 	      "Lease:\n"
 	      "  -l, --lease NAME         lease name (default: derived from COMMAND)\n"
 	      "      --holder ID          holder identity (default HOST:PID:RANDOM)\n"
@@ -87,9 +114,15 @@ static void options_help(FILE *f)
 	      "  -w, --wait-timeout D     give up waiting after D; exit 75\n"
 	      "      --retry-interval D   how often a follower looks (default 1s)\n"
 	      "  -E, --busy-exit-code N   exit status when not acquired (default 75)\n"
+	      "      --min-hold D         keep the lease until acquisition + D (cron dedupe)\n"
+	      "Notifications:\n"
+	      "      --ping URL           Healthchecks-style pings: URL/start, URL/STATUS, URL/fail\n"
+	      "      --notify URL         POST a JSON event (acquired, lost, released, exited)\n"
+	      "      --ready-file PATH    exists while the command runs (readiness probe)\n"
 	      "Output:\n"
 	      "  -v, --verbose            more messages (repeatable)\n"
 	      "  -q, --quiet              errors only\n"
+	      "      --log-format F       text (default) or json\n"
 	      "  -h, --help               this help\n"
 	      "  -V, --version            version\n"
 	      "\n"
@@ -231,6 +264,9 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	const char *holder = getenv("LEADERRUN_HOLDER"), *password_file = NULL;
 	bool quiet = false;
 	const char *ssl_mode = NULL, *ssl_ca = NULL, *ssl_cert = NULL, *ssl_key = NULL;
+	const char *release_lease = NULL, *term_text = NULL, *log_format = getenv("LEADERRUN_LOG_FORMAT");
+	const char *env_lease = lease, *env_holder = holder, *lease_arg = NULL, *holder_arg = NULL;
+	int modes = 0;
 	bool dsn_from_argv = false;
 	int c;
 	char why[256];
@@ -289,12 +325,52 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			break;
 		case OPT_INIT:
 			o->mode = MODE_INIT;
+			modes++;
+			break;
+		case OPT_STATUS:
+			o->mode = MODE_STATUS;
+			modes++;
+			break;
+		case OPT_RELEASE:
+			o->mode = MODE_RELEASE;
+			release_lease = optarg;
+			modes++;
+			break;
+		case OPT_CHECK:
+			o->mode = MODE_CHECK;
+			modes++;
+			break;
+		case OPT_JSON:
+			o->json = true;
+			break;
+		case OPT_TERM:
+			term_text = optarg;
+			break;
+		case OPT_MIN_HOLD:
+			if (parse_duration_opt("--min-hold", optarg, &o->min_hold_us, err, errlen) < 0)
+				goto usage;
+			break;
+		case OPT_PING:
+			o->ping_url = optarg;
+			break;
+		case OPT_NOTIFY:
+			if (o->nnotify == OPTIONS_MAX_NOTIFY) {
+				snprintf(err, errlen, "at most %d --notify URLs", OPTIONS_MAX_NOTIFY);
+				goto usage;
+			}
+			o->notify_urls[o->nnotify++] = optarg;
+			break;
+		case OPT_LOG_FORMAT:
+			log_format = optarg;
+			break;
+		case OPT_READY_FILE:
+			o->ready_file = optarg;
 			break;
 		case 'l':
-			lease = optarg;
+			lease = lease_arg = optarg;
 			break;
 		case OPT_HOLDER:
-			holder = optarg;
+			holder = holder_arg = optarg;
 			break;
 		case 't':
 			if (parse_duration_opt("--ttl", optarg, &o->timing.ttl_us, err, errlen) < 0)
@@ -393,9 +469,40 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	}
 	o->command = argv + optind;
 
-	if (o->mode == MODE_INIT && o->command[0]) {
-		snprintf(err, errlen, "--init takes no COMMAND; run it once on its own");
+	if (modes > 1) {
+		snprintf(err, errlen, "--init, --status, --release and --check are modes of their own; give one");
 		goto usage;
+	}
+	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK) && o->command[0]) {
+		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", o->command[0]);
+		goto usage;
+	}
+	if (o->mode == MODE_STATUS && o->command[0] && o->command[1]) {
+		snprintf(err, errlen, "--status takes at most one LEASE, not '%s'", o->command[1]);
+		goto usage;
+	}
+	if (o->json && o->mode != MODE_STATUS) {
+		snprintf(err, errlen, "--json goes with --status (for JSON logs: --log-format json)");
+		goto usage;
+	}
+	if (term_text && o->mode != MODE_CHECK) {
+		snprintf(err, errlen, "--term goes with --check");
+		goto usage;
+	}
+	if (log_format && *log_format) {
+		if (strcmp(log_format, "json") == 0)
+			o->log_format = LOG_FORMAT_JSON;
+		else if (strcmp(log_format, "text") != 0) {
+			snprintf(err, errlen, "--log-format '%s' is not a format; use text or json", log_format);
+			goto usage;
+		}
+	}
+	for (int i = -1; i < o->nnotify; i++) {
+		const char *u = i < 0 ? o->ping_url : o->notify_urls[i];
+		if (u && strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
+			snprintf(err, errlen, "%s URL must start with http:// or https://", i < 0 ? "--ping" : "--notify");
+			goto usage;
+		}
 	}
 	if (o->mode == MODE_RUN && !o->command[0]) {
 		snprintf(err, errlen, "no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...]");
@@ -469,6 +576,38 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (lease_table_validate(table, err, errlen) < 0)
 		goto usage;
 	snprintf(o->table, sizeof(o->table), "%s", table);
+
+	if (o->mode == MODE_STATUS) {
+		o->all_leases = !o->command[0];
+		if (o->command[0] && set_name("lease name", o->lease, sizeof(o->lease), o->command[0], LEASE_NAME_MAX,
+					      err, errlen) < 0)
+			goto usage;
+	}
+	if (o->mode == MODE_RELEASE &&
+	    set_name("lease name", o->lease, sizeof(o->lease), release_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		goto usage;
+	if (o->mode == MODE_CHECK) {
+		/* The command's own environment names the lease it runs under:
+		 * here LEADERRUN_TERM is the input, not a sign of nesting. */
+		const char *l = lease_arg ? lease_arg : env_lease ? env_lease : getenv("LEADERRUN_LEASE");
+		const char *h = holder_arg ? holder_arg : env_holder ? env_holder : getenv("LEADERRUN_HOLDER");
+		const char *t = term_text ? term_text : getenv("LEADERRUN_TERM");
+		char *end;
+		if (!l || !h || !t) {
+			snprintf(err, errlen, "--check needs the lease, holder and term: run it inside leaderrun's command, "
+					      "or give --lease, --holder and --term");
+			goto usage;
+		}
+		if (set_name("lease name", o->lease, sizeof(o->lease), l, LEASE_NAME_MAX, err, errlen) < 0 ||
+		    set_name("holder", o->holder, sizeof(o->holder), h, LEASE_HOLDER_MAX, err, errlen) < 0)
+			goto usage;
+		errno = 0;
+		o->check_term = strtoull(t, &end, 10);
+		if (errno || end == t || *end || *t == '-') {
+			snprintf(err, errlen, "--term '%s' is not a term number", t);
+			goto usage;
+		}
+	}
 
 	if (o->mode == MODE_RUN) {
 		if (lease && *lease) {

@@ -12,7 +12,11 @@
 #include "lease.h"
 #include "timing.h"
 
-enum options_mode { MODE_RUN, MODE_INIT };
+enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK };
+
+enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
+
+#define OPTIONS_MAX_NOTIFY 8
 
 struct options {
 	enum options_mode mode;
@@ -34,6 +38,19 @@ struct options {
 	int busy_exit;
 	int verbosity; /* -1 quiet, 0 default, +1 per -v */
 	char **command; /* NULL-terminated, borrowed from argv */
+
+	/* Operator modes. */
+	bool json;           /* --status --json */
+	bool all_leases;     /* --status without a name */
+	uint64_t check_term; /* --check: --term or LEADERRUN_TERM */
+
+	/* Cron and notifications. */
+	int64_t min_hold_us;
+	const char *ping_url;
+	const char *notify_urls[OPTIONS_MAX_NOTIFY];
+	int nnotify;
+	enum log_format log_format;
+	const char *ready_file;
 };
 
 enum options_result {

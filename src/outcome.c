@@ -28,6 +28,8 @@ int outcome_exit_status(const struct outcome *o, int busy_exit)
 		return EXIT_NOT_FOUND;
 	case OUTCOME_INIT_DONE:
 		return 0;
+	case OUTCOME_NO:
+		return 1;
 	case OUTCOME_INTERNAL:
 		break;
 	}

@@ -13,7 +13,8 @@ enum outcome_kind {
 	OUTCOME_NO_TABLE,
 	OUTCOME_NOT_EXECUTABLE,
 	OUTCOME_NOT_FOUND,
-	OUTCOME_INIT_DONE,
+	OUTCOME_INIT_DONE, /* also: --status, --release and --check succeeded */
+	OUTCOME_NO,        /* --status/--release: no such lease; --check: not held */
 	OUTCOME_INTERNAL, /* fork, pipe, thread or memory failure */
 };
 

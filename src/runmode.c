@@ -10,6 +10,7 @@
 #include "duration.h"
 #include "lease.h"
 #include "log.h"
+#include "notify.h"
 #include "supervisor.h"
 #include "worker.h"
 
@@ -23,7 +24,7 @@ static unsigned ceil_seconds(int64_t us)
 	return s < 1 ? 1u : (unsigned)s;
 }
 
-static void db_config_from(const struct options *o, struct db_config *c)
+void runmode_db_config(const struct options *o, struct db_config *c)
 {
 	unsigned connect_s = o->dsn.connect_timeout_s ? o->dsn.connect_timeout_s : DEFAULT_CONNECT_TIMEOUT_S;
 
@@ -53,7 +54,7 @@ static void db_config_from(const struct options *o, struct db_config *c)
 	}
 }
 
-static enum outcome_kind outcome_of_status(enum db_status st)
+enum outcome_kind runmode_outcome_of(enum db_status st)
 {
 	switch (st) {
 	case DB_OK:
@@ -74,6 +75,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 	struct lease_sql sql;
 	struct db *db;
 	enum db_status st;
+	bool upgraded = false;
 	char err[512];
 
 	memset(out, 0, sizeof(*out));
@@ -82,7 +84,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 		out->kind = OUTCOME_INTERNAL;
 		return;
 	}
-	db_config_from(o, &cfg);
+	runmode_db_config(o, &cfg);
 	db = db_new(&cfg);
 	if (!db) {
 		out->kind = OUTCOME_INTERNAL;
@@ -91,9 +93,11 @@ void runmode_init(const struct options *o, struct outcome *out)
 	lease_sql_render(&sql, o->table);
 	st = db_connect(db, err, sizeof(err));
 	if (st == DB_OK)
-		st = lease_create_table(db, &sql, err, sizeof(err));
-	out->kind = outcome_of_status(st);
-	if (st == DB_OK)
+		st = lease_create_table(db, &sql, o->table, &upgraded, err, sizeof(err));
+	out->kind = runmode_outcome_of(st);
+	if (st == DB_OK && upgraded)
+		log_warn("table %s upgraded in place: added last_exit and finished_at", o->table);
+	else if (st == DB_OK)
 		log_info("table %s is ready", o->table);
 	else if (st == DB_DENIED)
 		log_error("--init: access denied (%s); run it as a user with the CREATE privilege, or apply sql/leaderrun.sql as an administrator",
@@ -111,6 +115,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	struct lease_sql sql;
 	struct worker_job job;
 	struct worker *w;
+	struct notify *notes;
 	struct db *db;
 	char err[512];
 	int rc;
@@ -128,14 +133,17 @@ void runmode_run(const struct options *o, struct outcome *out)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	supervisor_block_signals();
+	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
+		log_warn("cannot initialise libcurl; notifications disabled");
 	if (db_library_init() < 0) {
 		log_error("cannot initialise the MySQL client library");
 		out->kind = OUTCOME_INTERNAL;
 		return;
 	}
-	db_config_from(o, &cfg);
+	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
 	db = db_new(&cfg);
+	job.min_hold_us = o->min_hold_us;
 	job.name = o->lease;
 	job.holder = o->holder;
 	job.sql = &sql;
@@ -149,7 +157,10 @@ void runmode_run(const struct options *o, struct outcome *out)
 		return;
 	}
 
-	supervisor_run(o, w, environ, out);
+	notes = notify_start(o);
+	supervisor_run(o, w, notes, environ, out);
+	/* Pings and webhooks get a bounded moment to go out. */
+	notify_finish(notes, timing_now() + 10 * USEC_PER_SEC);
 
 	/* A worker stuck on a dead socket is left behind with its connection;
 	 * exiting is what must not wait. */

@@ -2,10 +2,17 @@
 #ifndef LEADERRUN_RUNMODE_H
 #define LEADERRUN_RUNMODE_H
 
+#include "db.h"
 #include "options.h"
 #include "outcome.h"
 
 void runmode_init(const struct options *o, struct outcome *out);
+
+/* The connection settings that O describes. */
+void runmode_db_config(const struct options *o, struct db_config *c);
+
+/* The outcome a database failure ends a mode with. */
+enum outcome_kind runmode_outcome_of(enum db_status st);
 void runmode_run(const struct options *o, struct outcome *out);
 
 #endif

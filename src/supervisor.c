@@ -17,6 +17,7 @@
 #include "supervisor.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -41,6 +42,9 @@ enum { EV_SIGNAL = 1, EV_WORKER = 2, EV_TIMER = 4 };
 struct sup {
 	const struct options *o;
 	struct worker *w;
+	struct notify *n;
+	int64_t acquired_at;
+	bool lost_notified;
 	int sigfd, timerfd;
 	uint64_t rng;
 
@@ -64,6 +68,7 @@ struct sup {
 	bool lost;      /* the row is someone else's: stop renewing */
 	int64_t stop_sent_at, drain_kill_at;
 	bool orphans_signalled;
+	int exit_status; /* recorded by the release; -1: none */
 };
 
 void supervisor_block_signals(void)
@@ -154,11 +159,15 @@ static void sup_reap(struct sup *s)
 		if (s->child.pid > 0 && pid == s->child.pid && s->child_running) {
 			s->child_running = false;
 			s->child_wstatus = st;
+			s->exit_status = child_exit_status(st);
 			child_restore_terminal(&s->child);
+			if (s->o->ready_file)
+				unlink(s->o->ready_file);
 			if (WIFSIGNALED(st))
-				log_info("command killed by signal %s", sup_signame(WTERMSIG(st)));
+				log_event(LOG_INFO, "exited", "command killed by signal %s", sup_signame(WTERMSIG(st)));
 			else
-				log_info("command exited with status %d", WEXITSTATUS(st));
+				log_event(LOG_INFO, "exited", "command exited with status %d", WEXITSTATUS(st));
+			notify_event(s->n, "exited", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
 			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
@@ -209,7 +218,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 		int64_t wake;
 		int sig;
 
-		if (worker_submit(s->w, WORKER_ACQUIRE, 0) < 0) {
+		if (worker_submit(s->w, WORKER_ACQUIRE, 0, -1) < 0) {
 			log_error("internal error: database worker busy");
 			out->kind = OUTCOME_INTERNAL;
 			return false;
@@ -252,8 +261,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			}
 			if (r.info.term != last_term || strcmp(r.info.holder, last_holder) != 0) {
 				fmt_dur(a, sizeof(a), r.info.expires_in_us);
-				log_info("waiting: held by %s (term %" PRIu64 "), expires in %s", r.info.holder,
-					 r.info.term, a);
+				log_event(LOG_INFO, "waiting", "waiting: held by %s (term %" PRIu64 "), expires in %s",
+					  r.info.holder, r.info.term, a);
 				last_term = r.info.term;
 				snprintf(last_holder, sizeof(last_holder), "%s", r.info.holder);
 			}
@@ -272,7 +281,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 				out->kind = OUTCOME_DENIED;
 				return false;
 			case DB_NO_TABLE:
-				log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' or apply sql/leaderrun.sql",
+				log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also "
+					  "upgrades an older table) or apply sql/",
 					  o->table, r.err);
 				out->kind = OUTCOME_NO_TABLE;
 				return false;
@@ -332,11 +342,21 @@ gave_up:
 
 /* ---- 3. hold, 4. drain ------------------------------------------------- */
 
+/* The lease is gone or going: say so once, to the log and the receivers. */
+static void sup_notify_lost(struct sup *s)
+{
+	if (s->lost_notified)
+		return;
+	s->lost_notified = true;
+	notify_event(s->n, "lost", s->term, -1, (timing_now() - s->acquired_at) / 1000);
+}
+
 static void sup_kill_now(struct sup *s, const char *why)
 {
 	if (s->killed)
 		return;
-	log_error("%s; sending SIGKILL to the command's process group", why);
+	sup_notify_lost(s);
+	log_event(LOG_ERROR, "lost", "%s; sending SIGKILL to the command's process group", why);
 	child_signal(&s->child, SIGKILL);
 	child_kill_orphans(&s->child, SIGKILL);
 	s->killed = true;
@@ -376,7 +396,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	s->next_renew = now + timing_retry_step(t);
 	fmt_dur(a, sizeof(a), s->stop_at - now);
 	if (s->failures == 1)
-		log_warn("renew failed (%s: %s); retrying, %s left before the command is stopped",
+		log_event(LOG_WARN, "renew_failed", "renew failed (%s: %s); retrying, %s left before the command is stopped",
 			 dberr_name(r->status), r->err, a);
 	else
 		log_debug("renew attempt %u failed (%s: %s); %s left", s->failures, dberr_name(r->status), r->err, a);
@@ -449,7 +469,8 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		sup_kill_now(s, "command still running after --kill-grace");
 	} else if (!s->stop_sent && now >= s->stop_at) {
 		fmt_dur(a, sizeof(a), s->deadline - now);
-		log_error("no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
+		sup_notify_lost(s);
+		log_event(LOG_ERROR, "lost", "no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
 			  sup_signame(o->kill_signal), a);
 		s->stop_sent = true;
 		s->stop_sent_at = now;
@@ -472,7 +493,7 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		worker_abort(s->w);
 		s->attempt_aborted = true;
 	} else if (!worker_busy && now >= s->next_renew) {
-		if (worker_submit(s->w, WORKER_RENEW, s->term) == 0) {
+		if (worker_submit(s->w, WORKER_RENEW, s->term, -1) == 0) {
 			s->attempt_started = now;
 			s->attempt_aborted = false;
 		}
@@ -561,7 +582,7 @@ static void sup_release(struct sup *s)
 			return;
 		}
 	}
-	if (worker_submit(s->w, WORKER_RELEASE, s->term) < 0)
+	if (worker_submit(s->w, WORKER_RELEASE, s->term, s->exit_status) < 0)
 		return;
 	for (;;) {
 		int ev = sup_poll(s, give_up);
@@ -575,8 +596,10 @@ static void sup_release(struct sup *s)
 			return;
 		}
 	}
-	if (r.outcome == LEASE_OK)
-		log_info("released term %" PRIu64, s->term);
+	if (r.outcome == LEASE_OK) {
+		log_event(LOG_INFO, "released", "released term %" PRIu64, s->term);
+		notify_event(s->n, "released", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
+	}
 	else if (r.outcome == LEASE_LOST)
 		log_warn("the lease had already expired when the command finished");
 	else
@@ -614,7 +637,27 @@ static void sup_abandon_acquire(struct sup *s)
 
 /* ---- the whole run ---------------------------------------------------- */
 
-void supervisor_run(const struct options *o, struct worker *w, char *const environ_base[], struct outcome *out)
+/* --ready-file: exists while the command runs, for a readiness probe that
+ * marks only the leader ready. */
+static void sup_ready(const struct sup *s)
+{
+	char line[LEASE_HOLDER_MAX + 32];
+	int fd;
+
+	if (!s->o->ready_file)
+		return;
+	fd = open(s->o->ready_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_warn("--ready-file %s: %s", s->o->ready_file, strerror(errno));
+		return;
+	}
+	snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->term);
+	(void)!write(fd, line, strlen(line));
+	close(fd);
+}
+
+void supervisor_run(const struct options *o, struct worker *w, struct notify *n, char *const environ_base[],
+		    struct outcome *out)
 {
 	struct sup s;
 	sigset_t set;
@@ -625,6 +668,8 @@ void supervisor_run(const struct options *o, struct worker *w, char *const envir
 	memset(out, 0, sizeof(*out));
 	s.o = o;
 	s.w = w;
+	s.n = n;
+	s.exit_status = -1;
 	if (getrandom(&s.rng, sizeof(s.rng), GRND_NONBLOCK) != (ssize_t)sizeof(s.rng) || s.rng == 0)
 		s.rng = (uint64_t)timing_now() | 1;
 
@@ -641,7 +686,9 @@ void supervisor_run(const struct options *o, struct worker *w, char *const envir
 		sup_abandon_acquire(&s);
 		goto done;
 	}
-	log_info("acquired term %" PRIu64 " as %s", s.term, o->holder);
+	s.acquired_at = timing_now();
+	log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s", s.term, o->holder);
+	notify_event(n, "acquired", s.term, -1, 0);
 
 	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, o->holder);
 	if (!env) {
@@ -663,6 +710,8 @@ void supervisor_run(const struct options *o, struct worker *w, char *const envir
 	if (s.child.exec_errno)
 		log_error("%s", err);
 	s.child_running = true;
+	sup_ready(&s);
+	notify_event(n, "start", s.term, -1, 0);
 
 	sup_hold(&s);
 

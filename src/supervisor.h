@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include "lease.h"
+#include "notify.h"
 #include "options.h"
 #include "outcome.h"
 #include "worker.h"
@@ -15,8 +16,10 @@
  * the supervisor's signalfd only. */
 void supervisor_block_signals(void);
 
-/* Runs O->command under the lease. W executes the statements. ENVIRON is
- * the base of the command's environment. Fills OUT. */
-void supervisor_run(const struct options *o, struct worker *w, char *const environ_base[], struct outcome *out);
+/* Runs O->command under the lease. W executes the statements, N (may be
+ * NULL) sends the notifications. ENVIRON is the base of the command's
+ * environment. Fills OUT. */
+void supervisor_run(const struct options *o, struct worker *w, struct notify *n, char *const environ_base[],
+		    struct outcome *out);
 
 #endif

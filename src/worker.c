@@ -20,10 +20,12 @@ struct worker {
 	bool pending, running, done, quit;
 	enum worker_op op;
 	uint64_t term;
+	int exit_status;
 	struct worker_result result;
 };
 
-static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, struct worker_result *r)
+static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status,
+			  struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 
@@ -46,8 +48,8 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, st
 					 &r->status, r->err, sizeof(r->err));
 		break;
 	case WORKER_RELEASE:
-		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, &r->status, r->err,
-					   sizeof(r->err));
+		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
+					   &r->status, r->err, sizeof(r->err));
 		break;
 	}
 }
@@ -61,6 +63,7 @@ static void *worker_main(void *arg)
 	for (;;) {
 		enum worker_op op;
 		uint64_t term;
+		int exit_status;
 
 		while (!w->pending && !w->quit)
 			pthread_cond_wait(&w->wake, &w->lock);
@@ -68,11 +71,12 @@ static void *worker_main(void *arg)
 			break;
 		op = w->op;
 		term = w->term;
+		exit_status = w->exit_status;
 		w->pending = false;
 		w->running = true;
 		pthread_mutex_unlock(&w->lock);
 
-		worker_run_op(w, op, term, &r);
+		worker_run_op(w, op, term, exit_status, &r);
 
 		pthread_mutex_lock(&w->lock);
 		w->result = r;
@@ -115,7 +119,7 @@ int worker_fd(const struct worker *w)
 	return w->pipe[0];
 }
 
-int worker_submit(struct worker *w, enum worker_op op, uint64_t term)
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
 {
 	int rc = -1;
 
@@ -123,6 +127,7 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term)
 	if (!w->pending && !w->running && !w->done) {
 		w->op = op;
 		w->term = term;
+		w->exit_status = exit_status;
 		w->pending = true;
 		pthread_cond_signal(&w->wake);
 		rc = 0;

@@ -16,6 +16,7 @@ struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
 	const struct lease_sql *sql;
 	int64_t ttl_us;
+	int64_t min_hold_us; /* --min-hold, for the release */
 };
 
 struct worker_result {
@@ -36,8 +37,9 @@ struct worker *worker_start(struct db *db, const struct worker_job *job);
 /* Readable when a result is ready. */
 int worker_fd(const struct worker *w);
 
-/* Queues OP (TERM for renew and release). Returns -1 if busy. */
-int worker_submit(struct worker *w, enum worker_op op, uint64_t term);
+/* Queues OP (TERM for renew and release; EXIT_STATUS, or -1, for the
+ * release's record). Returns -1 if busy. */
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
 int worker_busy(struct worker *w);
 

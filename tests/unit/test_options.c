@@ -171,7 +171,7 @@ Test(options, kill_signal_by_name_or_number)
 Test(options, bad_inputs_are_usage_errors)
 {
 	USAGE("no COMMAND", "-n");
-	USAGE("--init takes no COMMAND", "--init", "true");
+	USAGE("this mode takes no COMMAND", "--init", "true");
 	USAGE("unknown option '--frobnicate'", "--frobnicate", "true");
 	USAGE("unknown option '-z'", "-z", "true");
 }

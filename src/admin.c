@@ -1,0 +1,229 @@
+#include "admin.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db.h"
+#include "duration.h"
+#include "json.h"
+#include "lease.h"
+#include "log.h"
+#include "runmode.h"
+
+struct rows {
+	struct lease_row *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void collect(void *ctx, const struct lease_row *row)
+{
+	struct rows *r = ctx;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct lease_row *v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			r->oom = true;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = *row;
+}
+
+static const char *or_dash(const char *s)
+{
+	return s && *s ? s : "-";
+}
+
+static void print_json(const struct rows *r)
+{
+	char q[4 * LEASE_HOLDER_MAX + 8];
+
+	fputs("[", stdout);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct lease_row *w = &r->v[i];
+		json_quote(q, sizeof(q), w->name);
+		printf("%s\n  {\"name\": %s, ", i ? "," : "", q);
+		json_quote(q, sizeof(q), w->holder);
+		printf("\"holder\": %s, \"term\": %" PRIu64 ", \"state\": \"%s\", \"expires_in_ms\": %" PRId64 ", ", q,
+		       w->term, w->held ? "held" : "free", w->held ? w->expires_in_us / 1000 : (int64_t)0);
+		printf("\"expires_at\": \"%s\", ", w->expires_at);
+		if (w->renewed_at[0])
+			printf("\"renewed_at\": \"%s\", ", w->renewed_at);
+		else
+			fputs("\"renewed_at\": null, ", stdout);
+		if (w->acquired_at[0])
+			printf("\"acquired_at\": \"%s\", ", w->acquired_at);
+		else
+			fputs("\"acquired_at\": null, ", stdout);
+		if (w->has_exit)
+			printf("\"last_exit\": %d, ", w->last_exit);
+		else
+			fputs("\"last_exit\": null, ", stdout);
+		if (w->finished_at[0])
+			printf("\"finished_at\": \"%s\", ", w->finished_at);
+		else
+			fputs("\"finished_at\": null, ", stdout);
+		printf("\"db_now\": \"%s\"}", w->now);
+	}
+	fputs(r->n ? "\n]\n" : "]\n", stdout);
+}
+
+static void print_table(const struct rows *r)
+{
+	static const char *const head[] = {"LEASE",   "STATE",    "HOLDER",    "TERM",    "EXPIRES_IN",
+					   "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED"};
+	int w[9];
+	char cell[9][LEASE_HOLDER_MAX + 1];
+
+	for (int k = 0; k < 9; k++)
+		w[k] = (int)strlen(head[k]);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1) {
+			for (int k = 0; k < 9; k++)
+				if (k < 8)
+					printf("%-*s  ", w[k], head[k]);
+				else
+					printf("%s\n", head[k]);
+		}
+		for (size_t i = 0; i < r->n; i++) {
+			const struct lease_row *x = &r->v[i];
+			snprintf(cell[0], sizeof(cell[0]), "%s", x->name);
+			snprintf(cell[1], sizeof(cell[1]), "%s", x->held ? "held" : "free");
+			snprintf(cell[2], sizeof(cell[2]), "%s", or_dash(x->holder));
+			snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, x->term);
+			if (x->held)
+				duration_format(x->expires_in_us, cell[4], sizeof(cell[4]));
+			else
+				snprintf(cell[4], sizeof(cell[4]), "-");
+			snprintf(cell[5], sizeof(cell[5]), "%s", or_dash(x->renewed_at));
+			snprintf(cell[6], sizeof(cell[6]), "%s", or_dash(x->acquired_at));
+			if (x->has_exit)
+				snprintf(cell[7], sizeof(cell[7]), "%d", x->last_exit);
+			else
+				snprintf(cell[7], sizeof(cell[7]), "-");
+			snprintf(cell[8], sizeof(cell[8]), "%s", or_dash(x->finished_at));
+			for (int k = 0; k < 9; k++) {
+				if (pass == 0 && (int)strlen(cell[k]) > w[k])
+					w[k] = (int)strlen(cell[k]);
+				if (pass == 1)
+				{
+					if (k < 8)
+						printf("%-*s  ", w[k], cell[k]);
+					else
+						printf("%s\n", cell[k]);
+				}
+			}
+		}
+	}
+	if (r->n)
+		printf("(times are the database's, UTC; now %s)\n", r->v[0].now);
+}
+
+static void admin_status(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+{
+	struct rows r = {0};
+	char err[512];
+	enum db_status st = lease_status(db, sql, o->all_leases ? NULL : o->lease, collect, &r, err, sizeof(err));
+
+	if (st != DB_OK) {
+		log_error("--status: %s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+	} else if (r.oom) {
+		log_error("out of memory");
+		out->kind = OUTCOME_INTERNAL;
+	} else if (!o->all_leases && r.n == 0) {
+		log_error("no lease named '%s' in table %s", o->lease, o->table);
+		out->kind = OUTCOME_NO;
+	} else {
+		if (o->json)
+			print_json(&r);
+		else
+			print_table(&r);
+		out->kind = OUTCOME_INIT_DONE;
+	}
+	free(r.v);
+}
+
+static void admin_release(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+{
+	struct lease_info was;
+	bool found, held;
+	char err[512];
+	enum db_status st = lease_force_release(db, sql, o->lease, &was, &found, &held, err, sizeof(err));
+
+	if (st != DB_OK) {
+		log_error("--release: %s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+		return;
+	}
+	if (!found) {
+		log_error("no lease named '%s' in table %s", o->lease, o->table);
+		out->kind = OUTCOME_NO;
+		return;
+	}
+	if (held)
+		printf("released lease %s, held by %s (term %" PRIu64 "); it stops at its next renew\n", o->lease,
+		       was.holder, was.term);
+	else
+		printf("lease %s was not held (last holder %s, term %" PRIu64 ")\n", o->lease, or_dash(was.holder),
+		       was.term);
+	out->kind = OUTCOME_INIT_DONE;
+}
+
+static void admin_check(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+{
+	bool held;
+	char err[512];
+	enum db_status st = lease_check(db, sql, o->lease, o->holder, o->check_term, &held, err, sizeof(err));
+
+	if (st != DB_OK) {
+		log_error("--check: %s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+		return;
+	}
+	if (!held)
+		log_info("%s no longer holds lease %s with term %" PRIu64, o->holder, o->lease, o->check_term);
+	out->kind = held ? OUTCOME_INIT_DONE : OUTCOME_NO;
+}
+
+void admin_run(const struct options *o, struct outcome *out)
+{
+	struct db_config cfg;
+	struct lease_sql sql;
+	struct db *db;
+	enum db_status st;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	if (db_library_init() < 0) {
+		log_error("cannot initialise the MySQL client library");
+		out->kind = OUTCOME_INTERNAL;
+		return;
+	}
+	runmode_db_config(o, &cfg);
+	lease_sql_render(&sql, o->table);
+	db = db_new(&cfg);
+	if (!db) {
+		out->kind = OUTCOME_INTERNAL;
+		goto end;
+	}
+	st = db_connect(db, err, sizeof(err));
+	if (st != DB_OK) {
+		log_error("%s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+	} else if (o->mode == MODE_STATUS)
+		admin_status(o, db, &sql, out);
+	else if (o->mode == MODE_RELEASE)
+		admin_release(o, db, &sql, out);
+	else
+		admin_check(o, db, &sql, out);
+	db_free(db);
+end:
+	db_library_end();
+}

@@ -1,0 +1,257 @@
+#include "notify.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+#include "json.h"
+#include "log.h"
+#include "timing.h"
+
+#define QUEUE_MAX 16
+#define TIMEOUT_MS 5000L
+#define ATTEMPTS 3 /* one try and two retries, as runitor does */
+
+struct note {
+	char event[16];
+	uint64_t term;
+	int exit_status;
+	int64_t duration_ms;
+	char ts[40];
+};
+
+struct notify {
+	const struct options *o;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, idle;
+	struct note q[QUEUE_MAX];
+	int head, count;
+	bool busy, quit, joinable;
+	char host[256];
+};
+
+int notify_library_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+void notify_redact(const char *url, char *buf, size_t len)
+{
+	const char *scheme_end = strstr(url, "://");
+	const char *start = scheme_end ? scheme_end + 3 : url;
+	const char *path = start + strcspn(start, "/?#");
+	const char *at = memchr(start, '@', (size_t)(path - start));
+	size_t plen = strcspn(path, "?#");
+
+	snprintf(buf, len, "%.*s%.*s%.*s", (int)(start - url), url, (int)(path - (at ? at + 1 : start)),
+		 at ? at + 1 : start, (int)plen, path);
+}
+
+static size_t discard(char *p, size_t size, size_t n, void *ctx)
+{
+	(void)p;
+	(void)ctx;
+	return size * n;
+}
+
+/* One request with retries; returns true when the server answered 2xx. */
+static bool notify_send(const char *url, const char *body)
+{
+	char shown[512];
+	long code = 0;
+	CURLcode rc = CURLE_OK;
+
+	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
+		CURL *c = curl_easy_init();
+		struct curl_slist *h = NULL;
+		if (!c)
+			return false;
+		curl_easy_setopt(c, CURLOPT_URL, url);
+		curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);
+		curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+		curl_easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
+		curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		if (body) {
+			h = curl_slist_append(h, "Content-Type: application/json");
+			curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+			curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+		}
+		rc = curl_easy_perform(c);
+		if (rc == CURLE_OK)
+			curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		curl_slist_free_all(h);
+		curl_easy_cleanup(c);
+		if (rc == CURLE_OK && code >= 200 && code < 300)
+			return true;
+		if (attempt + 1 < ATTEMPTS)
+			usleep(500000);
+	}
+	notify_redact(url, shown, sizeof(shown));
+	if (rc != CURLE_OK)
+		log_warn("notification to %s failed: %s", shown, curl_easy_strerror(rc));
+	else
+		log_warn("notification to %s failed: HTTP %ld", shown, code);
+	return false;
+}
+
+static void notify_deliver(struct notify *n, const struct note *e)
+{
+	const struct options *o = n->o;
+	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16];
+	const char *ping = NULL;
+
+	if (o->ping_url) {
+		/* Healthchecks.io: /start, /<exit status>, /fail. */
+		if (strcmp(e->event, "start") == 0)
+			ping = "start";
+		else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0) {
+			snprintf(status, sizeof(status), "%d", e->exit_status);
+			ping = status;
+		} else if (strcmp(e->event, "lost") == 0)
+			ping = "fail";
+		if (ping) {
+			size_t l = strlen(o->ping_url);
+			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/", ping);
+			notify_send(url, NULL);
+		}
+	}
+	if (o->nnotify == 0 || strcmp(e->event, "start") == 0)
+		return;
+	json_quote(qlease, sizeof(qlease), o->lease);
+	json_quote(qholder, sizeof(qholder), o->holder);
+	json_quote(qhost, sizeof(qhost), n->host);
+	if (e->exit_status >= 0)
+		snprintf(status, sizeof(status), "%d", e->exit_status);
+	else
+		snprintf(status, sizeof(status), "null");
+	snprintf(body, sizeof(body),
+		 "{\"event\":\"%s\",\"lease\":%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
+		 "\"duration_ms\":%lld,\"host\":%s,\"ts\":\"%s\"}",
+		 e->event, qlease, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost, e->ts);
+	for (int i = 0; i < o->nnotify; i++)
+		notify_send(o->notify_urls[i], body);
+}
+
+static void *notify_main(void *arg)
+{
+	struct notify *n = arg;
+
+	pthread_mutex_lock(&n->lock);
+	for (;;) {
+		struct note e;
+		while (n->count == 0 && !n->quit)
+			pthread_cond_wait(&n->wake, &n->lock);
+		if (n->count == 0 && n->quit)
+			break;
+		e = n->q[n->head];
+		n->head = (n->head + 1) % QUEUE_MAX;
+		n->count--;
+		n->busy = true;
+		pthread_mutex_unlock(&n->lock);
+		notify_deliver(n, &e);
+		pthread_mutex_lock(&n->lock);
+		n->busy = false;
+		pthread_cond_broadcast(&n->idle);
+	}
+	pthread_mutex_unlock(&n->lock);
+	return NULL;
+}
+
+struct notify *notify_start(const struct options *o)
+{
+	struct notify *n;
+
+	if (!o->ping_url && o->nnotify == 0)
+		return NULL;
+	n = calloc(1, sizeof(*n));
+	if (!n) {
+		log_warn("notifications disabled: out of memory");
+		return NULL;
+	}
+	n->o = o;
+	if (gethostname(n->host, sizeof(n->host)) != 0)
+		snprintf(n->host, sizeof(n->host), "localhost");
+	pthread_mutex_init(&n->lock, NULL);
+	pthread_cond_init(&n->wake, NULL);
+	pthread_cond_init(&n->idle, NULL);
+	if (pthread_create(&n->thread, NULL, notify_main, n) != 0) {
+		log_warn("notifications disabled: cannot start their thread");
+		free(n);
+		return NULL;
+	}
+	n->joinable = true;
+	return n;
+}
+
+void notify_event(struct notify *n, const char *event, uint64_t term, int exit_status, int64_t duration_ms)
+{
+	struct note *e;
+	struct timespec now;
+	struct tm tm;
+	size_t k;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	if (n->count == QUEUE_MAX) {
+		pthread_mutex_unlock(&n->lock);
+		log_warn("notification '%s' dropped: the queue is full", event);
+		return;
+	}
+	e = &n->q[(n->head + n->count) % QUEUE_MAX];
+	snprintf(e->event, sizeof(e->event), "%s", event);
+	e->term = term;
+	e->exit_status = exit_status;
+	e->duration_ms = duration_ms;
+	/* Wall-clock time for the receiver; no interval is measured with it. */
+	clock_gettime(CLOCK_REALTIME, &now);
+	gmtime_r(&now.tv_sec, &tm);
+	k = strftime(e->ts, sizeof(e->ts), "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(e->ts + k, sizeof(e->ts) - k, ".%03ldZ", now.tv_nsec / 1000000);
+	n->count++;
+	pthread_cond_signal(&n->wake);
+	pthread_mutex_unlock(&n->lock);
+}
+
+void notify_finish(struct notify *n, int64_t deadline)
+{
+	bool drained;
+
+	if (!n)
+		return;
+	pthread_mutex_lock(&n->lock);
+	while ((n->count > 0 || n->busy) && timing_now() < deadline) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 50 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&n->idle, &n->lock, &ts);
+	}
+	drained = n->count == 0 && !n->busy;
+	n->quit = true;
+	pthread_cond_signal(&n->wake);
+	pthread_mutex_unlock(&n->lock);
+	if (!drained) {
+		/* A request still hangs: leave it behind, the process exits. */
+		log_warn("notifications not delivered in time; giving up on them");
+		pthread_detach(n->thread);
+		return;
+	}
+	pthread_join(n->thread, NULL);
+	pthread_mutex_destroy(&n->lock);
+	pthread_cond_destroy(&n->wake);
+	pthread_cond_destroy(&n->idle);
+	free(n);
+}

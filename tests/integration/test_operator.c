@@ -1,0 +1,217 @@
+/* What operators reach for: --status, --release, --check, --min-hold,
+ * pings and webhooks (against a real HTTP receiver on loopback), JSON logs
+ * and the readiness file. */
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "harness.h"
+#include "httpd.h"
+
+HARNESS_MAIN
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+static int run(struct h_proc *p, const char *const args[])
+{
+	h_leaderrun(p, args);
+	return h_finish(p, 30000);
+}
+
+Test(operator, status_lists_leases_and_json_has_the_fields)
+{
+	struct h_proc holder, p;
+	const char *lease = h_lease("st");
+
+	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 2");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	cr_assert_eq(run(&p, (const char *const[]){"--status", NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "LEASE"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), lease), "%s", h_slurp(p.out));
+	cr_assert_eq(run(&p, (const char *const[]){"--status", "--json", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "\"state\": \"held\""), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "\"expires_in_ms\": "), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "\"term\": "), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "\"holder\": \""), "%s", h_slurp(p.out));
+	cr_assert_eq(h_finish(&holder, 10000), 0);
+	cr_assert_eq(run(&p, (const char *const[]){"--status", "--json", lease, NULL}), 0);
+	cr_assert(strstr(h_slurp(p.out), "\"state\": \"free\""), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "\"last_exit\": 0"), "%s", h_slurp(p.out));
+}
+
+Test(operator, status_of_an_unknown_lease_exits_1)
+{
+	struct h_proc p;
+	cr_assert_eq(run(&p, (const char *const[]){"--status", "no-such-lease-anywhere", NULL}), 1);
+	cr_assert(strstr(h_slurp(p.err), "no lease named"), "%s", h_slurp(p.err));
+}
+
+Test(operator, release_stops_the_holder_and_the_next_term_is_larger)
+{
+	struct h_proc holder, p, next;
+	const char *lease = h_lease("rel");
+	unsigned long long t1, t2;
+
+	LR(&holder, "-t", "1s", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM; exec sleep 30");
+	cr_assert(h_wait_file(holder.out, "\n", 10000));
+	sscanf(h_slurp(holder.out), "%llu", &t1);
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "held by"), "%s", h_slurp(p.out));
+	cr_assert_eq(h_finish(&holder, 5000), 76, "%s", h_slurp(holder.err));
+	LR(&next, "-n", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
+	cr_assert_eq(h_finish(&next, 10000), 0, "%s", h_slurp(next.err));
+	sscanf(h_slurp(next.out), "%llu", &t2);
+	cr_assert_gt(t2, t1);
+}
+
+Test(operator, check_inside_the_command_follows_the_lease)
+{
+	struct h_proc holder, p;
+	const char *lease = h_lease("chk");
+	char script[1024], pwfile[300];
+	FILE *f;
+
+	/* The command gets no password; --check brings its own. */
+	snprintf(pwfile, sizeof(pwfile), "%s", h_path("pw"));
+	f = fopen(pwfile, "w");
+	fputs(getenv("LR_DB_PASSWORD"), f);
+	fclose(f);
+	snprintf(script, sizeof(script),
+		 "%s --password-file %s --check && echo first-ok; "
+		 "while [ ! -e %s ]; do sleep 0.05; done; "
+		 "if %s --password-file %s --check; then echo second-ok; else echo second-lost; fi; sleep 5",
+		 h_bin(), pwfile, h_path("go"), h_bin(), pwfile);
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sh", "-c", script);
+	cr_assert(h_wait_file(holder.out, "first-ok", 10000), "%s\n%s", h_slurp(holder.out), h_slurp(holder.err));
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0);
+	f = fopen(h_path("go"), "w");
+	fclose(f);
+	cr_assert(h_wait_file(holder.out, "second-", 10000), "%s", h_slurp(holder.out));
+	cr_assert(strstr(h_slurp(holder.out), "second-lost"), "%s", h_slurp(holder.out));
+	h_finish(&holder, 10000);
+	/* Explicit arguments instead of the environment. */
+	cr_assert_eq(run(&p, (const char *const[]){"--check", "--lease", lease, "--holder", "nobody", "--term", "1",
+					       NULL}),
+		     1);
+}
+
+Test(operator, min_hold_keeps_a_fast_job_from_running_twice)
+{
+	struct h_proc p;
+	const char *lease = h_lease("cron");
+
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "--min-hold", "3s", "-l", lease, "--", "true", NULL}), 0,
+		     "%s", h_slurp(p.err));
+	/* A host whose cron fired a little late skips. */
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "sh", "-c", "echo ran-twice", NULL}), 75);
+	cr_assert_str_eq(h_slurp(p.out), "");
+	h_sleep_ms(3200);
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "true", NULL}), 0, "%s", h_slurp(p.err));
+}
+
+Test(operator, ping_start_and_exit_status_only_from_the_leader)
+{
+	struct h_proc holder, loser;
+	const char *lease = h_lease("ping");
+	char url[128];
+	int port = httpd_start(h_path("http.log"), 200);
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/ping/abc", port);
+	LR(&holder, "--ping", url, "-l", lease, "--", "sh", "-c", "echo up; sleep 1; exit 3");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	LR(&loser, "--ping", url, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&loser, 10000), 75);
+	cr_assert_eq(h_finish(&holder, 20000), 3, "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /ping/abc/start"), "%s", h_slurp(h_path("http.log")));
+	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /ping/abc/3"), "%s", h_slurp(h_path("http.log")));
+	/* Two requests, both the leader's. */
+	{
+		int lines = 0;
+		for (const char *s = h_slurp(h_path("http.log")); *s; s++)
+			lines += *s == '\n';
+		cr_assert_eq(lines, 2, "%s", h_slurp(h_path("http.log")));
+	}
+}
+
+Test(operator, ping_fail_when_the_lease_is_lost)
+{
+	struct h_proc holder, p;
+	const char *lease = h_lease("pingfail");
+	char url[128];
+	int port = httpd_start(h_path("http.log"), 200);
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hc", port);
+	LR(&holder, "--ping", url, "-t", "1s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 30");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0);
+	cr_assert_eq(h_finish(&holder, 20000), 76);
+	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /hc/fail"), "%s", h_slurp(h_path("http.log")));
+}
+
+Test(operator, notify_posts_json_events)
+{
+	struct h_proc p;
+	char url[128], url2[128];
+	int port = httpd_start(h_path("http.log"), 200), port2 = httpd_start(h_path("http2.log"), 200);
+	const char *log;
+
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", port);
+	snprintf(url2, sizeof(url2), "http://127.0.0.1:%d/second", port2);
+	cr_assert_eq(run(&p, (const char *const[]){"--notify", url, "--notify", url2, "-l", h_lease("hook"), "--", "sh",
+					       "-c", "exit 4", NULL}),
+		     4, "%s", h_slurp(p.err));
+	log = h_slurp(h_path("http.log"));
+	cr_assert(strstr(log, "POST /hook {\"event\":\"acquired\""), "%s", log);
+	cr_assert(strstr(log, "\"event\":\"exited\""), "%s", log);
+	cr_assert(strstr(log, "\"exit_status\":4"), "%s", log);
+	cr_assert(strstr(log, "\"event\":\"released\""), "%s", log);
+	cr_assert(strstr(log, "\"duration_ms\":"), "%s", log);
+	cr_assert(strstr(log, "\"host\":"), "%s", log);
+	cr_assert(strstr(log, "\"ts\":\""), "%s", log);
+	cr_assert(strstr(log, "\"holder\":"), "%s", log);
+	cr_assert(strstr(h_slurp(h_path("http2.log")), "\"event\":\"released\""), "second URL missed");
+}
+
+Test(operator, failing_receiver_never_changes_the_exit_status_nor_leaks_secrets)
+{
+	struct h_proc p;
+	char url[160];
+	int port = httpd_start(h_path("http.log"), 500);
+
+	snprintf(url, sizeof(url), "http://user:s3cretpw@127.0.0.1:%d/hook?token=s3crettoken", port);
+	cr_assert_eq(run(&p, (const char *const[]){"--notify", url, "-l", h_lease("hook500"), "--", "true", NULL}), 0);
+	cr_assert(strstr(h_slurp(p.err), "HTTP 500"), "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "s3cret"), "secret logged: %s", h_slurp(p.err));
+}
+
+Test(operator, json_logs_one_object_per_line)
+{
+	struct h_proc p;
+	const char *err;
+
+	cr_assert_eq(run(&p, (const char *const[]){"-v", "--log-format", "json", "-l", h_lease("jl"), "--", "true", NULL}),
+		     0);
+	err = h_slurp(p.err);
+	cr_assert(strstr(err, "\"event\":\"acquired\""), "%s", err);
+	cr_assert(strstr(err, "\"event\":\"released\""), "%s", err);
+	for (const char *line = err; *line; line = strchr(line, '\n') + 1) {
+		cr_assert_eq(*line, '{', "not a JSON object: %s", line);
+		cr_assert(strstr(line, "\"ts\":") && strstr(line, "\"level\":") && strstr(line, "\"msg\":") &&
+			      strstr(line, "\"lease\":"),
+			  "%s", line);
+		if (!strchr(line, '\n'))
+			break;
+	}
+}
+
+Test(operator, ready_file_exists_only_while_the_command_runs)
+{
+	struct h_proc p;
+	const char *ready = h_path("ready");
+	struct stat st;
+
+	LR(&p, "--ready-file", ready, "-l", h_lease("ready"), "--", "sh", "-c", "echo up; sleep 1");
+	cr_assert(h_wait_file(p.out, "up", 10000));
+	cr_assert_eq(stat(ready, &st), 0, "no ready file while the command runs");
+	cr_assert_eq(h_finish(&p, 10000), 0);
+	cr_assert_neq(stat(ready, &st), 0, "ready file left behind");
+}
