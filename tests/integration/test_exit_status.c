@@ -170,7 +170,34 @@ Test(exit_status, init_creates_the_table_twice_fine)
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	h_start(&p, argv, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "6");
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "8");
+}
+
+Test(exit_status, init_upgrades_a_schema_1_table_in_place)
+{
+	struct h_proc p;
+	char table[64];
+	const char *init[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL};
+	const char *use[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "-n", "-l", "up", "--", "true", NULL};
+
+	snprintf(table, sizeof(table), "old_%ld", (long)getpid());
+	h_sql("CREATE TABLE %s (name VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "holder VARCHAR(255) NOT NULL DEFAULT '', term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+	      "acquired_at DATETIME(6) NULL, renewed_at DATETIME(6) NULL, "
+	      "expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00', PRIMARY KEY (name))",
+	      table);
+	h_sql("INSERT INTO %s (name, term) VALUES ('up', 41)", table);
+	/* Before the upgrade a run says what to do... */
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 78);
+	assert_one_line_error(&p, "leaderrun --init");
+	/* ...after it, the row and its term are still there and grow. */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "upgraded"), "%s", h_slurp(p.err));
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', last_exit) FROM %s WHERE name='up'", table), "42 0");
 }
 
 Test(exit_status, init_without_create_privilege_is_77)
