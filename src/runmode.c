@@ -160,7 +160,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	notes = notify_start(o);
 	supervisor_run(o, w, notes, environ, out);
 	/* Pings and webhooks get a bounded moment to go out. */
-	notify_finish(notes, timing_now() + 10 * USEC_PER_SEC);
+	notify_finish(notes, timing_now() + 5 * USEC_PER_SEC);
 
 	/* A worker stuck on a dead socket is left behind with its connection;
 	 * exiting is what must not wait. */
