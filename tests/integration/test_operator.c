@@ -215,3 +215,31 @@ Test(operator, ready_file_exists_only_while_the_command_runs)
 	cr_assert_eq(h_finish(&p, 10000), 0);
 	cr_assert_neq(stat(ready, &st), 0, "ready file left behind");
 }
+
+/* Runs the bash completion for the words of LINE (ending in the word being
+ * completed) and returns the candidates, space separated. */
+static const char *complete(const char *line)
+{
+	char script[2048];
+	struct h_proc p;
+
+	snprintf(script, sizeof(script),
+		 "source /usr/share/bash-completion/bash_completion; source \"$LR_COMPLETION\"; "
+		 "COMP_LINE='%s'; COMP_POINT=${#COMP_LINE}; read -ra COMP_WORDS <<< \"$COMP_LINE\"; "
+		 "[[ $COMP_LINE == *' ' ]] && COMP_WORDS+=(''); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); "
+		 "_leaderrun; echo \"${COMPREPLY[*]}\"",
+		 line);
+	h_start(&p, (const char *const[]){"bash", "-c", script, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
+	return h_slurp(p.out);
+}
+
+Test(operator, bash_completion_knows_options_and_their_values)
+{
+	cr_assert(strstr(complete("leaderrun --min"), "--min-hold"), "%s", complete("leaderrun --min"));
+	cr_assert(strstr(complete("leaderrun --ssl-mode VERIFY_"), "VERIFY_IDENTITY"), "%s",
+		  complete("leaderrun --ssl-mode VERIFY_"));
+	cr_assert(strstr(complete("leaderrun --log-format j"), "json"), "%s", complete("leaderrun --log-format j"));
+	/* After "--" it completes commands. */
+	cr_assert(strstr(complete("leaderrun -l x -- sleep"), "sleep"), "%s", complete("leaderrun -l x -- sleep"));
+}
