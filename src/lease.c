@@ -6,7 +6,8 @@
 #include "timing.h"
 
 /* Statement slots on a connection (see db_exec). */
-enum { SLOT_ACQUIRE, SLOT_RENEW, SLOT_RELEASE, SLOT_READ, SLOT_INSERT, SLOT_STATUS, SLOT_FORCE, SLOT_CHECK, SLOT_COLUMNS };
+enum { SLOT_ACQUIRE, SLOT_RENEW, SLOT_RELEASE, SLOT_READ, SLOT_INSERT, SLOT_STATUS, SLOT_FORCE, SLOT_CHECK, SLOT_COLUMNS,
+       SLOT_HINT_TAKE, SLOT_HINT_WAIT, SLOT_HINT_DROP };
 
 static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name,
 				     struct lease_info *info, bool *exists, enum db_status *st, char *err,
@@ -250,4 +251,37 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	st = db_query(db, sql->upgrade, err, errlen);
 	*upgraded = st == DB_OK;
 	return st;
+}
+
+static enum db_status hint_call(struct db *db, unsigned slot, const char *sql, const char *name, int64_t timeout,
+				int nparams, bool *one, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = timeout}};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st = db_exec(db, slot, sql, p, (unsigned)nparams, c, 1, &r, err, errlen);
+
+	*one = st == DB_OK && r.have_row && !c[0].is_null && c[0].i64 == 1;
+	return st;
+}
+
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen)
+{
+	return hint_call(db, SLOT_HINT_TAKE, "SELECT GET_LOCK(?, 0)", sql->hint_name, 0, 1, got, err, errlen);
+}
+
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
+			       size_t errlen)
+{
+	return hint_call(db, SLOT_HINT_WAIT, "SELECT GET_LOCK(?, ?)", sql->hint_name, timeout_s, 2, woken, err,
+			 errlen);
+}
+
+enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)
+{
+	bool released;
+	/* All of this session's named locks: a follower woken by the hint took
+	 * it once more when it won the row, and named locks count. */
+	(void)sql;
+	return hint_call(db, SLOT_HINT_DROP, "SELECT RELEASE_ALL_LOCKS() > 0", NULL, 0, 0, &released, err, errlen);
 }

@@ -37,6 +37,7 @@ struct lease_info {
 struct lease_sql {
 	char acquire[512], renew[512], release[512], read[512], insert[256], create[1024];
 	char status[1024], status_one[1024], force_release[256], check[256], columns[512], upgrade[256];
+	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
 };
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
@@ -104,6 +105,21 @@ enum db_status lease_check(struct db *db, const struct lease_sql *sql, const cha
  * says whether it did. */
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, bool *upgraded,
 				  char *err, size_t errlen);
+
+/* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
+ * leads, and on which followers block instead of polling. It is only a
+ * hint: it is node- and session-local, dies with a connection, and means
+ * nothing behind connection-multiplexing proxies or on Galera; every
+ * decision is still the row's compare-and-set.
+ * lease_hint_name derives the lock's name (<= 64 bytes) from table and
+ * lease. lease_hint_take tries once without waiting; lease_hint_wait
+ * blocks up to TIMEOUT_S seconds and sets *WOKEN when it got the lock;
+ * lease_hint_drop lets it go. */
+void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen);
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
+			       size_t errlen);
+enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

@@ -3,6 +3,7 @@
 #include "lease.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -158,6 +159,23 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "AND TABLE_NAME=? AND COLUMN_NAME IN ('last_exit', 'finished_at')");
 	snprintf(s->upgrade, sizeof(s->upgrade),
 		 "ALTER TABLE %s ADD COLUMN last_exit INT NULL, ADD COLUMN finished_at DATETIME(6) NULL", t);
+}
+
+void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	const char *parts[] = {table, lease};
+
+	/* FNV-1a of both names, NUL included: MySQL limits lock names to 64
+	 * characters, lease names go to 191. */
+	for (int k = 0; k < 2; k++)
+		for (const unsigned char *p = (const unsigned char *)parts[k];; p++) {
+			h ^= *p;
+			h *= UINT64_C(0x100000001b3);
+			if (!*p)
+				break;
+		}
+	snprintf(s->hint_name, sizeof(s->hint_name), "leaderrun:%016llx", (unsigned long long)h);
 }
 
 enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire)

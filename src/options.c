@@ -39,6 +39,7 @@ enum {
 	OPT_NOTIFY,
 	OPT_LOG_FORMAT,
 	OPT_READY_FILE,
+	OPT_NO_WAKE_HINT,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +62,7 @@ static const struct option long_options[] = {
 	{"notify", required_argument, NULL, OPT_NOTIFY},
 	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
 	{"ready-file", required_argument, NULL, OPT_READY_FILE},
+	{"no-wake-hint", no_argument, NULL, OPT_NO_WAKE_HINT},
 	{"lease", required_argument, NULL, 'l'},
 	{"holder", required_argument, NULL, OPT_HOLDER},
 	{"ttl", required_argument, NULL, 't'},
@@ -113,6 +115,7 @@ static void options_help(FILE *f)
 	      "  -n, --no-wait            try once; exit 75 if the lease is held\n"
 	      "  -w, --wait-timeout D     give up waiting after D; exit 75\n"
 	      "      --retry-interval D   how often a follower looks (default 1s)\n"
+	      "      --no-wake-hint       poll; do not block on the GET_LOCK hint (for proxies)\n"
 	      "  -E, --busy-exit-code N   exit status when not acquired (default 75)\n"
 	      "      --min-hold D         keep the lease until acquisition + D (cron dedupe)\n"
 	      "Notifications:\n"
@@ -365,6 +368,9 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			break;
 		case OPT_READY_FILE:
 			o->ready_file = optarg;
+			break;
+		case OPT_NO_WAKE_HINT:
+			o->no_wake_hint = true;
 			break;
 		case 'l':
 			lease = lease_arg = optarg;

@@ -34,6 +34,7 @@ struct options {
 	int64_t retry_us;
 	int64_t wait_timeout_us; /* -1: wait forever */
 	bool no_wait;
+	bool no_wake_hint; /* poll instead of blocking on the GET_LOCK hint */
 	int kill_signal;
 	int busy_exit;
 	int verbosity; /* -1 quiet, 0 default, +1 per -v */

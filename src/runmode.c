@@ -47,7 +47,11 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 		 * the stop signal; the deadline never depends on these. */
 		unsigned attempt_s = ceil_seconds(timing_attempt_budget(&o->timing));
 		c->connect_timeout_s = connect_s < attempt_s ? connect_s : attempt_s;
+		/* A backstop only; but above the follower's GET_LOCK wait
+		 * (one retry interval), which must not look like a hung read. */
 		c->io_timeout_s = ceil_seconds(o->timing.renew_us);
+		if (c->io_timeout_s < ceil_seconds(o->retry_us) + 2)
+			c->io_timeout_s = ceil_seconds(o->retry_us) + 2;
 	} else {
 		c->connect_timeout_s = connect_s;
 		c->io_timeout_s = 30;
@@ -142,8 +146,10 @@ void runmode_run(const struct options *o, struct outcome *out)
 	}
 	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
+	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
+	job.wake_hint = !o->no_wake_hint;
 	job.name = o->lease;
 	job.holder = o->holder;
 	job.sql = &sql;

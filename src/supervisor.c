@@ -68,6 +68,7 @@ struct sup {
 	bool lost;      /* the row is someone else's: stop renewing */
 	int64_t stop_sent_at, drain_kill_at;
 	bool orphans_signalled;
+	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 	int exit_status; /* recorded by the release; -1: none */
 };
 
@@ -210,7 +211,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 	int64_t backoff = 500 * USEC_PER_MSEC;
 	char last_holder[LEASE_HOLDER_MAX + 1] = "";
 	uint64_t last_term = 0;
-	bool last_was_error = false, first = true;
+	bool last_was_error = false, first = true, first_in_line = false, hints = !o->no_wake_hint;
 	struct worker_result r;
 	char a[32], b[32];
 
@@ -265,6 +266,41 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 					  r.info.holder, r.info.term, a);
 				last_term = r.info.term;
 				snprintf(last_holder, sizeof(last_holder), "%s", r.info.holder);
+			}
+			/* Woken, not polling: block on the leader's hint lock for
+			 * up to a retry interval. Exactly one follower wakes when
+			 * the leader lets go (no herd); it then holds the hint
+			 * and is first in line, sleeping to the expiry it knows. */
+			if (hints && !first_in_line) {
+				int64_t left = give_up ? give_up - timing_now() : o->retry_us;
+				int64_t span = min64(o->retry_us, left > 0 ? left : 1);
+				struct worker_result wr;
+				if (worker_submit(s->w, WORKER_WAIT, 0, (int)((span + USEC_PER_SEC - 1) / USEC_PER_SEC)) < 0)
+					hints = false;
+				else {
+					s->waiting_on_hint = true;
+					for (;;) {
+						int ev = sup_poll(s, give_up);
+						if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
+							log_info("got SIG%s while waiting; exiting without running the command",
+								 sup_signame(sig));
+							out->kind = OUTCOME_SIGNALLED;
+							out->signo = sig;
+							return false;
+						}
+						if ((ev & EV_WORKER) && worker_take(s->w, &wr) == 0)
+							break;
+						if (give_up && timing_now() >= give_up)
+							goto gave_up;
+					}
+					s->waiting_on_hint = false;
+					if (wr.hints_off) {
+						log_debug("the wake-up hint does not work here; polling");
+						hints = false;
+					} else if (wr.woken)
+						first_in_line = true;
+					continue;
+				}
 			}
 			/* Jittered so that followers do not stampede; and a follower
 			 * that knows the expiry sleeps just past it, never longer
@@ -614,6 +650,12 @@ static void sup_abandon_acquire(struct sup *s)
 {
 	int64_t give_up = timing_now() + min64(s->o->timing.renew_us, 500 * USEC_PER_MSEC);
 	struct worker_result r;
+
+	/* Blocked on the hint, not acquiring: nothing to give back. */
+	if (s->waiting_on_hint) {
+		worker_abort(s->w);
+		return;
+	}
 
 	while (worker_busy(s->w)) {
 		int ev = sup_poll(s, give_up);

@@ -14,6 +14,7 @@ struct worker {
 	pthread_cond_t wake;
 	struct db *db;
 	struct worker_job job;
+	bool hints; /* still worth trying; only the worker thread touches it */
 	int pipe[2]; /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
@@ -42,7 +43,22 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	case WORKER_ACQUIRE:
 		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, &r->info, &r->sent_at,
 					   &r->status, r->err, sizeof(r->err));
+		/* The new leader takes the hint, so that followers block on it. */
+		if (r->outcome == LEASE_OK && w->hints) {
+			char err[256];
+			bool got;
+			if (lease_hint_take(w->db, j->sql, &got, err, sizeof(err)) != DB_OK)
+				w->hints = false;
+		}
 		break;
+	case WORKER_WAIT: {
+		char err[256];
+		r->outcome = LEASE_OK;
+		if (!w->hints || lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &r->woken, err, sizeof(err)) !=
+					 DB_OK)
+			w->hints = false;
+		break;
+	}
 	case WORKER_RENEW:
 		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at,
 					 &r->status, r->err, sizeof(r->err));
@@ -50,6 +66,11 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	case WORKER_RELEASE:
 		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
 					   &r->status, r->err, sizeof(r->err));
+		/* Row first, hint second: the woken follower finds it free. */
+		if (w->hints && db_connected(w->db)) {
+			char err[256];
+			lease_hint_drop(w->db, j->sql, err, sizeof(err));
+		}
 		break;
 	}
 }
@@ -77,6 +98,7 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&w->lock);
 
 		worker_run_op(w, op, term, exit_status, &r);
+		r.hints_off = !w->hints;
 
 		pthread_mutex_lock(&w->lock);
 		w->result = r;
@@ -97,6 +119,7 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 		return NULL;
 	w->db = db;
 	w->job = *job;
+	w->hints = job->wake_hint;
 	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		free(w);
 		return NULL;

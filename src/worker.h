@@ -10,13 +10,14 @@
 #include "db.h"
 #include "lease.h"
 
-enum worker_op { WORKER_ACQUIRE, WORKER_RENEW, WORKER_RELEASE };
+enum worker_op { WORKER_ACQUIRE, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT };
 
 struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
 	const struct lease_sql *sql;
 	int64_t ttl_us;
 	int64_t min_hold_us; /* --min-hold, for the release */
+	bool wake_hint;      /* use the GET_LOCK wake-up hint (see lease.h) */
 };
 
 struct worker_result {
@@ -25,6 +26,8 @@ struct worker_result {
 	enum db_status status;
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
+	bool woken;      /* WORKER_WAIT: the hint's lock came free */
+	bool hints_off;  /* the hint failed (Galera, a proxy): poll from now on */
 	char err[384];
 };
 
@@ -38,7 +41,8 @@ struct worker *worker_start(struct db *db, const struct worker_job *job);
 int worker_fd(const struct worker *w);
 
 /* Queues OP (TERM for renew and release; EXIT_STATUS, or -1, for the
- * release's record). Returns -1 if busy. */
+ * release's record; for WORKER_WAIT, EXIT_STATUS is the wait in seconds).
+ * Returns -1 if busy. */
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
 int worker_busy(struct worker *w);

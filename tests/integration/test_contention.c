@@ -124,3 +124,38 @@ Test(contention, wait_timeout_zero_still_tries_once)
 	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "ran\n");
 }
+
+Test(contention, graceful_handover_wakes_a_waiter_without_polling)
+{
+	struct h_proc holder, waiters[3];
+	const char *lease = h_lease("wake");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	int64_t ns[4];
+
+	/* A 30 s retry interval: a polling follower would wait that long. */
+	LR(&holder, "-l", lease, "--", h_probe(), log, lock, "1");
+	cr_assert(h_wait_file(log, "start", 10000));
+	for (int i = 0; i < 3; i++)
+		LR(&waiters[i], "-l", lease, "--retry-interval", "30s", "--", h_probe(), log, lock, "0.3");
+	cr_assert_eq(h_finish(&holder, 10000), 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(h_finish(&waiters[i], 15000), 0, "%s", h_slurp(waiters[i].err));
+	cr_assert_eq(h_probe_check(log, ns, NULL, 4), 4);
+	/* Each handover well under the 30 s a poll would take. */
+	for (int i = 1; i < 4; i++)
+		cr_assert_lt(ns[i] - ns[i - 1], 5000000000LL, "handover %d took %lld ms", i,
+			     (long long)((ns[i] - ns[i - 1]) / 1000000));
+}
+
+Test(contention, no_wake_hint_polls_and_still_excludes)
+{
+	struct h_proc p[2];
+	const char *lease = h_lease("nohint");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+
+	for (int i = 0; i < 2; i++)
+		LR(&p[i], "--no-wake-hint", "--retry-interval", "100ms", "-l", lease, "--", h_probe(), log, lock, "0.3");
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(h_finish(&p[i], 15000), 0, "%s", h_slurp(p[i].err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 2), 2);
+}
