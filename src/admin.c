@@ -76,7 +76,7 @@ static void print_json(const struct rows *r)
 
 static void print_table(const struct rows *r)
 {
-	static const char *const head[] = {"LEASE",   "STATE",    "HOLDER",    "TERM",    "EXPIRES_IN",
+	static const char *const head[] = {"LEASE",   "STATE",	  "HOLDER",    "TERM",	  "EXPIRES_IN",
 					   "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED"};
 	int w[9];
 	char cell[9][LEASE_HOLDER_MAX + 1];
@@ -111,8 +111,7 @@ static void print_table(const struct rows *r)
 			for (int k = 0; k < 9; k++) {
 				if (pass == 0 && (int)strlen(cell[k]) > w[k])
 					w[k] = (int)strlen(cell[k]);
-				if (pass == 1)
-				{
+				if (pass == 1) {
 					if (k < 8)
 						printf("%-*s  ", w[k], cell[k]);
 					else
@@ -132,7 +131,8 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 	enum db_status st = lease_status(db, sql, o->all_leases ? NULL : o->lease, collect, &r, err, sizeof(err));
 
 	if (st != DB_OK) {
-		log_error("--status: %s: %s", dberr_name(st), err);
+		log_error("--status: %s: %s%s", dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
 	} else if (r.oom) {
 		log_error("out of memory");

@@ -79,8 +79,8 @@ int child_precheck(const char *command, char *err, size_t errlen)
 
 /* In the vfork(2) child, which borrows the parent's memory and stack until
  * it execs: only system calls from here on, and no return. */
-static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_terminal, volatile int *exec_errno,
-						  char *const argv[], char *const envp[])
+static void __attribute__((noreturn))
+child_exec(pid_t parent, bool take_terminal, volatile int *exec_errno, char *const argv[], char *const envp[])
 {
 	/* Larger than any kernel's struct sigaction. */
 	struct {

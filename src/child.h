@@ -8,11 +8,11 @@
 #include <sys/types.h>
 
 struct child {
-	pid_t pid;            /* also its process group id */
-	pid_t watcher;        /* kills the group if leaderrun dies or stalls; 0: none */
-	int watch_fd;         /* deadlines to the watcher; -1: none */
-	bool has_terminal;    /* the child's group is the terminal's foreground */
-	int exec_errno;       /* set when exec failed */
+	pid_t pid;	   /* also its process group id */
+	pid_t watcher;	   /* kills the group if leaderrun dies or stalls; 0: none */
+	int watch_fd;	   /* deadlines to the watcher; -1: none */
+	bool has_terminal; /* the child's group is the terminal's foreground */
+	int exec_errno;	   /* set when exec failed */
 };
 
 /* Looks COMMAND up as execvp(3) will. Returns 0 when it can run, else 127
@@ -25,8 +25,7 @@ int child_precheck(const char *command, char *err, size_t errlen);
  * SIGKILLs the group at DEADLINE (CLOCK_BOOTTIME us) unless moved, or when
  * leaderrun dies. Returns 0; or -1 when fork failed or exec failed
  * (C->exec_errno, and the child still needs reaping). */
-int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err,
-		size_t errlen);
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err, size_t errlen);
 
 /* Moves the watcher's deadline (after a successful renew). */
 void child_set_deadline(struct child *c, int64_t deadline);
@@ -52,8 +51,6 @@ int child_kill_orphans(const struct child *c, int sig);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);
-
-
 
 /* The command's environment: BASE without leaderrun's secrets
  * (LEADERRUN_PASSWORD and MYSQL_PWD dropped, the password cut out of

@@ -35,9 +35,11 @@ static void db_set_tls(MYSQL *m, const struct db_config *c)
 		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 #else
 	static const unsigned modes[] = {
-		[DB_TLS_DISABLED] = SSL_MODE_DISABLED,   [DB_TLS_PREFERRED] = SSL_MODE_PREFERRED,
-		[DB_TLS_REQUIRED] = SSL_MODE_REQUIRED,   [DB_TLS_VERIFY_CA] = SSL_MODE_VERIFY_CA,
-		[DB_TLS_VERIFY_IDENTITY] = SSL_MODE_VERIFY_IDENTITY,
+	    [DB_TLS_DISABLED] = SSL_MODE_DISABLED,
+	    [DB_TLS_PREFERRED] = SSL_MODE_PREFERRED,
+	    [DB_TLS_REQUIRED] = SSL_MODE_REQUIRED,
+	    [DB_TLS_VERIFY_CA] = SSL_MODE_VERIFY_CA,
+	    [DB_TLS_VERIFY_IDENTITY] = SSL_MODE_VERIFY_IDENTITY,
 	};
 
 	if (c->tls != DB_TLS_DEFAULT)
@@ -181,8 +183,7 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
 	 * lost lease. No CLIENT_MULTI_STATEMENTS, ever. */
-	if (!mysql_real_connect(m, c->host, c->user, c->password, c->database, c->port, c->socket,
-				CLIENT_FOUND_ROWS)) {
+	if (!mysql_real_connect(m, c->host, c->user, c->password, c->database, c->port, c->socket, CLIENT_FOUND_ROWS)) {
 		unsigned e = mysql_errno(m);
 		snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
 		mysql_close(m);
@@ -340,9 +341,8 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	return DB_OK;
 }
 
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
-		       size_t errlen)
+enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,
+		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
 {
 	return db_exec_each(db, slot, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
 }

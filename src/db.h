@@ -33,7 +33,7 @@ struct db_config {
 	const char *ssl_ca, *ssl_cert, *ssl_key;
 	unsigned port;
 	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
-	bool read_option_files;    /* read [client] and [leaderrun] from option files */
+	bool read_option_files;	   /* read [client] and [leaderrun] from option files */
 	unsigned connect_timeout_s;
 	unsigned io_timeout_s;
 };
@@ -44,7 +44,7 @@ enum db_type { DB_STR, DB_I64, DB_U64 };
 struct db_value {
 	enum db_type type;
 	const char *str; /* DB_STR parameter */
-	char *buf;       /* DB_STR column: filled NUL-terminated, truncated to cap */
+	char *buf;	 /* DB_STR column: filled NUL-terminated, truncated to cap */
 	size_t cap;
 	int64_t i64;
 	uint64_t u64;
@@ -79,9 +79,8 @@ void db_set_timeouts(struct db *db, unsigned connect_s, unsigned io_s);
  * connection) with PARAMS. When COLS is non-NULL, fetches at most one row
  * into them. A failure that leaves the connection unusable disconnects, so
  * the next call reconnects. */
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-		       unsigned nparams, struct db_value *cols, unsigned ncols, struct db_result *res, char *err,
-		       size_t errlen);
+enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,
+		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen);
 
 /* Like db_exec, but calls ON_ROW(CTX, COLS) for every row. */
 typedef void db_row_fn(void *ctx, const struct db_value *cols);

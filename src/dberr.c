@@ -37,7 +37,10 @@ enum db_status dberr_classify(unsigned errnum)
 	case 1053: /* ER_SERVER_SHUTDOWN */
 	case 1077: /* ER_NORMAL_SHUTDOWN */
 	case 1152: /* ER_ABORTING_CONNECTION */
-	case 1158: case 1159: case 1160: case 1161: /* network read/write errors */
+	case 1158:
+	case 1159:
+	case 1160:
+	case 1161: /* network read/write errors */
 	case 1203: /* ER_TOO_MANY_USER_CONNECTIONS */
 	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
 	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8) */

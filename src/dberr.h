@@ -7,12 +7,12 @@
 enum db_status {
 	DB_OK = 0,
 	DB_UNAVAILABLE, /* cannot connect, connection lost, server going away */
-	DB_DENIED,      /* access denied: wrong password, missing grant */
-	DB_NO_TABLE,    /* the lease table is missing or lacks a column */
+	DB_DENIED,	/* access denied: wrong password, missing grant */
+	DB_NO_TABLE,	/* the lease table is missing or lacks a column */
 	DB_NO_DATABASE, /* unknown database, or none selected */
-	DB_CONFLICT,    /* deadlock or lock wait timeout: "not acquired, retry" */
-	DB_READ_ONLY,   /* the server refuses writes */
-	DB_ERROR,       /* anything else */
+	DB_CONFLICT,	/* deadlock or lock wait timeout: "not acquired, retry" */
+	DB_READ_ONLY,	/* the server refuses writes */
+	DB_ERROR,	/* anything else */
 };
 
 enum db_status dberr_classify(unsigned errnum);

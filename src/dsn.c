@@ -143,7 +143,7 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 			snprintf(err, errlen, "DSN parameter '%.*s' needs a value (name=value)", (int)klen, q);
 			return -1;
 		}
-		char **str = klen == 6 && strncmp(q, "socket", 6) == 0	     ? &d->socket
+		char **str = klen == 6 && strncmp(q, "socket", 6) == 0	   ? &d->socket
 			     : klen == 8 && strncmp(q, "ssl-mode", 8) == 0 ? &d->ssl_mode
 			     : klen == 6 && strncmp(q, "ssl-ca", 6) == 0   ? &d->ssl_ca
 			     : klen == 8 && strncmp(q, "ssl-cert", 8) == 0 ? &d->ssl_cert
@@ -158,15 +158,18 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 			}
 		} else if (klen == 15 && strncmp(q, "connect-timeout", 15) == 0) {
 			if (parse_uint(v, vlen, 3600, &d->connect_timeout_s) < 0 || d->connect_timeout_s == 0) {
-				snprintf(err, errlen, "DSN parameter 'connect-timeout' must be whole seconds from 1 to 3600, not '%.*s'",
-					 (int)vlen, v);
+				snprintf(
+				    err, errlen,
+				    "DSN parameter 'connect-timeout' must be whole seconds from 1 to 3600, not '%.*s'",
+				    (int)vlen, v);
 				return -1;
 			}
 		} else {
-			snprintf(err, errlen,
-				 "unknown DSN parameter '%.*s'; known: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, "
-				 "ssl-key",
-				 (int)klen, q);
+			snprintf(
+			    err, errlen,
+			    "unknown DSN parameter '%.*s'; known: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, "
+			    "ssl-key",
+			    (int)klen, q);
 			return -1;
 		}
 		q += n + (amp ? 1 : 0);

@@ -6,13 +6,13 @@
 #include <stddef.h>
 
 struct dsn {
-	char *user;     /* NULL: not given (option files or the login name) */
-	char *password; /* NULL: not given */
-	char *host;     /* NULL: not given */
-	unsigned port;  /* 0: not given */
-	char *database; /* NULL: not given */
-	char *socket;   /* NULL: not given */
-	unsigned connect_timeout_s; /* 0: not given */
+	char *user;				      /* NULL: not given (option files or the login name) */
+	char *password;				      /* NULL: not given */
+	char *host;				      /* NULL: not given */
+	unsigned port;				      /* 0: not given */
+	char *database;				      /* NULL: not given */
+	char *socket;				      /* NULL: not given */
+	unsigned connect_timeout_s;		      /* 0: not given */
 	char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key; /* NULL: not given */
 };
 

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #define USEC_PER_MSEC INT64_C(1000)
-#define USEC_PER_SEC INT64_C(1000000)
+#define USEC_PER_SEC  INT64_C(1000000)
 
 /* Parses TEXT into microseconds. Returns 0, or -1 with a reason in ERR
  * ("expected a number with unit ms, s, m or h, like 15s"). Negative,

@@ -6,8 +6,20 @@
 #include "timing.h"
 
 /* Statement slots on a connection (see db_exec). */
-enum { SLOT_ACQUIRE, SLOT_RENEW, SLOT_RELEASE, SLOT_READ, SLOT_INSERT, SLOT_STATUS, SLOT_FORCE, SLOT_CHECK, SLOT_COLUMNS,
-       SLOT_HINT_TAKE, SLOT_HINT_WAIT, SLOT_HINT_DROP };
+enum {
+	SLOT_ACQUIRE,
+	SLOT_RENEW,
+	SLOT_RELEASE,
+	SLOT_READ,
+	SLOT_INSERT,
+	SLOT_STATUS,
+	SLOT_FORCE,
+	SLOT_CHECK,
+	SLOT_COLUMNS,
+	SLOT_HINT_TAKE,
+	SLOT_HINT_WAIT,
+	SLOT_HINT_DROP
+};
 
 static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name,
 				     struct lease_info *info, bool *exists, enum db_status *st, char *err,
@@ -15,10 +27,10 @@ static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql,
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value c[] = {
-		{.type = DB_STR, .buf = info->holder, .cap = sizeof(info->holder)},
-		{.type = DB_U64},
-		{.type = DB_I64},
-		{.type = DB_I64},
+	    {.type = DB_STR, .buf = info->holder, .cap = sizeof(info->holder)},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
@@ -40,14 +52,14 @@ static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql,
 	return LEASE_OK;
 }
 
-static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name,
-				    const char *holder, int64_t ttl_us, struct lease_info *info, int64_t *sent_at,
-				    enum db_status *st, char *err, size_t errlen)
+static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+				    int64_t ttl_us, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+				    char *err, size_t errlen)
 {
 	struct db_value p[] = {
-		{.type = DB_STR, .str = holder},
-		{.type = DB_I64, .i64 = ttl_us},
-		{.type = DB_STR, .str = name},
+	    {.type = DB_STR, .str = holder},
+	    {.type = DB_I64, .i64 = ttl_us},
+	    {.type = DB_STR, .str = name},
 	};
 	struct db_result r;
 	enum lease_outcome o;
@@ -94,8 +106,7 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	o = lease_try(db, sql, name, holder, ttl_us, info, sent_at, st, err, errlen);
-	if (o == LEASE_BUSY && *st == DB_OK &&
-	    lease_read(db, sql, name, info, &exists, st, err, errlen) != LEASE_OK)
+	if (o == LEASE_BUSY && *st == DB_OK && lease_read(db, sql, name, info, &exists, st, err, errlen) != LEASE_OK)
 		return LEASE_ERROR;
 	return o;
 }
@@ -105,10 +116,10 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 			       size_t errlen)
 {
 	struct db_value p[] = {
-		{.type = DB_I64, .i64 = ttl_us},
-		{.type = DB_STR, .str = name},
-		{.type = DB_STR, .str = holder},
-		{.type = DB_U64, .u64 = term},
+	    {.type = DB_I64, .i64 = ttl_us},
+	    {.type = DB_STR, .str = name},
+	    {.type = DB_STR, .str = holder},
+	    {.type = DB_U64, .u64 = term},
 	};
 	struct db_result r;
 
@@ -122,11 +133,9 @@ enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, con
 				 size_t errlen)
 {
 	struct db_value p[] = {
-		{.type = DB_I64, .i64 = min_hold_us},
-		{.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
-		{.type = DB_STR, .str = name},
-		{.type = DB_STR, .str = holder},
-		{.type = DB_U64, .u64 = term},
+	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
+	    {.type = DB_STR, .str = name},	  {.type = DB_STR, .str = holder},
+	    {.type = DB_U64, .u64 = term},
 	};
 	struct db_result r;
 
@@ -161,23 +170,22 @@ static void status_row(void *arg, const struct db_value *c)
 }
 
 enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
-			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
-			    size_t errlen)
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
 {
 	char bufs[7][LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value c[] = {
-		{.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
-		{.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
-		{.type = DB_U64},
-		{.type = DB_I64},
-		{.type = DB_I64},
-		{.type = DB_STR, .buf = bufs[2], .cap = 32},
-		{.type = DB_STR, .buf = bufs[3], .cap = 32},
-		{.type = DB_STR, .buf = bufs[4], .cap = 32},
-		{.type = DB_I64},
-		{.type = DB_STR, .buf = bufs[5], .cap = 32},
-		{.type = DB_STR, .buf = bufs[6], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
+	    {.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[2], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[3], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[4], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[5], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[6], .cap = 32},
 	};
 	struct status_ctx sc = {on_row, ctx};
 	struct db_result r;
@@ -186,8 +194,8 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
 		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 11, status_row, &sc, &r, err, errlen);
 }
 
-enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name,
-				   struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name, struct lease_info *was,
+				   bool *found, bool *was_held, char *err, size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_U64}};
 	struct db_result r;
@@ -213,9 +221,9 @@ enum db_status lease_check(struct db *db, const struct lease_sql *sql, const cha
 			   uint64_t term, bool *held, char *err, size_t errlen)
 {
 	struct db_value p[] = {
-		{.type = DB_STR, .str = name},
-		{.type = DB_STR, .str = holder},
-		{.type = DB_U64, .u64 = term},
+	    {.type = DB_STR, .str = name},
+	    {.type = DB_STR, .str = holder},
+	    {.type = DB_U64, .u64 = term},
 	};
 	struct db_value c[] = {{.type = DB_I64}};
 	struct db_result r;
@@ -273,8 +281,7 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool 
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
 			       size_t errlen)
 {
-	return hint_call(db, SLOT_HINT_WAIT, "SELECT GET_LOCK(?, ?)", sql->hint_name, timeout_s, 2, woken, err,
-			 errlen);
+	return hint_call(db, SLOT_HINT_WAIT, "SELECT GET_LOCK(?, ?)", sql->hint_name, timeout_s, 2, woken, err, errlen);
 }
 
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)

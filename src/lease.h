@@ -11,9 +11,9 @@
 
 #include "db.h"
 
-#define LEASE_NAME_MAX 191   /* bytes; the column is VARCHAR(191) */
-#define LEASE_HOLDER_MAX 255 /* bytes; the column is VARCHAR(255) */
-#define LEASE_TABLE_MAX 129  /* db.table, 64 + 1 + 64 */
+#define LEASE_NAME_MAX	    191 /* bytes; the column is VARCHAR(191) */
+#define LEASE_HOLDER_MAX    255 /* bytes; the column is VARCHAR(255) */
+#define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 
 enum lease_outcome {
@@ -93,8 +93,8 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
 /* --release: expires NAME now, whoever holds it. *WAS receives the holder
  * it had; *FOUND and *WAS_HELD say whether there was a row, and whether
  * it was held. */
-enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name,
-				   struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
+enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name, struct lease_info *was,
+				   bool *found, bool *was_held, char *err, size_t errlen);
 
 /* --check: does HOLDER hold NAME with TERM, unexpired? */
 enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,

@@ -33,9 +33,10 @@ int lease_table_validate(const char *name, char *err, size_t errlen)
 		p++;
 	}
 bad:
-	snprintf(err, errlen,
-		 "--table '%s' is not a valid table name; use letters, digits, '_' and '$' (up to 64), optionally DB.TABLE",
-		 name);
+	snprintf(
+	    err, errlen,
+	    "--table '%s' is not a valid table name; use letters, digits, '_' and '$' (up to 64), optionally DB.TABLE",
+	    name);
 	return -1;
 }
 
@@ -135,19 +136,18 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "  PRIMARY KEY (name)\n"
 		 ") ENGINE=InnoDB",
 		 t);
+	/* SQL reads best one clause a line. */
+	/* clang-format off */
 #define ISO(col) "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
-	snprintf(s->status, sizeof(s->status),
-		 "SELECT name, holder, term, expires_at > UTC_TIMESTAMP(6), "
-		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " ISO("expires_at") ", " ISO(
-			 "renewed_at") ", " ISO("acquired_at") ", last_exit, " ISO("finished_at") ", " ISO(
-			 "UTC_TIMESTAMP(6)") " FROM %s ORDER BY name",
-		 t);
-	snprintf(s->status_one, sizeof(s->status_one),
-		 "SELECT name, holder, term, expires_at > UTC_TIMESTAMP(6), "
-		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " ISO("expires_at") ", " ISO(
-			 "renewed_at") ", " ISO("acquired_at") ", last_exit, " ISO("finished_at") ", " ISO(
-			 "UTC_TIMESTAMP(6)") " FROM %s WHERE name=?",
-		 t);
+#define STATUS_COLUMNS \
+	"name, holder, term, expires_at > UTC_TIMESTAMP(6), " \
+	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " \
+	ISO("expires_at") ", " ISO("renewed_at") ", " ISO("acquired_at") ", " \
+	"last_exit, " ISO("finished_at") ", " ISO("UTC_TIMESTAMP(6)")
+	snprintf(s->status, sizeof(s->status), "SELECT " STATUS_COLUMNS " FROM %s ORDER BY name", t);
+	snprintf(s->status_one, sizeof(s->status_one), "SELECT " STATUS_COLUMNS " FROM %s WHERE name=?", t);
+#undef STATUS_COLUMNS
+	/* clang-format on */
 #undef ISO
 	snprintf(s->force_release, sizeof(s->force_release),
 		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",

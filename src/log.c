@@ -64,8 +64,8 @@ void log_event(enum log_level level, const char *event, const char *fmt, ...)
 			json_quote(qlease, sizeof(qlease), log_lease);
 		n = snprintf(line, sizeof(line) - 1,
 			     "{\"ts\":\"%s\",\"level\":\"%s\",\"pid\":%ld,\"lease\":%s,\"msg\":%s%s%s%s}", ts,
-			     names[level], (long)getpid(), qlease, qmsg, event ? ",\"event\":\"" : "", event ? event : "",
-			     event ? "\"" : "");
+			     names[level], (long)getpid(), qlease, qmsg, event ? ",\"event\":\"" : "",
+			     event ? event : "", event ? "\"" : "");
 	} else if (log_lease)
 		n = snprintf(line, sizeof(line) - 1, "leaderrun[%ld]: lease %s: %s%s", (long)getpid(), log_lease,
 			     prefix[level], msg);

@@ -15,9 +15,9 @@
 #include "log.h"
 #include "timing.h"
 
-#define QUEUE_MAX 16
+#define QUEUE_MAX  16
 #define TIMEOUT_MS 5000L
-#define ATTEMPTS 3 /* one try and two retries, as runitor does */
+#define ATTEMPTS   3 /* one try and two retries, as runitor does */
 
 struct note {
 	char event[16];
@@ -35,6 +35,7 @@ struct notify {
 	struct note q[QUEUE_MAX];
 	int head, count;
 	bool busy, quit, joinable;
+	bool failed; /* /fail went out: the run's last word; only the sender thread */
 	char host[256];
 };
 
@@ -113,14 +114,19 @@ static void notify_deliver(struct notify *n, const struct note *e)
 		/* Healthchecks.io: /start, /<exit status>, /fail. */
 		if (strcmp(e->event, "start") == 0)
 			ping = "start";
-		else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0) {
+		else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0 && !n->failed) {
+			/* After /fail, a command that exited 0 on SIGTERM must not
+			 * turn the check green again. */
 			snprintf(status, sizeof(status), "%d", e->exit_status);
 			ping = status;
-		} else if (strcmp(e->event, "lost") == 0)
+		} else if (strcmp(e->event, "lost") == 0) {
 			ping = "fail";
+			n->failed = true;
+		}
 		if (ping) {
 			size_t l = strlen(o->ping_url);
-			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/", ping);
+			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/",
+				 ping);
 			notify_send(url, NULL);
 		}
 	}
@@ -136,7 +142,8 @@ static void notify_deliver(struct notify *n, const struct note *e)
 	snprintf(body, sizeof(body),
 		 "{\"event\":\"%s\",\"lease\":%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
 		 "\"duration_ms\":%lld,\"host\":%s,\"ts\":\"%s\"}",
-		 e->event, qlease, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost, e->ts);
+		 e->event, qlease, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost,
+		 e->ts);
 	for (int i = 0; i < o->nnotify; i++)
 		notify_send(o->notify_urls[i], body);
 }

@@ -43,41 +43,41 @@ enum {
 };
 
 static const struct option long_options[] = {
-	{"dsn", required_argument, NULL, 'd'},
-	{"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
-	{"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
-	{"table", required_argument, NULL, OPT_TABLE},
-	{"ssl-mode", required_argument, NULL, OPT_SSL_MODE},
-	{"ssl-ca", required_argument, NULL, OPT_SSL_CA},
-	{"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
-	{"ssl-key", required_argument, NULL, OPT_SSL_KEY},
-	{"init", no_argument, NULL, OPT_INIT},
-	{"status", no_argument, NULL, OPT_STATUS},
-	{"release", required_argument, NULL, OPT_RELEASE},
-	{"check", no_argument, NULL, OPT_CHECK},
-	{"json", no_argument, NULL, OPT_JSON},
-	{"term", required_argument, NULL, OPT_TERM},
-	{"min-hold", required_argument, NULL, OPT_MIN_HOLD},
-	{"ping", required_argument, NULL, OPT_PING},
-	{"notify", required_argument, NULL, OPT_NOTIFY},
-	{"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-	{"ready-file", required_argument, NULL, OPT_READY_FILE},
-	{"no-wake-hint", no_argument, NULL, OPT_NO_WAKE_HINT},
-	{"lease", required_argument, NULL, 'l'},
-	{"holder", required_argument, NULL, OPT_HOLDER},
-	{"ttl", required_argument, NULL, 't'},
-	{"renew-interval", required_argument, NULL, OPT_RENEW},
-	{"kill-grace", required_argument, NULL, OPT_GRACE},
-	{"kill-signal", required_argument, NULL, OPT_SIGNAL},
-	{"no-wait", no_argument, NULL, 'n'},
-	{"wait-timeout", required_argument, NULL, 'w'},
-	{"retry-interval", required_argument, NULL, OPT_RETRY},
-	{"busy-exit-code", required_argument, NULL, 'E'},
-	{"verbose", no_argument, NULL, 'v'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{"version", no_argument, NULL, 'V'},
-	{NULL, 0, NULL, 0},
+    {"dsn", required_argument, NULL, 'd'},
+    {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
+    {"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
+    {"table", required_argument, NULL, OPT_TABLE},
+    {"ssl-mode", required_argument, NULL, OPT_SSL_MODE},
+    {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
+    {"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
+    {"ssl-key", required_argument, NULL, OPT_SSL_KEY},
+    {"init", no_argument, NULL, OPT_INIT},
+    {"status", no_argument, NULL, OPT_STATUS},
+    {"release", required_argument, NULL, OPT_RELEASE},
+    {"check", no_argument, NULL, OPT_CHECK},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"term", required_argument, NULL, OPT_TERM},
+    {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
+    {"ping", required_argument, NULL, OPT_PING},
+    {"notify", required_argument, NULL, OPT_NOTIFY},
+    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+    {"ready-file", required_argument, NULL, OPT_READY_FILE},
+    {"no-wake-hint", no_argument, NULL, OPT_NO_WAKE_HINT},
+    {"lease", required_argument, NULL, 'l'},
+    {"holder", required_argument, NULL, OPT_HOLDER},
+    {"ttl", required_argument, NULL, 't'},
+    {"renew-interval", required_argument, NULL, OPT_RENEW},
+    {"kill-grace", required_argument, NULL, OPT_GRACE},
+    {"kill-signal", required_argument, NULL, OPT_SIGNAL},
+    {"no-wait", no_argument, NULL, 'n'},
+    {"wait-timeout", required_argument, NULL, 'w'},
+    {"retry-interval", required_argument, NULL, OPT_RETRY},
+    {"busy-exit-code", required_argument, NULL, 'E'},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
 };
 
 static void options_help(FILE *f)
@@ -251,8 +251,7 @@ static void wipe_argv_passwords(char *argv[], int end)
 			}
 }
 
-static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err,
-		    size_t errlen)
+static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err, size_t errlen)
 {
 	if (lease_name_validate(what, value, max, err, errlen) < 0)
 		return -1;
@@ -393,12 +392,14 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		case OPT_SIGNAL:
 			o->kill_signal = options_parse_signal(optarg);
 			if (o->kill_signal < 0) {
-				snprintf(err, errlen, "--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number",
+				snprintf(err, errlen,
+					 "--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number",
 					 optarg);
 				goto usage;
 			}
 			if (!signal_stops_process(o->kill_signal)) {
-				snprintf(err, errlen, "--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL",
+				snprintf(err, errlen,
+					 "--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL",
 					 optarg);
 				goto usage;
 			}
@@ -506,7 +507,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	for (int i = -1; i < o->nnotify; i++) {
 		const char *u = i < 0 ? o->ping_url : o->notify_urls[i];
 		if (u && strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0) {
-			snprintf(err, errlen, "%s URL must start with http:// or https://", i < 0 ? "--ping" : "--notify");
+			snprintf(err, errlen, "%s URL must start with http:// or https://",
+				 i < 0 ? "--ping" : "--notify");
 			goto usage;
 		}
 	}
@@ -526,7 +528,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		int m = db_tls_parse(ssl_mode);
 		if (m < 0) {
 			snprintf(err, errlen,
-				 "--ssl-mode '%s' is not a mode; use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY",
+				 "--ssl-mode '%s' is not a mode; use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or "
+				 "VERIFY_IDENTITY",
 				 ssl_mode);
 			goto usage;
 		}
@@ -536,7 +539,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->ssl_cert = ssl_cert ? ssl_cert : o->dsn.ssl_cert;
 	o->ssl_key = ssl_key ? ssl_key : o->dsn.ssl_key;
 	{
-		const char *const files[][2] = {{"--ssl-ca", o->ssl_ca}, {"--ssl-cert", o->ssl_cert}, {"--ssl-key", o->ssl_key}};
+		const char *const files[][2] = {
+		    {"--ssl-ca", o->ssl_ca}, {"--ssl-cert", o->ssl_cert}, {"--ssl-key", o->ssl_key}};
 		for (size_t i = 0; i < 3; i++)
 			if (files[i][1] && access(files[i][1], R_OK) != 0) {
 				snprintf(err, errlen, "%s %s: %s", files[i][0], files[i][1], strerror(errno));
@@ -585,8 +589,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 
 	if (o->mode == MODE_STATUS) {
 		o->all_leases = !o->command[0];
-		if (o->command[0] && set_name("lease name", o->lease, sizeof(o->lease), o->command[0], LEASE_NAME_MAX,
-					      err, errlen) < 0)
+		if (o->command[0] &&
+		    set_name("lease name", o->lease, sizeof(o->lease), o->command[0], LEASE_NAME_MAX, err, errlen) < 0)
 			goto usage;
 	}
 	if (o->mode == MODE_RELEASE &&
@@ -600,8 +604,9 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		const char *t = term_text ? term_text : getenv("LEADERRUN_TERM");
 		char *end;
 		if (!l || !h || !t) {
-			snprintf(err, errlen, "--check needs the lease, holder and term: run it inside leaderrun's command, "
-					      "or give --lease, --holder and --term");
+			snprintf(err, errlen,
+				 "--check needs the lease, holder and term: run it inside leaderrun's command, "
+				 "or give --lease, --holder and --term");
 			goto usage;
 		}
 		if (set_name("lease name", o->lease, sizeof(o->lease), l, LEASE_NAME_MAX, err, errlen) < 0 ||

@@ -20,11 +20,11 @@ enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
 
 struct options {
 	enum options_mode mode;
-	struct dsn dsn;            /* all NULL/0 when no DSN was given */
+	struct dsn dsn; /* all NULL/0 when no DSN was given */
 	bool have_dsn;
-	char *password;            /* owned; NULL: from the DSN, option files or none */
-	const char *defaults_file; /* borrowed from argv or environ */
-	enum db_tls tls;           /* --ssl-mode, else the DSN's ssl-mode */
+	char *password;				 /* owned; NULL: from the DSN, option files or none */
+	const char *defaults_file;		 /* borrowed from argv or environ */
+	enum db_tls tls;			 /* --ssl-mode, else the DSN's ssl-mode */
 	const char *ssl_ca, *ssl_cert, *ssl_key; /* borrowed: argv or o->dsn */
 	char table[LEASE_TABLE_MAX + 1];
 	char lease[LEASE_NAME_MAX + 1];
@@ -37,11 +37,11 @@ struct options {
 	bool no_wake_hint; /* poll instead of blocking on the GET_LOCK hint */
 	int kill_signal;
 	int busy_exit;
-	int verbosity; /* -1 quiet, 0 default, +1 per -v */
+	int verbosity;	/* -1 quiet, 0 default, +1 per -v */
 	char **command; /* NULL-terminated, borrowed from argv */
 
 	/* Operator modes. */
-	bool json;           /* --status --json */
+	bool json;	     /* --status --json */
 	bool all_leases;     /* --status without a name */
 	uint64_t check_term; /* --check: --term or LEADERRUN_TERM */
 
@@ -63,8 +63,7 @@ enum options_result {
 /* Parses ARGV (and LEADERRUN_* from the environment). Wipes a password
  * given in -d/--dsn from ARGV so it does not stay in /proc/PID/cmdline.
  * Help and version go to OUT. */
-enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err,
-				  size_t errlen);
+enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen);
 
 void options_free(struct options *o);
 

@@ -4,8 +4,8 @@
 
 enum outcome_kind {
 	OUTCOME_CHILD_EXITED, /* COMMAND ran; wstatus says how it ended */
-	OUTCOME_BUSY,         /* not acquired: --no-wait or --wait-timeout */
-	OUTCOME_LOST,         /* the lease was lost and COMMAND was stopped */
+	OUTCOME_BUSY,	      /* not acquired: --no-wait or --wait-timeout */
+	OUTCOME_LOST,	      /* the lease was lost and COMMAND was stopped */
 	OUTCOME_SIGNALLED,    /* a signal ended the wait before COMMAND ran */
 	OUTCOME_USAGE,
 	OUTCOME_UNAVAILABLE,
@@ -14,8 +14,8 @@ enum outcome_kind {
 	OUTCOME_NOT_EXECUTABLE,
 	OUTCOME_NOT_FOUND,
 	OUTCOME_INIT_DONE, /* also: --status, --release and --check succeeded */
-	OUTCOME_NO,        /* --status/--release: no such lease; --check: not held */
-	OUTCOME_INTERNAL, /* fork, pipe, thread or memory failure */
+	OUTCOME_NO,	   /* --status/--release: no such lease; --check: not held */
+	OUTCOME_INTERNAL,  /* fork, pipe, thread or memory failure */
 };
 
 struct outcome {

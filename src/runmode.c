@@ -40,8 +40,11 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 	c->ssl_ca = o->ssl_ca;
 	c->ssl_cert = o->ssl_cert;
 	c->ssl_key = o->ssl_key;
-	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works. */
-	c->read_option_files = !o->have_dsn;
+	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works.
+	 * With a DSN but no password from anywhere (a command's --check gets a
+	 * password-less LEADERRUN_DSN), the option files may hold it. With
+	 * both, none is read: nothing to learn, and it saves the parsing. */
+	c->read_option_files = !o->have_dsn || !c->password;
 	if (o->mode == MODE_RUN) {
 		/* A reconnect while holding must leave room for a retry before
 		 * the stop signal; the deadline never depends on these. */
@@ -104,7 +107,8 @@ void runmode_init(const struct options *o, struct outcome *out)
 	else if (st == DB_OK)
 		log_info("table %s is ready", o->table);
 	else if (st == DB_DENIED)
-		log_error("--init: access denied (%s); run it as a user with the CREATE privilege, or apply sql/leaderrun.sql as an administrator",
+		log_error("--init: access denied (%s); run it as a user with the CREATE privilege (and ALTER to "
+			  "upgrade a table), or apply sql/ as an administrator",
 			  err);
 	else
 		log_error("--init: %s: %s", dberr_name(st), err);

@@ -64,12 +64,12 @@ struct sup {
 	bool child_running, draining;
 	int child_wstatus;
 	bool stop_sent; /* the kill signal went out because renewing failed */
-	bool killed;    /* SIGKILL went out */
-	bool lost;      /* the row is someone else's: stop renewing */
+	bool killed;	/* SIGKILL went out */
+	bool lost;	/* the row is someone else's: stop renewing */
 	int64_t stop_sent_at, drain_kill_at;
 	bool orphans_signalled;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
-	int exit_status; /* recorded by the release; -1: none */
+	int exit_status;      /* recorded by the release; -1: none */
 };
 
 void supervisor_block_signals(void)
@@ -104,16 +104,19 @@ static int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi)
 	return lo + (int64_t)(sup_random(s) % (uint64_t)(hi - lo + 1));
 }
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
 
 /* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
  * timer). Returns the EV_* bits that are ready. */
 static int sup_poll(struct sup *s, int64_t at)
 {
 	struct pollfd p[3] = {
-		{.fd = s->sigfd, .events = POLLIN},
-		{.fd = worker_fd(s->w), .events = POLLIN},
-		{.fd = s->timerfd, .events = POLLIN},
+	    {.fd = s->sigfd, .events = POLLIN},
+	    {.fd = worker_fd(s->w), .events = POLLIN},
+	    {.fd = s->timerfd, .events = POLLIN},
 	};
 	int ev = 0;
 
@@ -275,14 +278,16 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 				int64_t left = give_up ? give_up - timing_now() : o->retry_us;
 				int64_t span = min64(o->retry_us, left > 0 ? left : 1);
 				struct worker_result wr;
-				if (worker_submit(s->w, WORKER_WAIT, 0, (int)((span + USEC_PER_SEC - 1) / USEC_PER_SEC)) < 0)
+				if (worker_submit(s->w, WORKER_WAIT, 0,
+						  (int)((span + USEC_PER_SEC - 1) / USEC_PER_SEC)) < 0)
 					hints = false;
 				else {
 					s->waiting_on_hint = true;
 					for (;;) {
 						int ev = sup_poll(s, give_up);
 						if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
-							log_info("got SIG%s while waiting; exiting without running the command",
+							log_info("got SIG%s while waiting; exiting without running the "
+								 "command",
 								 sup_signame(sig));
 							out->kind = OUTCOME_SIGNALLED;
 							out->signo = sig;
@@ -312,18 +317,21 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			/* Errors that retrying cannot fix end the run now. */
 			switch (r.status) {
 			case DB_DENIED:
-				log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s exists (leaderrun --init)",
+				log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s "
+					  "exists (leaderrun --init)",
 					  r.err, o->table);
 				out->kind = OUTCOME_DENIED;
 				return false;
 			case DB_NO_TABLE:
-				log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also "
-					  "upgrades an older table) or apply sql/",
-					  o->table, r.err);
+				log_error(
+				    "lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also "
+				    "upgrades an older table) or apply sql/",
+				    o->table, r.err);
 				out->kind = OUTCOME_NO_TABLE;
 				return false;
 			case DB_NO_DATABASE:
-				log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in --table DB.TABLE",
+				log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in "
+					  "--table DB.TABLE",
 					  r.err);
 				out->kind = OUTCOME_NO_TABLE;
 				return false;
@@ -420,8 +428,9 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	if (r->outcome == LEASE_LOST) {
 		/* Someone else may already hold it: no grace period. */
 		s->lost = true;
-		sup_kill_now(s, "lease lost: the row is no longer ours (expired and taken, released by force, or the server "
-			       "turned read-only)");
+		sup_kill_now(
+		    s, "lease lost: the row is no longer ours (expired and taken, released by force, or the server "
+		       "turned read-only)");
 		return;
 	}
 	s->failures++;
@@ -432,8 +441,9 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	s->next_renew = now + timing_retry_step(t);
 	fmt_dur(a, sizeof(a), s->stop_at - now);
 	if (s->failures == 1)
-		log_event(LOG_WARN, "renew_failed", "renew failed (%s: %s); retrying, %s left before the command is stopped",
-			 dberr_name(r->status), r->err, a);
+		log_event(LOG_WARN, "renew_failed",
+			  "renew failed (%s: %s); retrying, %s left before the command is stopped",
+			  dberr_name(r->status), r->err, a);
 	else
 		log_debug("renew attempt %u failed (%s: %s); %s left", s->failures, dberr_name(r->status), r->err, a);
 }
@@ -635,8 +645,7 @@ static void sup_release(struct sup *s)
 	if (r.outcome == LEASE_OK) {
 		log_event(LOG_INFO, "released", "released term %" PRIu64, s->term);
 		notify_event(s->n, "released", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
-	}
-	else if (r.outcome == LEASE_LOST)
+	} else if (r.outcome == LEASE_LOST)
 		log_warn("the lease had already expired when the command finished");
 	else
 		log_warn("release failed (%s: %s); the lease expires on its own", dberr_name(r.status), r.err);
@@ -712,6 +721,10 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 	s.w = w;
 	s.n = n;
 	s.exit_status = -1;
+	/* A file left by a leaderrun that was SIGKILLed must not make this
+	 * one look ready before it leads. */
+	if (o->ready_file && unlink(o->ready_file) != 0 && errno != ENOENT)
+		log_warn("--ready-file %s: %s", o->ready_file, strerror(errno));
 	if (getrandom(&s.rng, sizeof(s.rng), GRND_NONBLOCK) != (ssize_t)sizeof(s.rng) || s.rng == 0)
 		s.rng = (uint64_t)timing_now() | 1;
 

@@ -9,8 +9,14 @@
 
 #include "duration.h"
 
-static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+static int64_t max64(int64_t a, int64_t b)
+{
+	return a > b ? a : b;
+}
 
 int timing_resolve(struct timing *t, char *err, size_t errlen)
 {

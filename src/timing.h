@@ -11,7 +11,7 @@
 #include <stdint.h>
 
 struct timing {
-	int64_t ttl_us;    /* lease length, stamped by the server */
+	int64_t ttl_us;	   /* lease length, stamped by the server */
 	int64_t renew_us;  /* renew this long after the last successful send */
 	int64_t grace_us;  /* kill signal this long before the deadline */
 	int64_t margin_us; /* clock-rate and step allowance, SIGKILL latency */

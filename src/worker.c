@@ -14,7 +14,7 @@ struct worker {
 	pthread_cond_t wake;
 	struct db *db;
 	struct worker_job job;
-	bool hints; /* still worth trying; only the worker thread touches it */
+	bool hints;  /* still worth trying; only the worker thread touches it */
 	int pipe[2]; /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
@@ -25,8 +25,7 @@ struct worker {
 	struct worker_result result;
 };
 
-static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status,
-			  struct worker_result *r)
+static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 
@@ -54,14 +53,14 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	case WORKER_WAIT: {
 		char err[256];
 		r->outcome = LEASE_OK;
-		if (!w->hints || lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &r->woken, err, sizeof(err)) !=
-					 DB_OK)
+		if (!w->hints ||
+		    lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &r->woken, err, sizeof(err)) != DB_OK)
 			w->hints = false;
 		break;
 	}
 	case WORKER_RENEW:
-		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at,
-					 &r->status, r->err, sizeof(r->err));
+		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at, &r->status,
+					 r->err, sizeof(r->err));
 		break;
 	case WORKER_RELEASE:
 		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,

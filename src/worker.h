@@ -17,7 +17,7 @@ struct worker_job {
 	const struct lease_sql *sql;
 	int64_t ttl_us;
 	int64_t min_hold_us; /* --min-hold, for the release */
-	bool wake_hint;      /* use the GET_LOCK wake-up hint (see lease.h) */
+	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
 };
 
 struct worker_result {
@@ -26,8 +26,8 @@ struct worker_result {
 	enum db_status status;
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
-	bool woken;      /* WORKER_WAIT: the hint's lock came free */
-	bool hints_off;  /* the hint failed (Galera, a proxy): poll from now on */
+	bool woken;	/* WORKER_WAIT: the hint's lock came free */
+	bool hints_off; /* the hint failed (Galera, a proxy): poll from now on */
 	char err[384];
 };
 

@@ -238,7 +238,8 @@ int h_finish(struct h_proc *p, int timeout_ms)
 	if (st < 0) {
 		kill(p->pid, SIGKILL);
 		h_wait(p, 5000);
-		cr_assert_fail("pid %d did not exit within %d ms; stderr:\n%s", (int)p->pid, timeout_ms, h_slurp(p->err));
+		cr_assert_fail("pid %d did not exit within %d ms; stderr:\n%s", (int)p->pid, timeout_ms,
+			       h_slurp(p->err));
 	}
 	return st;
 }
@@ -327,9 +328,9 @@ const char *h_sql(const char *fmt, ...)
 
 void h_sandbox(const char *subcommand)
 {
-	int rc = run_argv((char *[]){(char *)env_or_die("LR_SANDBOX"), (char *)subcommand,
-				     (char *)env_or_die("LR_DB_DIR"), NULL},
-			  open("/dev/null", O_WRONLY));
+	int rc = run_argv(
+	    (char *[]){(char *)env_or_die("LR_SANDBOX"), (char *)subcommand, (char *)env_or_die("LR_DB_DIR"), NULL},
+	    open("/dev/null", O_WRONLY));
 	cr_assert_eq(rc, 0, "sandbox-db %s failed", subcommand);
 }
 

@@ -27,7 +27,7 @@ int h_main(int argc, char *argv[]);
 struct h_proc {
 	pid_t pid;
 	char out[256], err[256]; /* stdout and stderr files */
-	int status;               /* exit status, 128+N for signal N; -1 running */
+	int status;		 /* exit status, 128+N for signal N; -1 running */
 };
 
 /* A fresh directory for this test. */
@@ -83,8 +83,6 @@ void h_sleep_ms(int ms);
 
 /* The path of the probe script (tests/integration/probe.sh). */
 const char *h_probe(void);
-
-
 
 /* The overlap checker: reads a probe.sh log, fails the test on any
  * violation or on terms that do not grow from one start to the next, and

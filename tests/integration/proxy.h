@@ -4,10 +4,10 @@
 #define LEADERRUN_TEST_PROXY_H
 
 enum proxy_mode {
-	PROXY_PASS,         /* forward both ways */
+	PROXY_PASS,	    /* forward both ways */
 	PROXY_BLACKHOLE,    /* swallow everything both ways: no RST, no FIN */
 	PROXY_DROP_REPLIES, /* forward requests, swallow the server's replies */
-	PROXY_DELAY,        /* forward both ways, each chunk late by the delay */
+	PROXY_DELAY,	    /* forward both ways, each chunk late by the delay */
 };
 
 struct proxy;

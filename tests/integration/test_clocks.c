@@ -39,9 +39,10 @@ static void lying_holder_is_cut_off(const char *spec)
 		 proxy_port(proxy), getenv("LR_DB_NAME"));
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", faketime_lib());
 	snprintf(faketime, sizeof(faketime), "FAKETIME=%s", spec);
-	h_start(&holder,
-		(const char *const[]){h_bin(), "-d", dsn, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60", NULL},
-		(const char *const[]){preload, faketime, NULL});
+	h_start(
+	    &holder,
+	    (const char *const[]){h_bin(), "-d", dsn, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60", NULL},
+	    (const char *const[]){preload, faketime, NULL});
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
 	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
 	/* Long enough for a few renews on the lying clocks. */

@@ -33,10 +33,10 @@ static int run(const char *const argv[], const char *const env[], struct h_proc 
 Test(connection, dsn_over_the_unix_socket)
 {
 	struct h_proc p;
-	cr_assert_eq(run((const char *const[]){h_bin(), "-d", h_dsn_socket(), "-n", "-l", h_lease("sock"), "--", "true",
-					       NULL},
-			 NULL, &p),
-		     0, "%s", h_slurp(p.err));
+	cr_assert_eq(
+	    run((const char *const[]){h_bin(), "-d", h_dsn_socket(), "-n", "-l", h_lease("sock"), "--", "true", NULL},
+		NULL, &p),
+	    0, "%s", h_slurp(p.err));
 }
 
 Test(connection, defaults_file_client_group)
@@ -107,8 +107,8 @@ Test(connection, table_in_another_database_by_qualified_name)
 		char dsn[512];
 		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
 			 getenv("LR_DB_PORT"));
-		cr_assert_eq(run((const char *const[]){h_bin(), "-d", dsn, "--table", table, "-n", "-l", h_lease("qual"),
-						       "--", "true", NULL},
+		cr_assert_eq(run((const char *const[]){h_bin(), "-d", dsn, "--table", table, "-n", "-l",
+						       h_lease("qual"), "--", "true", NULL},
 				 NULL, &p),
 			     0, "%s", h_slurp(p.err));
 	}
@@ -119,9 +119,10 @@ Test(connection, unreachable_database_in_wait_mode_warns_and_retries_until_the_t
 	struct h_proc p;
 	int64_t t0 = h_now_ms();
 
-	cr_assert_eq(run((const char *const[]){h_bin(), "-d", "mysql://u@127.0.0.1:1/db", "-w", "2s", "--", "true", NULL},
-			 NULL, &p),
-		     69, "%s", h_slurp(p.err));
+	cr_assert_eq(
+	    run((const char *const[]){h_bin(), "-d", "mysql://u@127.0.0.1:1/db", "-w", "2s", "--", "true", NULL}, NULL,
+		&p),
+	    69, "%s", h_slurp(p.err));
 	cr_assert_geq(h_now_ms() - t0, 1900);
 	cr_assert(strstr(h_slurp(p.err), "retrying in"), "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "still unavailable after --wait-timeout"), "%s", h_slurp(p.err));

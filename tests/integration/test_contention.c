@@ -154,7 +154,8 @@ Test(contention, no_wake_hint_polls_and_still_excludes)
 	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
 
 	for (int i = 0; i < 2; i++)
-		LR(&p[i], "--no-wake-hint", "--retry-interval", "100ms", "-l", lease, "--", h_probe(), log, lock, "0.3");
+		LR(&p[i], "--no-wake-hint", "--retry-interval", "100ms", "-l", lease, "--", h_probe(), log, lock,
+		   "0.3");
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(h_finish(&p[i], 15000), 0, "%s", h_slurp(p[i].err));
 	cr_assert_eq(h_probe_check(log, NULL, NULL, 2), 2);

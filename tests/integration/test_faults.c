@@ -238,7 +238,8 @@ static void make_writable(void)
 Test(faults, read_only_server_refuses_to_lead, .fini = make_writable)
 {
 	struct h_proc p;
-	const char *argv[] = {h_bin(), "-n", "-d", h_dsn_root(), "-l", h_lease("ro"), "--", "sh", "-c", "echo ran", NULL};
+	const char *argv[] = {h_bin(), "-n", "-d", h_dsn_root(), "-l", h_lease("ro"),
+			      "--",    "sh", "-c", "echo ran",	 NULL};
 
 	h_sql("SET GLOBAL read_only = 1");
 	/* The least-privileged user is refused by the server... */
@@ -257,8 +258,8 @@ Test(faults, server_turning_read_only_ends_the_lease, .fini = make_writable)
 {
 	struct h_proc holder;
 	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
-	const char *argv[] = {h_bin(), "-d", h_dsn_root(), "-t", "2s", "-l", h_lease("demote"), "--", h_probe(), log, lock,
-			      "60", NULL};
+	const char *argv[] = {h_bin(), "-d",	  h_dsn_root(), "-t", "2s", "-l", h_lease("demote"),
+			      "--",    h_probe(), log,		lock, "60", NULL};
 
 	/* As root: the renew itself would succeed on a read-only server. */
 	h_start(&holder, argv, NULL);

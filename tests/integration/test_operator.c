@@ -89,9 +89,8 @@ Test(operator, check_inside_the_command_follows_the_lease)
 	cr_assert(strstr(h_slurp(holder.out), "second-lost"), "%s", h_slurp(holder.out));
 	h_finish(&holder, 10000);
 	/* Explicit arguments instead of the environment. */
-	cr_assert_eq(run(&p, (const char *const[]){"--check", "--lease", lease, "--holder", "nobody", "--term", "1",
-					       NULL}),
-		     1);
+	cr_assert_eq(
+	    run(&p, (const char *const[]){"--check", "--lease", lease, "--holder", "nobody", "--term", "1", NULL}), 1);
 }
 
 Test(operator, min_hold_keeps_a_fast_job_from_running_twice)
@@ -99,8 +98,8 @@ Test(operator, min_hold_keeps_a_fast_job_from_running_twice)
 	struct h_proc p;
 	const char *lease = h_lease("cron");
 
-	cr_assert_eq(run(&p, (const char *const[]){"-n", "--min-hold", "3s", "-l", lease, "--", "true", NULL}), 0,
-		     "%s", h_slurp(p.err));
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "--min-hold", "3s", "-l", lease, "--", "true", NULL}), 0, "%s",
+		     h_slurp(p.err));
 	/* A host whose cron fired a little late skips. */
 	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "sh", "-c", "echo ran-twice", NULL}), 75);
 	cr_assert_str_eq(h_slurp(p.out), "");
@@ -145,6 +144,8 @@ Test(operator, ping_fail_when_the_lease_is_lost)
 	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0);
 	cr_assert_eq(h_finish(&holder, 20000), 76);
 	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /hc/fail"), "%s", h_slurp(h_path("http.log")));
+	/* /fail is the last word: the killed command's status does not follow. */
+	cr_assert_null(strstr(h_slurp(h_path("http.log")), "GET /hc/137"), "%s", h_slurp(h_path("http.log")));
 }
 
 Test(operator, notify_posts_json_events)
@@ -157,7 +158,7 @@ Test(operator, notify_posts_json_events)
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", port);
 	snprintf(url2, sizeof(url2), "http://127.0.0.1:%d/second", port2);
 	cr_assert_eq(run(&p, (const char *const[]){"--notify", url, "--notify", url2, "-l", h_lease("hook"), "--", "sh",
-					       "-c", "exit 4", NULL}),
+						   "-c", "exit 4", NULL}),
 		     4, "%s", h_slurp(p.err));
 	log = h_slurp(h_path("http.log"));
 	cr_assert(strstr(log, "POST /hook {\"event\":\"acquired\""), "%s", log);
@@ -188,8 +189,8 @@ Test(operator, json_logs_one_object_per_line)
 	struct h_proc p;
 	const char *err;
 
-	cr_assert_eq(run(&p, (const char *const[]){"-v", "--log-format", "json", "-l", h_lease("jl"), "--", "true", NULL}),
-		     0);
+	cr_assert_eq(
+	    run(&p, (const char *const[]){"-v", "--log-format", "json", "-l", h_lease("jl"), "--", "true", NULL}), 0);
 	err = h_slurp(p.err);
 	cr_assert(strstr(err, "\"event\":\"acquired\""), "%s", err);
 	cr_assert(strstr(err, "\"event\":\"released\""), "%s", err);
@@ -205,11 +206,21 @@ Test(operator, json_logs_one_object_per_line)
 
 Test(operator, ready_file_exists_only_while_the_command_runs)
 {
-	struct h_proc p;
-	const char *ready = h_path("ready");
+	struct h_proc p, holder;
+	const char *ready = h_path("ready"), *lease = h_lease("ready");
 	struct stat st;
+	FILE *f;
 
-	LR(&p, "--ready-file", ready, "-l", h_lease("ready"), "--", "sh", "-c", "echo up; sleep 1");
+	/* A stale file, as a SIGKILLed leaderrun leaves it, goes at start:
+	 * a follower is not ready. */
+	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
+	cr_assert(h_wait_file(holder.out, "up", 10000));
+	f = fopen(ready, "w");
+	fclose(f);
+	LR(&p, "--ready-file", ready, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
+	h_sleep_ms(300);
+	cr_assert_neq(stat(ready, &st), 0, "a waiting follower looks ready");
+	cr_assert_eq(h_finish(&holder, 10000), 0);
 	cr_assert(h_wait_file(p.out, "up", 10000));
 	cr_assert_eq(stat(ready, &st), 0, "no ready file while the command runs");
 	cr_assert_eq(h_finish(&p, 10000), 0);

@@ -51,11 +51,11 @@
 extern char **environ;
 
 enum fault { F_KILL9, F_BLACKHOLE, F_NOREPLY, F_SLOW, F_KILLCONN, F_DBSHORT, F_DBLONG, F_FREEZE, F_STOPLR, F_COUNT };
-static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply", "slow",  "killconn",
-						 "dbshort",  "dblong",    "freeze",  "stoplr"};
+static const char *const fault_names[F_COUNT] = {"kill9",   "blackhole", "noreply", "slow",  "killconn",
+						 "dbshort", "dblong",	 "freeze",  "stoplr"};
 
 #define MAX_CONTENDERS 5
-#define LEASE "soak"
+#define LEASE	       "soak"
 
 struct contender {
 	pid_t pid;
@@ -175,8 +175,9 @@ static void start_contender(struct soak *s, int i)
 {
 	char dsn[512], ttl[32], errpath[320];
 	posix_spawn_file_actions_t fa;
-	char *argv[] = {(char *)s->bin, "-v", "-d", dsn, "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
-			(char *)s->probe, s->log, s->lock, "3600", NULL};
+	char *argv[] = {
+	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
+	    (char *)s->probe, s->log, s->lock, "3600", NULL};
 
 	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, proxy_port(s->c[i].proxy),
 		 s->dbname);
@@ -272,8 +273,9 @@ static int current_holder(struct soak *s, int timeout_ms)
 	char out[512];
 
 	for (;;) {
-		if (sql(s, "SELECT holder FROM leaderrun_lease WHERE name='" LEASE "' AND expires_at > UTC_TIMESTAMP(6)", out,
-			sizeof(out)) == 0 &&
+		if (sql(s,
+			"SELECT holder FROM leaderrun_lease WHERE name='" LEASE "' AND expires_at > UTC_TIMESTAMP(6)",
+			out, sizeof(out)) == 0 &&
 		    out[0]) {
 			char *colon = strchr(out, ':');
 			long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
@@ -354,8 +356,9 @@ static void episode(struct soak *s)
 	case F_NOREPLY:
 	case F_SLOW:
 		proxy_set_delay(s->c[h].proxy, s->ttl_ms / 4);
-		proxy_set_mode(s->c[h].proxy,
-			       f == F_BLACKHOLE ? PROXY_BLACKHOLE : f == F_NOREPLY ? PROXY_DROP_REPLIES : PROXY_DELAY);
+		proxy_set_mode(s->c[h].proxy, f == F_BLACKHOLE ? PROXY_BLACKHOLE
+					      : f == F_NOREPLY ? PROXY_DROP_REPLIES
+							       : PROXY_DELAY);
 		expect_exit(s, h, 76, fault_names[f]);
 		proxy_set_mode(s->c[h].proxy, PROXY_PASS);
 		restart(s, h);
@@ -414,7 +417,8 @@ static void episode(struct soak *s)
 	if (f == F_KILLCONN || f == F_DBSHORT) {
 		struct probe_state p = probe_read(s);
 		if (f == F_DBSHORT && p.last_term != before.last_term)
-			fail(s, "dbshort: the command was disturbed (term %llu -> %llu)", before.last_term, p.last_term);
+			fail(s, "dbshort: the command was disturbed (term %llu -> %llu)", before.last_term,
+			     p.last_term);
 	} else {
 		t1 = wait_new_start(s, before.last_term, s->ttl_ms * 4 + 15000);
 		if (t1 < 0)
@@ -493,13 +497,24 @@ int main(int argc, char *argv[])
 	s.ttl_ms = 2000;
 	while ((opt = getopt(argc, argv, "e:d:n:t:s:h")) != -1) {
 		switch (opt) {
-		case 'e': episodes = atoi(optarg); break;
-		case 'd': duration_s = atoi(optarg); break;
-		case 'n': s.ncont = atoi(optarg); break;
-		case 't': s.ttl_ms = atoi(optarg); break;
-		case 's': seed = strtoull(optarg, NULL, 10); break;
+		case 'e':
+			episodes = atoi(optarg);
+			break;
+		case 'd':
+			duration_s = atoi(optarg);
+			break;
+		case 'n':
+			s.ncont = atoi(optarg);
+			break;
+		case 't':
+			s.ttl_ms = atoi(optarg);
+			break;
+		case 's':
+			seed = strtoull(optarg, NULL, 10);
+			break;
 		default:
-			fprintf(stderr, "usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
+			fprintf(stderr,
+				"usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
 			return opt == 'h' ? 0 : 64;
 		}
 	}
@@ -566,8 +581,7 @@ int main(int argc, char *argv[])
 	printf("| overlaps | %d |\n", probe_read(&s).violations);
 	printf("| failover median | %lld ms |\n",
 	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover / 2] : 0LL);
-	printf("| failover max | %lld ms |\n",
-	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
+	printf("| failover max | %lld ms |\n", s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
 	printf("| largest stale-command window after a thaw | %lld ms |\n", (long long)s.st.max_stale_ms);
 	printf("| ttl | %d ms |\n", s.ttl_ms);
 	printf("| faults |");

@@ -14,8 +14,8 @@ static const char *find(char **env, const char *name)
 
 Test(child_env, sets_lease_term_holder_and_drops_secrets)
 {
-	char *base[] = {"PATH=/bin", "LEADERRUN_PASSWORD=hunter2", "LEADERRUN_DSN=mysql://app:hunter2@db/ops",
-			"LEADERRUN_TERM=1", "MYSQL_PWD=hunter2", NULL};
+	char *base[] = {"PATH=/bin",	    "LEADERRUN_PASSWORD=hunter2", "LEADERRUN_DSN=mysql://app:hunter2@db/ops",
+			"LEADERRUN_TERM=1", "MYSQL_PWD=hunter2",	  NULL};
 	char **env = child_env_build(base, "nightly", 42, "h:1:ab");
 
 	cr_assert_not_null(env);

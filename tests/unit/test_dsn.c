@@ -129,7 +129,8 @@ Test(dsn, password_span_and_removal)
 
 Test(dsn, tls_parameters)
 {
-	struct dsn d = ok("mysql://app@db/ops?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ca.pem&ssl-cert=%2Fc.pem&ssl-key=/k.pem");
+	struct dsn d =
+	    ok("mysql://app@db/ops?ssl-mode=VERIFY_IDENTITY&ssl-ca=/etc/ca.pem&ssl-cert=%2Fc.pem&ssl-key=/k.pem");
 
 	cr_assert_str_eq(d.ssl_mode, "VERIFY_IDENTITY");
 	cr_assert_str_eq(d.ssl_ca, "/etc/ca.pem");

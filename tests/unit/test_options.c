@@ -6,12 +6,13 @@
 #include "options.h"
 
 #define ARGV(...) ((char *[]){"leaderrun", __VA_ARGS__, NULL})
-#define ARGC(v) ((int)(sizeof(v) / sizeof((v)[0])) - 1)
+#define ARGC(v)	  ((int)(sizeof(v) / sizeof((v)[0])) - 1)
 
 static void clean_env(void)
 {
-	static const char *const vars[] = {"LEADERRUN_DSN", "LEADERRUN_TABLE", "LEADERRUN_LEASE", "LEADERRUN_HOLDER",
-					   "LEADERRUN_PASSWORD", "MYSQL_PWD", "LEADERRUN_TERM"};
+	static const char *const vars[] = {"LEADERRUN_DSN",    "LEADERRUN_TABLE",    "LEADERRUN_LEASE",
+					   "LEADERRUN_HOLDER", "LEADERRUN_PASSWORD", "MYSQL_PWD",
+					   "LEADERRUN_TERM"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 }
@@ -46,7 +47,7 @@ static void usage(int argc, char **argv, const char *needle)
 	cr_assert(!strchr(err, '\n'), "error is not one line: %s", err);
 }
 
-#define OK(...) ok(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__))
+#define OK(...)		   ok(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__))
 #define USAGE(needle, ...) usage(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__), needle)
 
 Test(options, defaults_are_safe_and_documented)
@@ -226,9 +227,14 @@ Test(options, dsn_with_password_and_password_file_conflict)
 
 Test(options, every_dsn_password_form_is_wiped)
 {
-	char *argv[] = {strdup("leaderrun"),     strdup("-d"),  strdup("mysql://a:first@h/d"),
-			strdup("-ndmysql://a:second@h/d"), strdup("--ds=mariadb://a:third@h/d"),
-			strdup("true"),          strdup("mysql://a:child@h/d"), NULL};
+	char *argv[] = {strdup("leaderrun"),
+			strdup("-d"),
+			strdup("mysql://a:first@h/d"),
+			strdup("-ndmysql://a:second@h/d"),
+			strdup("--ds=mariadb://a:third@h/d"),
+			strdup("true"),
+			strdup("mysql://a:child@h/d"),
+			NULL};
 	struct options o;
 	char err[256];
 
