@@ -277,3 +277,55 @@ Test(options, tls_modes_and_their_rules)
 	USAGE("go together", "--ssl-cert", "/etc/hostname", "true");
 	USAGE("contradicts", "--ssl-mode", "DISABLED", "--ssl-ca", "/etc/hostname", "true");
 }
+
+Test(options, operator_modes_and_their_arguments)
+{
+	struct options o = OK("--status");
+
+	cr_assert_eq(o.mode, MODE_STATUS);
+	cr_assert(o.all_leases);
+	o = OK("--status", "--json", "nightly");
+	cr_assert(!o.all_leases);
+	cr_assert(o.json);
+	cr_assert_str_eq(o.lease, "nightly");
+	o = OK("--release", "nightly");
+	cr_assert_eq(o.mode, MODE_RELEASE);
+	cr_assert_str_eq(o.lease, "nightly");
+	o = OK("--check", "--lease", "a", "--holder", "h", "--term", "9");
+	cr_assert_eq(o.mode, MODE_CHECK);
+	cr_assert_eq(o.check_term, 9);
+	setenv("LEADERRUN_LEASE", "envlease", 1);
+	setenv("LEADERRUN_HOLDER", "envholder", 1);
+	setenv("LEADERRUN_TERM", "12", 1);
+	o = OK("--check");
+	cr_assert_str_eq(o.lease, "envlease", "inside the command the variables are the input");
+	cr_assert_eq(o.check_term, 12);
+	USAGE("modes of their own", "--status", "--init");
+	USAGE("takes at most one LEASE", "--status", "a", "b");
+	USAGE("--json goes with --status", "--json", "true");
+	USAGE("--term goes with --check", "--term", "3", "true");
+	USAGE("not a term number", "--check", "--term", "x");
+	unsetenv("LEADERRUN_TERM");
+	unsetenv("LEADERRUN_LEASE");
+	unsetenv("LEADERRUN_HOLDER");
+	USAGE("--check needs the lease, holder and term", "--check");
+}
+
+Test(options, notifications_and_log_format)
+{
+	struct options o = OK("--ping", "https://hc.example/abc", "--notify", "http://a/", "--notify", "http://b/",
+			      "--min-hold", "4m", "--ready-file", "/tmp/r", "true");
+
+	cr_assert_str_eq(o.ping_url, "https://hc.example/abc");
+	cr_assert_eq(o.nnotify, 2);
+	cr_assert_eq(o.min_hold_us, INT64_C(240000000));
+	cr_assert_str_eq(o.ready_file, "/tmp/r");
+	cr_assert_eq(o.log_format, LOG_FORMAT_TEXT);
+	setenv("LEADERRUN_LOG_FORMAT", "json", 1);
+	cr_assert_eq(OK("true").log_format, LOG_FORMAT_JSON);
+	cr_assert_eq(OK("--log-format", "text", "true").log_format, LOG_FORMAT_TEXT, "the option wins");
+	unsetenv("LEADERRUN_LOG_FORMAT");
+	USAGE("not a format", "--log-format", "xml", "true");
+	USAGE("must start with http", "--ping", "ftp://x", "true");
+	USAGE("must start with http", "--notify", "x", "true");
+}
