@@ -82,13 +82,27 @@ void db_library_end(void)
 	mysql_library_end();
 }
 
+/* The strings of a db_config, each owned by the handle: a handle that
+ * outlives its creator on an abandoned thread must not read freed memory. */
+#define DB_CONFIG_STRINGS(c)                                                                                           \
+	&(c)->host, &(c)->user, &(c)->password, &(c)->database, &(c)->socket, &(c)->defaults_file, &(c)->ssl_ca,       \
+	    &(c)->ssl_cert, &(c)->ssl_key
+
 struct db *db_new(const struct db_config *cfg)
 {
 	struct db *db = calloc(1, sizeof(*db));
 
 	if (!db)
 		return NULL;
+	const char **s[] = {DB_CONFIG_STRINGS(&db->cfg)};
 	db->cfg = *cfg;
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		if (*s[i] && !(*s[i] = strdup(*s[i]))) {
+			for (size_t k = 0; k < i; k++)
+				free((char *)*s[k]);
+			free(db);
+			return NULL;
+		}
 	db->fd = -1;
 	pthread_mutex_init(&db->fd_lock, NULL);
 	return db;
@@ -98,7 +112,13 @@ void db_free(struct db *db)
 {
 	if (!db)
 		return;
+	const char **s[] = {DB_CONFIG_STRINGS(&db->cfg)};
+
 	db_disconnect(db);
+	if (db->cfg.password)
+		explicit_bzero((char *)db->cfg.password, strlen(db->cfg.password));
+	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+		free((char *)*s[i]);
 	pthread_mutex_destroy(&db->fd_lock);
 	free(db);
 }

@@ -63,7 +63,7 @@ struct db;
 int db_library_init(void);
 void db_library_end(void);
 
-/* CFG's strings are borrowed and must outlive the handle. */
+/* Copies CFG, strings included. */
 struct db *db_new(const struct db_config *cfg);
 void db_free(struct db *db);
 

@@ -174,8 +174,6 @@ void runmode_run(const struct options *o, struct outcome *out)
 
 	/* A worker stuck on a dead socket is left behind with its connection;
 	 * exiting is what must not wait. */
-	if (worker_stop(w) == 0) {
-		db_free(db);
+	if (worker_stop(w) == 0)
 		db_library_end();
-	}
 }

@@ -13,9 +13,12 @@ struct worker {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;
 	struct db *db;
-	struct worker_job job;
-	bool hints;  /* still worth trying; only the worker thread touches it */
-	int pipe[2]; /* [0] polled by the supervisor, [1] written here */
+	struct worker_job job; /* its strings and sql point at the copies below */
+	struct lease_sql sql;
+	char *name, *holder;
+	bool detached; /* abandoned by worker_stop: the thread frees it all */
+	bool hints;    /* still worth trying; only the worker thread touches it */
+	int pipe[2];   /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
 	bool pending, running, done, quit;
@@ -74,10 +77,23 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	}
 }
 
+static void worker_free(struct worker *w)
+{
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->wake);
+	db_free(w->db);
+	free(w->name);
+	free(w->holder);
+	free(w);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct worker_result r;
+	bool detached;
 
 	pthread_mutex_lock(&w->lock);
 	for (;;) {
@@ -105,8 +121,13 @@ static void *worker_main(void *arg)
 		w->done = true;
 		(void)!write(w->pipe[1], "", 1);
 	}
+	detached = w->detached;
 	pthread_mutex_unlock(&w->lock);
 	db_disconnect(w->db);
+	/* Abandoned while a call hung, and the call came back before the
+	 * process ended: nobody else will free this. */
+	if (detached)
+		worker_free(w);
 	return NULL;
 }
 
@@ -116,21 +137,28 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 
 	if (!w)
 		return NULL;
+	/* Own copies: a worker abandoned in a hung call outlives main's
+	 * options and runmode's locals. */
 	w->db = db;
 	w->job = *job;
+	w->sql = *job->sql;
+	w->name = strdup(job->name);
+	w->holder = strdup(job->holder);
+	w->job.sql = &w->sql;
+	w->job.name = w->name;
+	w->job.holder = w->holder;
 	w->hints = job->wake_hint;
-	if (pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+	if (!w->name || !w->holder || pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		free(w->name);
+		free(w->holder);
 		free(w);
 		return NULL;
 	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->wake, NULL);
 	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
-		close(w->pipe[0]);
-		close(w->pipe[1]);
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->wake);
-		free(w);
+		w->db = NULL; /* still the caller's */
+		worker_free(w);
 		return NULL;
 	}
 	return w;
@@ -199,17 +227,16 @@ int worker_stop(struct worker *w)
 	pthread_mutex_lock(&w->lock);
 	idle = !w->pending && !w->running;
 	w->quit = true;
+	if (!idle) {
+		/* Detach before the thread can see quit and free itself. */
+		pthread_detach(w->thread);
+		w->detached = true;
+	}
 	pthread_cond_signal(&w->wake);
 	pthread_mutex_unlock(&w->lock);
-	if (!idle) {
-		pthread_detach(w->thread);
+	if (!idle)
 		return -1;
-	}
 	pthread_join(w->thread, NULL);
-	close(w->pipe[0]);
-	close(w->pipe[1]);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
-	free(w);
+	worker_free(w);
 	return 0;
 }

@@ -33,8 +33,8 @@ struct worker_result {
 
 struct worker;
 
-/* Starts the thread. DB is used only by the worker from now on (but for
- * db_abort). Returns NULL on failure. */
+/* Starts the thread, which owns DB from now on (db_abort aside) and copies
+ * JOB. Returns NULL on failure (DB is then still the caller's). */
 struct worker *worker_start(struct db *db, const struct worker_job *job);
 
 /* Readable when a result is ready. */
@@ -53,9 +53,10 @@ int worker_take(struct worker *w, struct worker_result *out);
 /* Cuts the statement in progress short (its result reports an error). */
 void worker_abort(struct worker *w);
 
-/* Stops the thread and frees it if it is idle. A worker stuck in a call is
- * left behind: the process is about to exit, and waiting for it is exactly
- * what must never happen. Returns 0 if joined. */
+/* Stops the thread and frees it and its db. A worker stuck in a call is
+ * left behind to free itself if the call ever returns: the process is about
+ * to exit, and waiting for it is exactly what must never happen. Returns 0
+ * if joined, -1 if left behind (then the client library must stay up). */
 int worker_stop(struct worker *w);
 
 #endif

@@ -108,8 +108,10 @@ Test(process, as_pid_1_it_reaps_orphans)
 	/* The subshell's sleep is orphaned to PID 1; after it exits, a zombie
 	 * would remain unless leaderrun reaps it. */
 	h_start(&p,
-		(const char *const[]){"unshare", "--pid", "--fork", "--mount-proc", h_bin(), "-l", h_lease("pid1"),
-				      "--", "sh", "-c",
+		/* --propagation unchanged: a chroot's / is no mount point, and
+		 * unshare could not make it private. */
+		(const char *const[]){"unshare", "--pid", "--fork", "--mount-proc", "--propagation", "unchanged",
+				      h_bin(), "-l", h_lease("pid1"), "--", "sh", "-c",
 				      "(sleep 0.2 &); sleep 1; cat /proc/1/comm; "
 				      "grep -l '^[0-9]* ([^)]*) Z' /proc/[0-9]*/stat | wc -l",
 				      NULL},

@@ -328,7 +328,7 @@ static void episode(struct soak *s)
 	int h = current_holder(s, s->ttl_ms * 4 + 10000);
 	enum fault f = (enum fault)(rnd(s) % F_COUNT);
 	struct probe_state before;
-	int64_t t0, t1;
+	int64_t t0, t1, outage_ms = 0;
 	int failures_before;
 	pid_t command;
 
@@ -379,6 +379,7 @@ static void episode(struct soak *s)
 		sandbox(s, "kill");
 		sleep_ms(100);
 		sandbox(s, "restart");
+		outage_ms = now_ms() - t0;
 		sleep_ms(s->ttl_ms);
 		break;
 	case F_DBLONG:
@@ -416,9 +417,24 @@ static void episode(struct soak *s)
 	/* Outcomes. */
 	if (f == F_KILLCONN || f == F_DBSHORT) {
 		struct probe_state p = probe_read(s);
-		if (f == F_DBSHORT && p.last_term != before.last_term)
-			fail(s, "dbshort: the command was disturbed (term %llu -> %llu)", before.last_term,
-			     p.last_term);
+		/* The promise: an outage shorter than ttl - margin - grace, less
+		 * one retry step and a round trip, never disturbs the command
+		 * (with the defaults: 55% of the ttl, less 1/30 of it). A restart
+		 * that a loaded machine made slower is no such outage. */
+		int64_t budget = s->ttl_ms * 55 / 100 - s->ttl_ms / 30 - 20;
+		if (f == F_DBSHORT && p.last_term != before.last_term) {
+			if (outage_ms < budget)
+				fail(s,
+				     "dbshort: an outage of %lld ms (budget %lld ms) disturbed the command (term %llu "
+				     "-> %llu)",
+				     (long long)outage_ms, (long long)budget, before.last_term, p.last_term);
+			else
+				printf("soak: dbshort took %lld ms, over the %lld ms budget: a long outage after all\n",
+				       (long long)outage_ms, (long long)budget);
+			/* Either way the holder stopped: it must have said 76. */
+			expect_exit(s, h, 76, fault_names[f]);
+			restart(s, h);
+		}
 	} else {
 		t1 = wait_new_start(s, before.last_term, s->ttl_ms * 4 + 15000);
 		if (t1 < 0)
@@ -494,7 +510,7 @@ int main(int argc, char *argv[])
 
 	memset(&s, 0, sizeof(s));
 	s.ncont = 3;
-	s.ttl_ms = 2000;
+	s.ttl_ms = 3000;
 	while ((opt = getopt(argc, argv, "e:d:n:t:s:h")) != -1) {
 		switch (opt) {
 		case 'e':
