@@ -51,7 +51,10 @@ int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
 
 	if (whole > INT64_MAX / unit)
 		goto too_big;
-	/* unit <= 3.6e9 and frac < 1e9, so the product stays below 2^63. */
+	/* unit <= 3.6e9 and frac < 1e9, so the product stays below 2^63; the
+	 * sum may not ("9223372036854.9s", found by the fuzzer). */
+	if (frac * unit / frac_scale > INT64_MAX - whole * unit)
+		goto too_big;
 	*out_us = whole * unit + frac * unit / frac_scale;
 	return 0;
 

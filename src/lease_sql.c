@@ -53,26 +53,38 @@ int lease_name_validate(const char *what, const char *name, size_t max, char *er
 		snprintf(err, errlen, "%s is %zu bytes long; the limit is %zu", what, n, max);
 		return -1;
 	}
-	/* UTF-8 without control characters: the name is shown in logs and
-	 * stored in a utf8mb4 column, which would reject or mangle the rest. */
+	/* Well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates,
+	 * nothing past U+10FFFF) without control characters: the name is shown
+	 * in logs and stored in a utf8mb4 column, which rejects the rest. */
 	while (*p) {
+		unsigned cp;
 		int extra;
 		if (*p < 0x20 || *p == 0x7f)
 			goto bad;
-		if (*p < 0x80)
-			extra = 0;
-		else if ((*p & 0xe0) == 0xc0 && *p >= 0xc2)
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0) {
 			extra = 1;
-		else if ((*p & 0xf0) == 0xe0)
+			cp = *p & 0x1fu;
+		} else if ((*p & 0xf0) == 0xe0) {
 			extra = 2;
-		else if ((*p & 0xf8) == 0xf0 && *p <= 0xf4)
+			cp = *p & 0x0fu;
+		} else if ((*p & 0xf8) == 0xf0) {
 			extra = 3;
-		else
+			cp = *p & 0x07u;
+		} else
 			goto bad;
 		p++;
-		for (; extra > 0; extra--, p++)
+		for (int k = 0; k < extra; k++, p++) {
 			if ((*p & 0xc0) != 0x80)
 				goto bad;
+			cp = cp << 6 | (*p & 0x3fu);
+		}
+		if ((extra == 1 && cp < 0x80) || (extra == 2 && cp < 0x800) || (extra == 3 && cp < 0x10000) ||
+		    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff || (cp >= 0x80 && cp < 0xa0))
+			goto bad;
 	}
 	return 0;
 bad:

@@ -55,7 +55,8 @@ void leasename_from_argv(char *const argv[], char *out, size_t len)
 		}
 	}
 	readable[n] = '\0';
-	if (exact)
+	/* An empty command line (argv [""]) must still name a valid lease. */
+	if (exact && n > 0)
 		snprintf(out, len, "%s", readable);
 	else
 		snprintf(out, len, "%s~%016llx", readable, (unsigned long long)h);

@@ -88,3 +88,10 @@ Test(duration, formats_compactly)
 	duration_format(0, b, sizeof(b));
 	cr_assert_str_eq(b, "0ms");
 }
+
+Test(duration, overflow_in_the_fraction_is_caught)
+{
+	/* Found by the fuzzer: the whole part fits, whole + fraction does not. */
+	parse_bad("9223372036854.9s", "too large");
+	parse_bad("2562047788015.99m", "too large");
+}

@@ -62,3 +62,25 @@ Test(leasename, holder_names_host_and_pid)
 	snprintf(pid, sizeof(pid), ":%ld:", (long)getpid());
 	cr_assert(strstr(h, pid), "%s", h);
 }
+
+Test(leasename, empty_command_still_names_a_valid_lease)
+{
+	char err[128];
+	/* Found by the fuzzer: argv [""] derived the empty name. */
+	const char *n = derive((char *[]){"", NULL});
+	cr_assert_eq(lease_name_validate("lease", n, LEASE_NAME_MAX, err, sizeof(err)), 0, "'%s': %s", n, err);
+}
+
+Test(leasename, only_well_formed_utf8_is_a_name)
+{
+	char err[128];
+
+	cr_assert_eq(lease_name_validate("lease", "n\xc3\xa4" "chtlich", LEASE_NAME_MAX, err, sizeof(err)), 0);
+	cr_assert_eq(lease_name_validate("lease", "\xf0\x9f\x98\x80", LEASE_NAME_MAX, err, sizeof(err)), 0);
+	cr_assert_eq(lease_name_validate("lease", "\xc0\xaf", LEASE_NAME_MAX, err, sizeof(err)), -1, "overlong");
+	cr_assert_eq(lease_name_validate("lease", "\xe0\x80\xaf", LEASE_NAME_MAX, err, sizeof(err)), -1, "overlong");
+	cr_assert_eq(lease_name_validate("lease", "\xed\xa0\x80", LEASE_NAME_MAX, err, sizeof(err)), -1, "surrogate");
+	cr_assert_eq(lease_name_validate("lease", "\xf4\x90\x80\x80", LEASE_NAME_MAX, err, sizeof(err)), -1,
+		     "past U+10FFFF");
+	cr_assert_eq(lease_name_validate("lease", "\xc2\x85", LEASE_NAME_MAX, err, sizeof(err)), -1, "C1 control");
+}
