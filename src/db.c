@@ -238,6 +238,25 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
 	return DB_OK;
 }
 
+enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen)
+{
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	enum db_status st = db_query(db, sql, err, errlen);
+
+	*out = -1;
+	if (st != DB_OK)
+		return st;
+	res = mysql_store_result(db->mysql);
+	if (!res)
+		return db_fail(db, mysql_errno(db->mysql), mysql_error(db->mysql), err, errlen);
+	row = mysql_fetch_row(res);
+	if (row && row[0])
+		*out = strtoll(row[0], NULL, 10);
+	mysql_free_result(res);
+	return DB_OK;
+}
+
 static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long *len, db_bool *is_null)
 {
 	memset(b, 0, sizeof(*b));

@@ -91,6 +91,11 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 /* Executes text SQL without parameters or results (DDL, session setup). */
 enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen);
 
+/* Executes text SQL that returns one integer (NULL reads as -1) into *OUT.
+ * For statements without user data, where a prepare would cost a round
+ * trip. */
+enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen);
+
 /* Thread-safe: shuts down the socket of the call in progress, if any, so a
  * call blocked on a dead peer returns at once with an error. */
 void db_abort(struct db *db);

@@ -261,34 +261,41 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	return st;
 }
 
-static enum db_status hint_call(struct db *db, unsigned slot, const char *sql, const char *name, int64_t timeout,
-				int nparams, bool *one, char *err, size_t errlen)
+/* The hint's statements go as text: the lock name is leaderrun's own hex
+ * ("leaderrun:" and 16 hex digits, see lease_hint_name), never user data,
+ * and a prepare would cost a round trip each. */
+static enum db_status hint_query(struct db *db, const char *q, bool *one, char *err, size_t errlen)
 {
-	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = timeout}};
-	struct db_value c[] = {{.type = DB_I64}};
-	struct db_result r;
-	enum db_status st = db_exec(db, slot, sql, p, (unsigned)nparams, c, 1, &r, err, errlen);
+	int64_t v;
+	enum db_status st = db_query_int(db, q, &v, err, errlen);
 
-	*one = st == DB_OK && r.have_row && !c[0].is_null && c[0].i64 == 1;
+	*one = st == DB_OK && v == 1;
 	return st;
 }
 
 enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen)
 {
-	return hint_call(db, SLOT_HINT_TAKE, "SELECT GET_LOCK(?, 0)", sql->hint_name, 0, 1, got, err, errlen);
+	char q[96];
+
+	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s', 0)", sql->hint_name);
+	return hint_query(db, q, got, err, errlen);
 }
 
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
 			       size_t errlen)
 {
-	return hint_call(db, SLOT_HINT_WAIT, "SELECT GET_LOCK(?, ?)", sql->hint_name, timeout_s, 2, woken, err, errlen);
+	char q[96];
+
+	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s', %u)", sql->hint_name, timeout_s);
+	return hint_query(db, q, woken, err, errlen);
 }
 
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)
 {
 	bool released;
+
 	/* All of this session's named locks: a follower woken by the hint took
 	 * it once more when it won the row, and named locks count. */
 	(void)sql;
-	return hint_call(db, SLOT_HINT_DROP, "SELECT RELEASE_ALL_LOCKS() > 0", NULL, 0, 0, &released, err, errlen);
+	return hint_query(db, "SELECT RELEASE_ALL_LOCKS() > 0", &released, err, errlen);
 }
