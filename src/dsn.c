@@ -1,6 +1,7 @@
 #include "dsn.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -29,11 +30,13 @@ static const char *dsn_userinfo_end(const char *auth, const char *auth_end)
 
 static const char *dsn_authority_end(const char *auth)
 {
-	/* The authority runs to the first '/' or '?' after the last '@', so
-	 * that a raw '/' in a password does not cut it short. */
+	/* The authority runs to the first '/' or '?' after the last '@' that
+	 * comes before any '?': a raw '/' in a password does not cut it short,
+	 * and a raw '@' in the query (a socket path) is not taken for the end
+	 * of a password. A '?' in a password must be written %3F. */
 	const char *at = NULL, *p;
 
-	for (p = auth; *p; p++)
+	for (p = auth; *p && *p != '?'; p++)
 		if (*p == '@')
 			at = p;
 	for (p = at ? at + 1 : auth; *p && *p != '/' && *p != '?'; p++)
@@ -177,6 +180,16 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 	return 0;
 }
 
+/* Decoded values end up in messages and file names: no control bytes
+ * (a %0A would split an error message across lines). */
+static bool has_control(const char *s)
+{
+	for (; s && *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			return true;
+	return false;
+}
+
 int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
 {
 	const char *auth, *end, *at, *hp, *p;
@@ -256,6 +269,17 @@ int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
 	}
 	if (*p == '?' && dsn_parse_query(p + 1, d, err, errlen) < 0)
 		goto fail;
+	{
+		const char *const fields[][2] = {{"user", d->user},	    {"host", d->host},
+						 {"database", d->database}, {"socket", d->socket},
+						 {"ssl-mode", d->ssl_mode}, {"ssl-ca", d->ssl_ca},
+						 {"ssl-cert", d->ssl_cert}, {"ssl-key", d->ssl_key}};
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+			if (has_control(fields[i][1])) {
+				snprintf(err, errlen, "DSN %s contains a control character", fields[i][0]);
+				goto fail;
+			}
+	}
 	if (!d->host && !d->socket) {
 		snprintf(err, errlen, "DSN names no host; write mysql://USER@HOST/DB or mysql://USER@/DB?socket=PATH");
 		goto fail;

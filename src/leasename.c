@@ -45,7 +45,12 @@ void leasename_from_argv(char *const argv[], char *out, size_t len)
 				exact = false;
 				break;
 			}
-			if (c < 0x20 || c >= 0x7f || c == ' ') {
+			if (c == '~') {
+				/* Shown, but a name with '~' is never taken as
+				 * exact, or it could spell another's "~HASH". */
+				readable[n++] = '~';
+				exact = false;
+			} else if (c < 0x20 || c >= 0x7f || c == ' ') {
 				/* Spaces inside an argument would read like
 				 * argument breaks; unprintables like nothing. */
 				readable[n++] = '_';

@@ -292,7 +292,9 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	/* '+': stop at the first non-option, so COMMAND's options stay its own.
 	 * ':' first: report missing arguments ourselves, in one line. */
 	opterr = 0;
-	optind = 1;
+	/* 0, not 1: glibc's full reset, which also forgets a half-read
+	 * bundle (-Vv) of an earlier call. */
+	optind = 0;
 	while ((c = getopt_long(argc, argv, "+:d:l:t:nw:E:vqhV", long_options, NULL)) != -1) {
 		switch (c) {
 		case 'd':
@@ -447,7 +449,12 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			snprintf(err, errlen, "option '%s' needs a value; see leaderrun --help", argv[optind - 1]);
 			goto usage;
 		default:
-			if (optopt)
+			if (strncmp(argv[optind - 1], "--", 2) == 0)
+				/* Also "--init=1": a value for a flag that takes none. */
+				snprintf(err, errlen,
+					 "unknown option '%s' (or one that takes no value); see leaderrun --help",
+					 argv[optind - 1]);
+			else if (optopt)
 				snprintf(err, errlen, "unknown option '-%c'; see leaderrun --help", optopt);
 			else
 				snprintf(err, errlen, "unknown option '%s'; see leaderrun --help", argv[optind - 1]);

@@ -138,3 +138,15 @@ Test(dsn, tls_parameters)
 	cr_assert_str_eq(d.ssl_key, "/k.pem");
 	dsn_free(&d);
 }
+
+Test(dsn, raw_at_in_a_socket_path_and_control_bytes)
+{
+	struct dsn d = ok("mysql://app:pw@/ops?socket=/run/mysqld/mysqld@2.sock");
+
+	cr_assert_str_eq(d.password, "pw");
+	cr_assert_str_eq(d.database, "ops");
+	cr_assert_str_eq(d.socket, "/run/mysqld/mysqld@2.sock");
+	dsn_free(&d);
+	/* Found by the fuzzer: a decoded newline split an error message. */
+	bad("mysql://app@db/ops?ssl-ca=a%0Ab.pem", "control character");
+}

@@ -329,3 +329,24 @@ Test(options, notifications_and_log_format)
 	USAGE("must start with http", "--ping", "ftp://x", "true");
 	USAGE("must start with http", "--notify", "x", "true");
 }
+
+Test(options, a_value_for_a_flag_is_reported_by_name)
+{
+	USAGE("unknown option '--init=1'", "--init=1");
+	USAGE("unknown option '--no-wait=1'", "--no-wait=1", "true");
+}
+
+Test(options, a_second_parse_forgets_the_first)
+{
+	/* Found by reading the fuzzer's harness: optind = 1 left glibc inside
+	 * the "-Vv" bundle of the earlier call. */
+	struct options o;
+	char err[256];
+	FILE *devnull = fopen("/dev/null", "w");
+	char *first[] = {strdup("leaderrun"), strdup("-Vv"), NULL};
+	char *second[] = {strdup("leaderrun"), strdup("true"), NULL};
+
+	cr_assert_eq(options_parse(2, first, devnull, &o, err, sizeof(err)), OPTIONS_EXIT);
+	cr_assert_eq(options_parse(2, second, devnull, &o, err, sizeof(err)), OPTIONS_OK, "%s", err);
+	fclose(devnull);
+}
