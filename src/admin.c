@@ -194,36 +194,17 @@ static void admin_check(const struct options *o, struct db *db, const struct lea
 
 void admin_run(const struct options *o, struct outcome *out)
 {
-	struct db_config cfg;
 	struct lease_sql sql;
-	struct db *db;
-	enum db_status st;
-	char err[512];
+	struct db *db = runmode_open(o, out);
 
-	memset(out, 0, sizeof(*out));
-	if (db_library_init() < 0) {
-		log_error("cannot initialise the MySQL client library");
-		out->kind = OUTCOME_INTERNAL;
+	if (!db)
 		return;
-	}
-	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
-	db = db_new(&cfg);
-	if (!db) {
-		out->kind = OUTCOME_INTERNAL;
-		goto end;
-	}
-	st = db_connect(db, err, sizeof(err));
-	if (st != DB_OK) {
-		log_error("%s: %s", dberr_name(st), err);
-		out->kind = runmode_outcome_of(st);
-	} else if (o->mode == MODE_STATUS)
+	if (o->mode == MODE_STATUS)
 		admin_status(o, db, &sql, out);
 	else if (o->mode == MODE_RELEASE)
 		admin_release(o, db, &sql, out);
 	else
 		admin_check(o, db, &sql, out);
-	db_free(db);
-end:
-	db_library_end();
+	runmode_close(db);
 }

@@ -76,31 +76,55 @@ enum outcome_kind runmode_outcome_of(enum db_status st)
 	}
 }
 
-void runmode_init(const struct options *o, struct outcome *out)
+struct db *runmode_open(const struct options *o, struct outcome *out)
 {
 	struct db_config cfg;
-	struct lease_sql sql;
 	struct db *db;
 	enum db_status st;
-	bool upgraded = false;
 	char err[512];
 
 	memset(out, 0, sizeof(*out));
 	if (db_library_init() < 0) {
 		log_error("cannot initialise the MySQL client library");
 		out->kind = OUTCOME_INTERNAL;
-		return;
+		return NULL;
 	}
 	runmode_db_config(o, &cfg);
 	db = db_new(&cfg);
 	if (!db) {
+		log_error("out of memory");
 		out->kind = OUTCOME_INTERNAL;
-		goto end;
+		db_library_end();
+		return NULL;
 	}
-	lease_sql_render(&sql, o->table);
 	st = db_connect(db, err, sizeof(err));
-	if (st == DB_OK)
-		st = lease_create_table(db, &sql, o->table, &upgraded, err, sizeof(err));
+	if (st != DB_OK) {
+		log_error("%s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+		runmode_close(db);
+		return NULL;
+	}
+	return db;
+}
+
+void runmode_close(struct db *db)
+{
+	db_free(db);
+	db_library_end();
+}
+
+void runmode_init(const struct options *o, struct outcome *out)
+{
+	struct lease_sql sql;
+	struct db *db = runmode_open(o, out);
+	enum db_status st;
+	bool upgraded = false;
+	char err[512];
+
+	if (!db)
+		return;
+	lease_sql_render(&sql, o->table);
+	st = lease_create_table(db, &sql, o->table, &upgraded, err, sizeof(err));
 	out->kind = runmode_outcome_of(st);
 	if (st == DB_OK && upgraded)
 		log_warn("table %s upgraded in place: added last_exit and finished_at", o->table);
@@ -112,9 +136,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 			  err);
 	else
 		log_error("--init: %s: %s", dberr_name(st), err);
-	db_free(db);
-end:
-	db_library_end();
+	runmode_close(db);
 }
 
 void runmode_run(const struct options *o, struct outcome *out)

@@ -11,6 +11,12 @@ void runmode_init(const struct options *o, struct outcome *out);
 /* The connection settings that O describes. */
 void runmode_db_config(const struct options *o, struct db_config *c);
 
+/* Initialises the client library and connects for a one-shot mode (--init,
+ * --status, --release, --check). NULL, with OUT filled and the reason
+ * logged, on failure. */
+struct db *runmode_open(const struct options *o, struct outcome *out);
+void runmode_close(struct db *db);
+
 /* The outcome a database failure ends a mode with. */
 enum outcome_kind runmode_outcome_of(enum db_status st);
 void runmode_run(const struct options *o, struct outcome *out);

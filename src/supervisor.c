@@ -204,6 +204,20 @@ static int sup_signals_while_waiting(struct sup *s)
 	return end;
 }
 
+/* A signal that ends the wait (TERM, INT, HUP, QUIT) among those EV
+ * brought: fills OUT and returns true. */
+static bool sup_wait_ended(struct sup *s, int ev, struct outcome *out)
+{
+	int sig;
+
+	if (!(ev & EV_SIGNAL) || !(sig = sup_signals_while_waiting(s)))
+		return false;
+	log_info("got SIG%s while waiting; exiting without running the command", sup_signame(sig));
+	out->kind = OUTCOME_SIGNALLED;
+	out->signo = sig;
+	return true;
+}
+
 /* Acquires the lease. Returns true when held (s->term, deadlines set);
  * false with OUT filled otherwise. */
 static bool sup_acquire(struct sup *s, struct outcome *out)
@@ -220,7 +234,6 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 
 	for (;;) {
 		int64_t wake;
-		int sig;
 
 		if (worker_submit(s->w, WORKER_ACQUIRE, 0, -1) < 0) {
 			log_error("internal error: database worker busy");
@@ -231,13 +244,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			/* The first attempt always gets its answer (bounded by the
 			 * connect timeout), so that -w 0 means "try once". */
 			int ev = sup_poll(s, first ? 0 : give_up);
-			if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
-				log_info("got SIG%s while waiting; exiting without running the command",
-					 sup_signame(sig));
-				out->kind = OUTCOME_SIGNALLED;
-				out->signo = sig;
+			if (sup_wait_ended(s, ev, out))
 				return false;
-			}
 			if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
 				break;
 			if (!first && give_up && timing_now() >= give_up)
@@ -285,14 +293,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 					s->waiting_on_hint = true;
 					for (;;) {
 						int ev = sup_poll(s, give_up);
-						if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
-							log_info("got SIG%s while waiting; exiting without running the "
-								 "command",
-								 sup_signame(sig));
-							out->kind = OUTCOME_SIGNALLED;
-							out->signo = sig;
+						if (sup_wait_ended(s, ev, out))
 							return false;
-						}
 						if ((ev & EV_WORKER) && worker_take(s->w, &wr) == 0)
 							break;
 						if (give_up && timing_now() >= give_up)
@@ -357,13 +359,8 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			wake = give_up;
 		for (;;) {
 			int ev = sup_poll(s, wake);
-			if ((ev & EV_SIGNAL) && (sig = sup_signals_while_waiting(s))) {
-				log_info("got SIG%s while waiting; exiting without running the command",
-					 sup_signame(sig));
-				out->kind = OUTCOME_SIGNALLED;
-				out->signo = sig;
+			if (sup_wait_ended(s, ev, out))
 				return false;
-			}
 			if (timing_now() >= wake)
 				break;
 		}
