@@ -164,7 +164,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 
 	supervisor_block_signals();
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
-		log_warn("cannot initialise libcurl; notifications disabled");
+		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
 	if (db_library_init() < 0) {
 		log_error("cannot initialise the MySQL client library");
 		out->kind = OUTCOME_INTERNAL;
