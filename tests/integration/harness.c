@@ -1,5 +1,7 @@
 #include "harness.h"
 
+#include "procs.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -47,11 +49,16 @@ static int run_argv(char *const argv[], int outfd)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
+static void set_env(void *ctx, const char *name, const char *value)
+{
+	(void)ctx;
+	setenv(name, value, 1);
+}
+
 static void sandbox_start(void)
 {
 	const char *script = env_or_die("LR_SANDBOX");
-	char envfile[300], line[512];
-	FILE *f;
+	char envfile[300];
 
 	snprintf(sandbox_dir, sizeof(sandbox_dir), "/tmp/lrt.XXXXXX");
 	if (!mkdtemp(sandbox_dir)) {
@@ -63,29 +70,10 @@ static void sandbox_start(void)
 		exit(2);
 	}
 	snprintf(envfile, sizeof(envfile), "%s/env", sandbox_dir);
-	f = fopen(envfile, "r");
-	if (!f) {
+	if (procs_load_env(envfile, set_env, NULL) < 0) {
 		perror(envfile);
 		exit(2);
 	}
-	/* Lines of the form: export NAME='value' */
-	while (fgets(line, sizeof(line), f)) {
-		char *name = line, *eq, *val;
-		if (strncmp(name, "export ", 7) == 0)
-			name += 7;
-		eq = strchr(name, '=');
-		if (!eq)
-			continue;
-		*eq = '\0';
-		val = eq + 1;
-		val[strcspn(val, "\n")] = '\0';
-		if (*val == '\'') {
-			val++;
-			val[strcspn(val, "'")] = '\0';
-		}
-		setenv(name, val, 1);
-	}
-	fclose(f);
 }
 
 int h_main(int argc, char *argv[])
@@ -336,20 +324,7 @@ void h_sandbox(const char *subcommand)
 
 bool h_alive(pid_t pid)
 {
-	char path[64], buf[512], *rp;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return false;
-	}
-	fclose(f);
-	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	return procs_alive(pid);
 }
 
 bool h_wait_gone(pid_t pid, int timeout_ms)
@@ -365,16 +340,12 @@ bool h_wait_gone(pid_t pid, int timeout_ms)
 
 int64_t h_now_ms(void)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return procs_now_ms();
 }
 
 void h_sleep_ms(int ms)
 {
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
+	procs_sleep_ms(ms);
 }
 
 int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms, int max)

@@ -46,6 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../integration/procs.h"
 #include "../integration/proxy.h"
 
 extern char **environ;
@@ -81,20 +82,6 @@ struct soak {
 	struct stats st;
 	uint64_t rng;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
 
 static uint64_t rnd(struct soak *s)
 {
@@ -197,35 +184,17 @@ static void start_contender(struct soak *s, int i)
 /* Exit status of contender I if it has exited (reaped now), else -1. */
 static int contender_status(struct soak *s, int i, int timeout_ms)
 {
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = procs_now_ms() + timeout_ms;
 	int st;
 
 	for (;;) {
 		pid_t r = waitpid(s->c[i].pid, &st, WNOHANG);
 		if (r == s->c[i].pid)
 			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (now_ms() >= end)
+		if (procs_now_ms() >= end)
 			return -1;
-		sleep_ms(5);
+		procs_sleep_ms(5);
 	}
-}
-
-static bool alive(pid_t pid)
-{
-	char path[64], buf[512], *rp;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f)) {
-		fclose(f);
-		return false;
-	}
-	fclose(f);
-	rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
 struct probe_state {
@@ -266,26 +235,30 @@ static struct probe_state probe_read(struct soak *s)
 	return p;
 }
 
-/* The contender whose command runs now (by the lease row's holder pid). */
+/* The contender whose command runs now (by the lease row's holder pid),
+ * once its probe has logged the start of that term: between the acquire and
+ * that line the episode would not know which command to watch. */
 static int current_holder(struct soak *s, int timeout_ms)
 {
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = procs_now_ms() + timeout_ms;
 	char out[512];
 
 	for (;;) {
 		if (sql(s,
-			"SELECT holder FROM leaderrun_lease WHERE name='" LEASE "' AND expires_at > UTC_TIMESTAMP(6)",
+			"SELECT term, holder FROM leaderrun_lease WHERE name='" LEASE
+			"' AND expires_at > UTC_TIMESTAMP(6)",
 			out, sizeof(out)) == 0 &&
 		    out[0]) {
+			unsigned long long term = strtoull(out, NULL, 10);
 			char *colon = strchr(out, ':');
 			long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
 			for (int i = 0; i < s->ncont; i++)
-				if (s->c[i].pid == pid)
+				if (s->c[i].pid == pid && probe_read(s).last_term == term)
 					return i;
 		}
-		if (now_ms() >= end)
+		if (procs_now_ms() >= end)
 			return -1;
-		sleep_ms(50);
+		procs_sleep_ms(50);
 	}
 }
 
@@ -293,15 +266,15 @@ static int current_holder(struct soak *s, int timeout_ms)
  * time of its start (CLOCK_MONOTONIC ms), or -1. */
 static int64_t wait_new_start(struct soak *s, unsigned long long term, int timeout_ms)
 {
-	int64_t end = now_ms() + timeout_ms;
+	int64_t end = procs_now_ms() + timeout_ms;
 
 	for (;;) {
 		struct probe_state p = probe_read(s);
 		if (p.last_term > term)
-			return now_ms();
-		if (now_ms() >= end)
+			return procs_now_ms();
+		if (procs_now_ms() >= end)
 			return -1;
-		sleep_ms(10);
+		procs_sleep_ms(10);
 	}
 }
 
@@ -344,7 +317,7 @@ static void episode(struct soak *s)
 	printf("soak: episode %d: %s on contender %d (term %llu)\n", s->st.episodes, fault_names[f], h,
 	       before.last_term);
 	fflush(stdout);
-	t0 = now_ms();
+	t0 = procs_now_ms();
 
 	switch (f) {
 	case F_KILL9:
@@ -372,40 +345,40 @@ static void episode(struct soak *s)
 			len += (size_t)snprintf(q + len, sizeof(q) - len, "KILL CONNECTION %s;", id);
 		if (len)
 			sql(s, q, NULL, 0);
-		sleep_ms(s->ttl_ms);
+		procs_sleep_ms(s->ttl_ms);
 		break;
 	}
 	case F_DBSHORT:
 		sandbox(s, "kill");
-		sleep_ms(100);
+		procs_sleep_ms(100);
 		sandbox(s, "restart");
-		outage_ms = now_ms() - t0;
-		sleep_ms(s->ttl_ms);
+		outage_ms = procs_now_ms() - t0;
+		procs_sleep_ms(s->ttl_ms);
 		break;
 	case F_DBLONG:
 		sandbox(s, "kill");
 		expect_exit(s, h, 76, fault_names[f]);
-		sleep_ms(s->ttl_ms / 2);
+		procs_sleep_ms(s->ttl_ms / 2);
 		sandbox(s, "restart");
 		restart(s, h);
 		break;
 	case F_FREEZE:
 		kill(s->c[h].pid, SIGSTOP);
 		kill(-command, SIGSTOP);
-		sleep_ms(s->ttl_ms + 1000);
-		t1 = now_ms();
+		procs_sleep_ms(s->ttl_ms + 1000);
+		t1 = procs_now_ms();
 		kill(-command, SIGCONT);
 		kill(s->c[h].pid, SIGCONT);
-		while (alive(command) && now_ms() - t1 < 5000)
-			sleep_ms(1);
-		if (now_ms() - t1 > s->st.max_stale_ms)
-			s->st.max_stale_ms = now_ms() - t1;
+		while (procs_alive(command) && procs_now_ms() - t1 < 5000)
+			procs_sleep_ms(1);
+		if (procs_now_ms() - t1 > s->st.max_stale_ms)
+			s->st.max_stale_ms = procs_now_ms() - t1;
 		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
 		break;
 	case F_STOPLR:
 		kill(s->c[h].pid, SIGSTOP);
-		sleep_ms(s->ttl_ms + 1000);
+		procs_sleep_ms(s->ttl_ms + 1000);
 		kill(s->c[h].pid, SIGCONT);
 		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
@@ -443,7 +416,7 @@ static void episode(struct soak *s)
 			s->st.takeovers++;
 			s->st.failover_ms[s->st.nfailover++] = t1 - t0;
 		}
-		if (command > 0 && alive(command))
+		if (command > 0 && procs_alive(command))
 			fail(s, "%s: the old command %d survived", fault_names[f], (int)command);
 	}
 	{
@@ -463,42 +436,31 @@ static int cmp64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static void set_setting(void *ctx, const char *name, const char *val)
+{
+	struct soak *s = ctx;
+
+	if (!strcmp(name, "LR_DB_SOCKET"))
+		snprintf(s->socket, sizeof(s->socket), "%s", val);
+	else if (!strcmp(name, "LR_DB_PORT"))
+		snprintf(s->port, sizeof(s->port), "%s", val);
+	else if (!strcmp(name, "LR_DB_USER"))
+		snprintf(s->user, sizeof(s->user), "%s", val);
+	else if (!strcmp(name, "LR_DB_PASSWORD"))
+		snprintf(s->password, sizeof(s->password), "%s", val);
+	else if (!strcmp(name, "LR_DB_NAME"))
+		snprintf(s->dbname, sizeof(s->dbname), "%s", val);
+}
+
 static void load_env(struct soak *s)
 {
-	char path[340], line[512];
-	FILE *f;
+	char path[340];
 
 	snprintf(path, sizeof(path), "%s/env", s->dbdir);
-	f = fopen(path, "r");
-	if (!f) {
+	if (procs_load_env(path, set_setting, s) < 0) {
 		perror(path);
 		exit(2);
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char *name = line, *eq, *val;
-		if (strncmp(name, "export ", 7) == 0)
-			name += 7;
-		if (!(eq = strchr(name, '=')))
-			continue;
-		*eq = '\0';
-		val = eq + 1;
-		val[strcspn(val, "\n")] = '\0';
-		if (*val == '\'') {
-			val++;
-			val[strcspn(val, "'")] = '\0';
-		}
-		if (!strcmp(name, "LR_DB_SOCKET"))
-			snprintf(s->socket, sizeof(s->socket), "%s", val);
-		else if (!strcmp(name, "LR_DB_PORT"))
-			snprintf(s->port, sizeof(s->port), "%s", val);
-		else if (!strcmp(name, "LR_DB_USER"))
-			snprintf(s->user, sizeof(s->user), "%s", val);
-		else if (!strcmp(name, "LR_DB_PASSWORD"))
-			snprintf(s->password, sizeof(s->password), "%s", val);
-		else if (!strcmp(name, "LR_DB_NAME"))
-			snprintf(s->dbname, sizeof(s->dbname), "%s", val);
-	}
-	fclose(f);
 }
 
 int main(int argc, char *argv[])
@@ -570,8 +532,8 @@ int main(int argc, char *argv[])
 		start_contender(&s, i);
 	}
 
-	start = now_ms();
-	while ((episodes && s.st.episodes < episodes) || (duration_s && now_ms() - start < duration_s * 1000LL))
+	start = procs_now_ms();
+	while ((episodes && s.st.episodes < episodes) || (duration_s && procs_now_ms() - start < duration_s * 1000LL))
 		episode(&s);
 
 	/* Wind down: every contender gets SIGTERM; the holder passes it on. */
@@ -586,7 +548,7 @@ int main(int argc, char *argv[])
 		struct probe_state p = probe_read(&s);
 		if (p.violations)
 			fail(&s, "overlap: %d violations in the probe log", p.violations);
-		if (p.last_pid > 0 && alive(p.last_pid))
+		if (p.last_pid > 0 && procs_alive(p.last_pid))
 			fail(&s, "the last command %d survived", (int)p.last_pid);
 	}
 
