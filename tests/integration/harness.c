@@ -94,10 +94,12 @@ int h_main(int argc, char *argv[])
 
 const char *h_dir(void)
 {
-	static char dir[128];
+	static char dir[256];
+	/* Inside the suite's sandbox directory, which goes with the sandbox:
+	 * a test run leaves nothing behind in /tmp. */
 	if (!dir[0]) {
-		snprintf(dir, sizeof(dir), "/tmp/lrtest.XXXXXX");
-		cr_assert_not_null(mkdtemp(dir));
+		snprintf(dir, sizeof(dir), "%s/test.XXXXXX", env_or_die("LR_DB_DIR"));
+		cr_assert_not_null(mkdtemp(dir), "mkdtemp %s", dir);
 	}
 	return dir;
 }
