@@ -79,9 +79,10 @@ int child_precheck(const char *command, char *err, size_t errlen)
 
 /* In the vfork(2) child, which borrows the parent's memory and stack until
  * it execs: only system calls from here on, and no return. */
-static void __attribute__((noreturn))
-child_exec(pid_t parent, bool take_terminal, volatile int *exec_errno, char *const argv[], char *const envp[])
+static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_terminal, int watch_fd,
+						 volatile int *exec_errno, char *const argv[], char *const envp[])
 {
+	int64_t group;
 	/* Larger than any kernel's struct sigaction. */
 	struct {
 		unsigned long words[8];
@@ -90,6 +91,10 @@ child_exec(pid_t parent, bool take_terminal, volatile int *exec_errno, char *con
 	int e;
 
 	setpgid(0, 0);
+	/* Tell the watcher which group to kill, before anything runs in it. */
+	group = getpid();
+	if (watch_fd >= 0)
+		(void)!write(watch_fd, &group, sizeof(group));
 	/* Our SIGTTOU is blocked (inherited), so this works from a background
 	 * job too; tini does the same so ^C reaches the command. */
 	if (take_terminal)
@@ -135,9 +140,10 @@ child_exec(pid_t parent, bool take_terminal, volatile int *exec_errno, char *con
  * It sits in its own process group, so that a signal aimed at leaderrun's
  * group does not stop or kill it too. Forked from a threaded process: only
  * system calls here. */
-static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t deadline)
+static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 {
 	sigset_t all;
+	int64_t group = 0;
 	int tfd;
 
 	sigfillset(&all);
@@ -163,7 +169,11 @@ static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t 
 		if (p[0].revents) {
 			n = read(fd, &next, sizeof(next));
 			if (n == (ssize_t)sizeof(next)) {
-				if (next > deadline)
+				/* The first message is the command's own, its pid
+				 * (= group), sent before it execs; then deadlines. */
+				if (!group)
+					group = next;
+				else if (next > deadline)
 					deadline = next;
 				continue;
 			}
@@ -174,10 +184,16 @@ static void __attribute__((noreturn)) watcher_main(int fd, pid_t group, int64_t 
 		if (p[1].revents && timing_now() >= deadline)
 			break;
 	}
-	kill(-group, SIGKILL);
+	/* No group yet: leaderrun died before the command existed. */
+	if (group > 0)
+		kill(-(pid_t)group, SIGKILL);
 	_exit(0);
 }
 
+/* The watcher is started before the command, and the command tells it its
+ * group before it execs: there is no moment when the command runs and a
+ * SIGKILL of leaderrun would leave its grandchildren behind (under ASan the
+ * fork after the exec was slow enough for a test to find that window). */
 static pid_t child_start_watcher(struct child *c, int64_t deadline)
 {
 	int fds[2];
@@ -188,7 +204,7 @@ static pid_t child_start_watcher(struct child *c, int64_t deadline)
 	pid = fork();
 	if (pid == 0) {
 		close(fds[1]);
-		watcher_main(fds[0], c->pid, deadline);
+		watcher_main(fds[0], deadline);
 	}
 	close(fds[0]);
 	if (pid < 0) {
@@ -215,21 +231,22 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 
 	memset(c, 0, sizeof(*c));
 	c->watch_fd = -1;
+	c->watcher = child_start_watcher(c, deadline);
 	/* vfork: the parent sleeps until the child has exec'd, without copying
 	 * the page tables of a process that maps the MySQL and TLS libraries.
 	 * That is a measurable share of leaderrun's per-run cost. */
 	c->pid = vfork();
 	if (c->pid == 0)
-		child_exec(parent, take_terminal, &exec_errno, argv, envp);
+		child_exec(parent, take_terminal, c->watch_fd, &exec_errno, argv, envp);
 	if (c->pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
+		child_unwatch(c);
 		return -1;
 	}
 	/* The child set its group before exec; this only covers the case
 	 * where it died first. */
 	setpgid(c->pid, c->pid);
 	c->has_terminal = take_terminal;
-	c->watcher = child_start_watcher(c, deadline);
 	if (exec_errno) {
 		c->exec_errno = exec_errno;
 		snprintf(err, errlen, "%s: %s", argv[0], strerror(exec_errno));
