@@ -40,6 +40,15 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
+/* "KEY": "TIME", or null for a time the row does not have yet. */
+static void print_time(const char *key, const char *t)
+{
+	if (t[0])
+		printf("\"%s\": \"%s\", ", key, t);
+	else
+		printf("\"%s\": null, ", key);
+}
+
 static void print_json(const struct rows *r)
 {
 	char q[4 * LEASE_HOLDER_MAX + 8];
@@ -53,22 +62,13 @@ static void print_json(const struct rows *r)
 		printf("\"holder\": %s, \"term\": %" PRIu64 ", \"state\": \"%s\", \"expires_in_ms\": %" PRId64 ", ", q,
 		       w->term, w->held ? "held" : "free", w->held ? w->expires_in_us / 1000 : (int64_t)0);
 		printf("\"expires_at\": \"%s\", ", w->expires_at);
-		if (w->renewed_at[0])
-			printf("\"renewed_at\": \"%s\", ", w->renewed_at);
-		else
-			fputs("\"renewed_at\": null, ", stdout);
-		if (w->acquired_at[0])
-			printf("\"acquired_at\": \"%s\", ", w->acquired_at);
-		else
-			fputs("\"acquired_at\": null, ", stdout);
+		print_time("renewed_at", w->renewed_at);
+		print_time("acquired_at", w->acquired_at);
 		if (w->has_exit)
 			printf("\"last_exit\": %d, ", w->last_exit);
 		else
 			fputs("\"last_exit\": null, ", stdout);
-		if (w->finished_at[0])
-			printf("\"finished_at\": \"%s\", ", w->finished_at);
-		else
-			fputs("\"finished_at\": null, ", stdout);
+		print_time("finished_at", w->finished_at);
 		printf("\"db_now\": \"%s\"}", w->now);
 	}
 	fputs(r->n ? "\n]\n" : "]\n", stdout);

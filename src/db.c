@@ -128,12 +128,6 @@ bool db_connected(const struct db *db)
 	return db->mysql != NULL;
 }
 
-void db_set_timeouts(struct db *db, unsigned connect_s, unsigned io_s)
-{
-	db->cfg.connect_timeout_s = connect_s;
-	db->cfg.io_timeout_s = io_s;
-}
-
 static void db_set_fd(struct db *db, int fd)
 {
 	pthread_mutex_lock(&db->fd_lock);

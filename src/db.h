@@ -71,10 +71,6 @@ bool db_connected(const struct db *db);
 enum db_status db_connect(struct db *db, char *err, size_t errlen);
 void db_disconnect(struct db *db);
 
-/* Overrides the I/O timeout (whole seconds, as the client library counts)
- * for later connections. */
-void db_set_timeouts(struct db *db, unsigned connect_s, unsigned io_s);
-
 /* Executes statement slot SLOT (prepared from SQL on first use on this
  * connection) with PARAMS. When COLS is non-NULL, fetches at most one row
  * into them. A failure that leaves the connection unusable disconnects, so

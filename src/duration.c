@@ -8,8 +8,8 @@
  * locale's decimal point), so every accepted string means one thing. */
 int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
 {
-	const char *p = text;
-	int64_t whole = 0, frac = 0, frac_scale = 1, unit;
+	const char *p = text, *frac = NULL, *frac_end = NULL;
+	int64_t whole = 0, part = 0, unit;
 	int digits = 0;
 
 	if (!text || !*text) {
@@ -26,14 +26,10 @@ int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
 		whole = whole * 10 + (*p - '0');
 	}
 	if (*p == '.') {
-		p++;
-		for (; *p >= '0' && *p <= '9'; p++, digits++) {
-			/* Beyond nanoseconds the digits cannot change the result. */
-			if (frac_scale < INT64_C(1000000000)) {
-				frac = frac * 10 + (*p - '0');
-				frac_scale *= 10;
-			}
-		}
+		frac = ++p;
+		for (; *p >= '0' && *p <= '9'; p++, digits++)
+			;
+		frac_end = p;
 	}
 	if (digits == 0)
 		goto bad;
@@ -51,11 +47,16 @@ int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
 
 	if (whole > INT64_MAX / unit)
 		goto too_big;
-	/* unit <= 3.6e9 and frac < 1e9, so the product stays below 2^63; the
-	 * sum may not ("9223372036854.9s", found by the fuzzer). */
-	if (frac * unit / frac_scale > INT64_MAX - whole * unit)
+	/* floor(0.d1d2...dk * unit), exact for any number of digits: divide
+	 * by ten from the last digit up; floor((d*unit + floor(x)) / 10) is
+	 * floor((d*unit + x) / 10), and no term exceeds 10 * unit. */
+	for (const char *q = frac_end; frac && q > frac; q--)
+		part = ((q[-1] - '0') * unit + part) / 10;
+	/* The sum may overflow where the whole part did not
+	 * ("9223372036854.9s", found by the fuzzer). */
+	if (part > INT64_MAX - whole * unit)
 		goto too_big;
-	*out_us = whole * unit + frac * unit / frac_scale;
+	*out_us = whole * unit + part;
 	return 0;
 
 bad:

@@ -203,9 +203,7 @@ enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, c
 
 	memset(was, 0, sizeof(*was));
 	*found = *was_held = false;
-	if (lease_read(db, sql, name, was, found, &st, err, errlen) != LEASE_OK && st != DB_READ_ONLY)
-		return st;
-	if (st == DB_READ_ONLY)
+	if (lease_read(db, sql, name, was, found, &st, err, errlen) != LEASE_OK)
 		return st;
 	if (!*found || was->expires_in_us <= 0)
 		return DB_OK;

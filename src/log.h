@@ -23,7 +23,6 @@ int log_enabled(enum log_level level);
  * waiting, acquired, renew_failed, lost, exited, released. */
 void log_event(enum log_level level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_msg(level, ...) log_event(level, NULL, __VA_ARGS__)
 #define log_error(...)	    log_event(LOG_ERROR, NULL, __VA_ARGS__)
 #define log_warn(...)	    log_event(LOG_WARN, NULL, __VA_ARGS__)
 #define log_info(...)	    log_event(LOG_INFO, NULL, __VA_ARGS__)

@@ -35,7 +35,7 @@ struct notify {
 	pthread_cond_t wake, idle;
 	struct note q[QUEUE_MAX];
 	int head, count;
-	bool busy, quit, joinable;
+	bool busy, quit;
 	bool failed; /* /fail went out: the run's last word; only the sender thread */
 	char host[256];
 };
@@ -235,7 +235,6 @@ struct notify *notify_start(const struct options *o)
 		free(n);
 		return NULL;
 	}
-	n->joinable = true;
 	return n;
 }
 

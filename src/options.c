@@ -262,24 +262,16 @@ static int set_name(const char *what, char *dst, size_t cap, const char *value, 
 enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen)
 {
 	const char *dsn_text = getenv("LEADERRUN_DSN"), *dsn_from = "LEADERRUN_DSN";
-	const char *table = getenv("LEADERRUN_TABLE"), *lease = getenv("LEADERRUN_LEASE");
-	const char *holder = getenv("LEADERRUN_HOLDER"), *password_file = NULL;
+	const char *table = getenv("LEADERRUN_TABLE"), *password_file = NULL;
 	bool quiet = false;
 	const char *ssl_mode = NULL, *ssl_ca = NULL, *ssl_cert = NULL, *ssl_key = NULL;
 	const char *release_lease = NULL, *term_text = NULL, *log_format = getenv("LEADERRUN_LOG_FORMAT");
-	const char *env_lease = lease, *env_holder = holder, *lease_arg = NULL, *holder_arg = NULL;
+	const char *lease_arg = NULL, *holder_arg = NULL;
 	int modes = 0;
 	bool dsn_from_argv = false;
 	int c;
 	char why[256];
 
-	/* Inside a leaderrun's command (LEADERRUN_TERM is set) these variables
-	 * describe the outer lease: a nested leaderrun taking them as defaults
-	 * would wait for its own parent forever. */
-	if (getenv("LEADERRUN_TERM")) {
-		lease = NULL;
-		holder = NULL;
-	}
 	memset(o, 0, sizeof(*o));
 	o->timing.ttl_us = 15 * USEC_PER_SEC;
 	o->timing.renew_us = -1;
@@ -374,10 +366,10 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			o->no_wake_hint = true;
 			break;
 		case 'l':
-			lease = lease_arg = optarg;
+			lease_arg = optarg;
 			break;
 		case OPT_HOLDER:
-			holder = holder_arg = optarg;
+			holder_arg = optarg;
 			break;
 		case 't':
 			if (parse_duration_opt("--ttl", optarg, &o->timing.ttl_us, err, errlen) < 0)
@@ -606,8 +598,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (o->mode == MODE_CHECK) {
 		/* The command's own environment names the lease it runs under:
 		 * here LEADERRUN_TERM is the input, not a sign of nesting. */
-		const char *l = lease_arg ? lease_arg : env_lease ? env_lease : getenv("LEADERRUN_LEASE");
-		const char *h = holder_arg ? holder_arg : env_holder ? env_holder : getenv("LEADERRUN_HOLDER");
+		const char *l = lease_arg ? lease_arg : getenv("LEADERRUN_LEASE");
+		const char *h = holder_arg ? holder_arg : getenv("LEADERRUN_HOLDER");
 		const char *t = term_text ? term_text : getenv("LEADERRUN_TERM");
 		char *end;
 		if (!l || !h || !t) {
@@ -628,6 +620,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	}
 
 	if (o->mode == MODE_RUN) {
+		/* Inside a leaderrun's command (LEADERRUN_TERM is set) these
+		 * variables describe the outer lease: a nested leaderrun taking
+		 * them as defaults would wait for its own parent forever. */
+		bool nested = getenv("LEADERRUN_TERM") != NULL;
+		const char *lease = lease_arg ? lease_arg : nested ? NULL : getenv("LEADERRUN_LEASE");
+		const char *holder = holder_arg ? holder_arg : nested ? NULL : getenv("LEADERRUN_HOLDER");
+
 		if (lease && *lease) {
 			if (set_name("lease name", o->lease, sizeof(o->lease), lease, LEASE_NAME_MAX, err, errlen) < 0)
 				goto usage;

@@ -54,7 +54,7 @@ struct sup {
 
 	/* The lease while held. */
 	uint64_t term;
-	int64_t deadline, stop_at;
+	int64_t sent_at; /* send time of the last successful acquire or renew */
 	int64_t next_renew, attempt_started;
 	bool attempt_aborted;
 	unsigned failures;
@@ -71,6 +71,18 @@ struct sup {
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 	int exit_status;      /* recorded by the release; -1: none */
 };
+
+/* The lease's local deadlines, from the send time of the last successful
+ * acquire or renew (timing.h). */
+static int64_t sup_deadline(const struct sup *s)
+{
+	return timing_deadline(&s->o->timing, s->sent_at);
+}
+
+static int64_t sup_stop_at(const struct sup *s)
+{
+	return timing_stop_at(&s->o->timing, s->sent_at);
+}
 
 void supervisor_block_signals(void)
 {
@@ -255,8 +267,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 
 		if (r.outcome == LEASE_OK) {
 			s->term = r.info.term;
-			s->deadline = timing_deadline(&o->timing, r.sent_at);
-			s->stop_at = timing_stop_at(&o->timing, r.sent_at);
+			s->sent_at = r.sent_at;
 			s->next_renew = r.sent_at + o->timing.renew_us;
 			return true;
 		}
@@ -409,14 +420,12 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	char a[32];
 
 	if (r->outcome == LEASE_OK) {
-		int64_t d = timing_deadline(t, r->sent_at);
 		if (s->failures)
 			log_warn("renewed after %u failed attempt%s", s->failures, s->failures == 1 ? "" : "s");
 		s->failures = 0;
-		if (d > s->deadline) {
-			s->deadline = d;
-			s->stop_at = timing_stop_at(t, r->sent_at);
-			child_set_deadline(&s->child, d);
+		if (r->sent_at > s->sent_at) {
+			s->sent_at = r->sent_at;
+			child_set_deadline(&s->child, sup_deadline(s));
 		}
 		s->next_renew = r->sent_at + t->renew_us;
 		log_debug("renewed term %" PRIu64, s->term);
@@ -436,7 +445,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	 * to ttl - margin - grace is what lets an outage of nearly that length
 	 * pass unnoticed. */
 	s->next_renew = now + timing_retry_step(t);
-	fmt_dur(a, sizeof(a), s->stop_at - now);
+	fmt_dur(a, sizeof(a), sup_stop_at(s) - now);
 	if (s->failures == 1)
 		log_event(LOG_WARN, "renew_failed",
 			  "renew failed (%s: %s); retrying, %s left before the command is stopped",
@@ -479,9 +488,9 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 	} while (0)
 
 	if (!s->killed) {
-		CONSIDER(s->stop_sent ? min64(s->deadline, s->stop_sent_at + t->grace_us) : s->deadline);
+		CONSIDER(s->stop_sent ? min64(sup_deadline(s), s->stop_sent_at + t->grace_us) : sup_deadline(s));
 		if (!s->stop_sent)
-			CONSIDER(s->stop_at);
+			CONSIDER(sup_stop_at(s));
 		if (s->draining)
 			CONSIDER(s->drain_kill_at);
 	}
@@ -505,13 +514,13 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 	const struct timing *t = &o->timing;
 	char a[32];
 
-	if (!s->killed && now >= s->deadline) {
+	if (!s->killed && now >= sup_deadline(s)) {
 		s->stop_sent = true;
 		sup_kill_now(s, "lease deadline reached without a successful renew");
 	} else if (!s->killed && s->stop_sent && now >= s->stop_sent_at + t->grace_us) {
 		sup_kill_now(s, "command still running after --kill-grace");
-	} else if (!s->stop_sent && now >= s->stop_at) {
-		fmt_dur(a, sizeof(a), s->deadline - now);
+	} else if (!s->stop_sent && now >= sup_stop_at(s)) {
+		fmt_dur(a, sizeof(a), sup_deadline(s) - now);
 		sup_notify_lost(s);
 		log_event(LOG_ERROR, "lost", "no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
 			  sup_signame(o->kill_signal), a);
@@ -609,7 +618,7 @@ static void sup_release(struct sup *s)
 	/* Not a moment past the deadline (the lease is no longer ours to
 	 * give), and not longer than a renew interval: if the database does
 	 * not answer, the lease simply expires. */
-	int64_t give_up = min64(s->deadline, timing_now() + s->o->timing.renew_us);
+	int64_t give_up = min64(sup_deadline(s), timing_now() + s->o->timing.renew_us);
 	struct worker_result r;
 
 	/* A renew may still be in flight: let it land (it can only extend). */
@@ -619,7 +628,7 @@ static void sup_release(struct sup *s)
 			sup_signals_while_waiting(s);
 		}
 		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK)
-			s->deadline = timing_deadline(&s->o->timing, r.sent_at);
+			s->sent_at = r.sent_at;
 		if (timing_now() >= give_up) {
 			log_warn("could not release the lease in time; it expires on its own");
 			return;
@@ -670,7 +679,7 @@ static void sup_abandon_acquire(struct sup *s)
 		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0) {
 			if (r.op == WORKER_ACQUIRE && r.outcome == LEASE_OK) {
 				s->term = r.info.term;
-				s->deadline = timing_deadline(&s->o->timing, r.sent_at);
+				s->sent_at = r.sent_at;
 				log_info("an acquire in flight took term %" PRIu64 "; releasing it", s->term);
 				sup_release(s);
 			}
@@ -749,7 +758,7 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 		sup_release(&s);
 		goto done;
 	}
-	if (child_spawn(&s.child, o->command, env, s.deadline, err, sizeof(err)) < 0 && s.child.pid <= 0) {
+	if (child_spawn(&s.child, o->command, env, sup_deadline(&s), err, sizeof(err)) < 0 && s.child.pid <= 0) {
 		child_env_free(env);
 		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
