@@ -3,8 +3,7 @@
  *
  * FUZZ_CHECK states a property the code under test promises; a violation
  * prints the reason and aborts, which libFuzzer reports as a crash and saves
- * the input. Properties that the code does not meet yet, but should, are
- * only checked with -DFUZZ_STRICT (FUZZ_CFLAGS=-DFUZZ_STRICT scripts/fuzz). */
+ * the input. */
 #ifndef LEADERRUN_FUZZ_COMMON_H
 #define LEADERRUN_FUZZ_COMMON_H
 

@@ -8,13 +8,12 @@
  * Checks:
  *  - a derived name fits LEASE_NAME_MAX with room to spare, is the same for
  *    the same argv, is the command line joined by spaces when that is
- *    1..96 bytes of printable ASCII without spaces inside arguments, and
+ *    1..96 bytes of printable ASCII without spaces or '~', and
  *    otherwise a readable prefix + "~" + 16 hex digits;
  *  - every derived name passes lease_name_validate (options.c stores it
  *    unchecked);
- *  - two different command lines that are both exact, or both shortened,
- *    never share a name (-DFUZZ_STRICT: also an exact one and a shortened
- *    one, i.e. a command line that spells another's "~HASH" suffix);
+ *  - two different command lines never share a name (an exact name has
+ *    no '~', so none can spell another's "~HASH" suffix);
  *  - lease_name_validate accepts a name exactly when it is 1..max bytes of
  *    well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points
  *    past U+10FFFF, which a utf8mb4 column rejects) without C0 or C1
@@ -221,11 +220,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		bool collide = strcmp(c[0].name, c[1].name) == 0;
 		if (same)
 			FUZZ_CHECK(collide, "the same command line derived '%s' and '%s'", c[0].name, c[1].name);
-#ifndef FUZZ_STRICT
-		else if (c[0].exact == c[1].exact)
-#else
 		else
-#endif
 			FUZZ_CHECK(!collide, "different command lines share the lease name '%s' (exact: %d, %d)",
 				   c[0].name, c[0].exact, c[1].exact);
 	}

@@ -95,3 +95,12 @@ Test(duration, overflow_in_the_fraction_is_caught)
 	parse_bad("9223372036854.9s", "too large");
 	parse_bad("2562047788015.99m", "too large");
 }
+
+Test(duration, every_fraction_digit_counts_to_the_microsecond)
+{
+	/* Found by the fuzzer: digits past the ninth were dropped, and an hour
+	 * is 3.6e9 us. 0.000000000999999 h = 3.5999964 us. */
+	cr_assert_eq(parse_ok("0.000000000999999h"), 3);
+	cr_assert_eq(parse_ok("0.0000000002777777778h"), 1);
+	cr_assert_eq(parse_ok("1.999999999999s"), 1999999);
+}
