@@ -125,9 +125,14 @@ const char *h_probe(void)
 
 const char *h_dsn(void)
 {
+	return h_dsn_port(atoi(env_or_die("LR_DB_PORT")));
+}
+
+const char *h_dsn_port(int port)
+{
 	static char dsn[512];
-	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", env_or_die("LR_DB_USER"),
-		 env_or_die("LR_DB_PASSWORD"), env_or_die("LR_DB_PORT"), env_or_die("LR_DB_NAME"));
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", env_or_die("LR_DB_USER"),
+		 env_or_die("LR_DB_PASSWORD"), port, env_or_die("LR_DB_NAME"));
 	return dsn;
 }
 

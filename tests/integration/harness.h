@@ -38,6 +38,9 @@ const char *h_path(const char *name);
 const char *h_bin(void);
 /* DSN of the least-privileged test user, over TCP. */
 const char *h_dsn(void);
+/* Same, to another loopback PORT (a proxy in front of the server). Like
+ * h_dsn, a static buffer that the next call of either overwrites. */
+const char *h_dsn_port(int port);
 /* Same user over the unix socket. */
 const char *h_dsn_socket(void);
 /* Root over the socket (may create tables). */

@@ -33,10 +33,9 @@ static void lying_holder_is_cut_off(const char *spec)
 	struct h_proc holder, standby;
 	const char *lease = h_lease("clock");
 	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
-	char dsn[512], preload[256], faketime[64];
+	const char *dsn = h_dsn_port(proxy_port(proxy));
+	char preload[256], faketime[64];
 
-	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
-		 proxy_port(proxy), getenv("LR_DB_NAME"));
 	snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", faketime_lib());
 	snprintf(faketime, sizeof(faketime), "FAKETIME=%s", spec);
 	h_start(

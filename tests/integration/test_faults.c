@@ -13,14 +13,11 @@ HARNESS_MAIN
 static void lr_via(struct h_proc *p, const struct proxy *proxy, const char *const args[])
 {
 	const char *argv[64];
-	char dsn[512];
 	size_t n = 0;
 
-	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
-		 proxy_port(proxy), getenv("LR_DB_NAME"));
 	argv[n++] = h_bin();
 	argv[n++] = "-d";
-	argv[n++] = dsn;
+	argv[n++] = h_dsn_port(proxy_port(proxy));
 	for (size_t i = 0; args[i] && n < 63; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
