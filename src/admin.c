@@ -49,7 +49,7 @@ static void print_time(const char *key, const char *t)
 		printf("\"%s\": null, ", key);
 }
 
-static void print_json(const struct rows *r)
+static void print_json(const struct rows *r, const char *server)
 {
 	char q[4 * LEASE_HOLDER_MAX + 8];
 
@@ -69,12 +69,13 @@ static void print_json(const struct rows *r)
 		else
 			fputs("\"last_exit\": null, ", stdout);
 		print_time("finished_at", w->finished_at);
-		printf("\"db_now\": \"%s\"}", w->now);
+		json_quote(q, sizeof(q), server);
+		printf("\"db_now\": \"%s\", \"server\": %s}", w->now, q);
 	}
 	fputs(r->n ? "\n]\n" : "]\n", stdout);
 }
 
-static void print_table(const struct rows *r)
+static void print_table(const struct rows *r, const char *server)
 {
 	static const char *const head[] = {"LEASE",   "STATE",	  "HOLDER",    "TERM",	  "EXPIRES_IN",
 					   "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED"};
@@ -121,7 +122,7 @@ static void print_table(const struct rows *r)
 		}
 	}
 	if (r->n)
-		printf("(times are the database's, UTC; now %s)\n", r->v[0].now);
+		printf("(times are the database's, UTC; now %s; server %s)\n", r->v[0].now, server);
 }
 
 static void admin_status(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
@@ -129,6 +130,12 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 	struct rows r = {0};
 	char err[512];
 	enum db_status st = lease_status(db, sql, o->all_leases ? NULL : o->lease, collect, &r, err, sizeof(err));
+	struct db_server srv = {.name = "?"};
+	char server[sizeof(srv.name) + 32];
+
+	/* Which server answered, and whether the read was causal. */
+	db_server_info(db, &srv);
+	snprintf(server, sizeof(server), "%s%s", srv.name, srv.galera ? " (Galera, causal read)" : "");
 
 	if (st != DB_OK) {
 		log_error("--status: %s: %s%s", dberr_name(st), err,
@@ -142,9 +149,9 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 		out->kind = OUTCOME_NO;
 	} else {
 		if (o->json)
-			print_json(&r);
+			print_json(&r, server);
 		else
-			print_table(&r);
+			print_table(&r, server);
 		out->kind = OUTCOME_INIT_DONE;
 	}
 	free(r.v);

@@ -5,9 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 
 #include <mysql.h>
+
+#include "galera.h"
 
 /* The two client flavours differ in a few spellings; keep them here. */
 #if defined(LIBMARIADB) || (defined(MYSQL_VERSION_ID) && MYSQL_VERSION_ID < 80000)
@@ -70,6 +73,11 @@ struct db {
 	 * is never held across I/O, so db_abort cannot block on a hung call. */
 	pthread_mutex_t fd_lock;
 	int fd;
+	/* The hosts' order (shuffled once for host-order=random), where the
+	 * next connect starts, and where the live connection is. */
+	unsigned order[DB_MAX_HOSTS];
+	unsigned next, cur;
+	struct db_server server;
 };
 
 int db_library_init(void)
@@ -85,8 +93,28 @@ void db_library_end(void)
 /* The strings of a db_config, each owned by the handle: a handle that
  * outlives its creator on an abandoned thread must not read freed memory. */
 #define DB_CONFIG_STRINGS(c)                                                                                           \
-	&(c)->host, &(c)->user, &(c)->password, &(c)->database, &(c)->socket, &(c)->defaults_file, &(c)->ssl_ca,       \
-	    &(c)->ssl_cert, &(c)->ssl_key
+	&(c)->user, &(c)->password, &(c)->database, &(c)->socket, &(c)->defaults_file, &(c)->ssl_ca, &(c)->ssl_cert,   \
+	    &(c)->ssl_key, &(c)->hosts[0].name, &(c)->hosts[1].name, &(c)->hosts[2].name, &(c)->hosts[3].name,         \
+	    &(c)->hosts[4].name, &(c)->hosts[5].name, &(c)->hosts[6].name, &(c)->hosts[7].name, &(c)->hosts[8].name,   \
+	    &(c)->hosts[9].name, &(c)->hosts[10].name, &(c)->hosts[11].name, &(c)->hosts[12].name,                     \
+	    &(c)->hosts[13].name, &(c)->hosts[14].name, &(c)->hosts[15].name
+
+_Static_assert(DB_MAX_HOSTS == 16, "DB_CONFIG_STRINGS lists every host");
+
+/* Fisher-Yates with the kernel's randomness: contenders that share one
+ * DSN should not all pile onto the same first host. */
+static void db_shuffle(unsigned *v, unsigned n)
+{
+	for (unsigned i = n; i > 1; i--) {
+		unsigned r = 0, j;
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r = (unsigned)i * 2654435761u;
+		j = r % i;
+		unsigned t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
 
 struct db *db_new(const struct db_config *cfg)
 {
@@ -105,6 +133,10 @@ struct db *db_new(const struct db_config *cfg)
 		}
 	db->fd = -1;
 	pthread_mutex_init(&db->fd_lock, NULL);
+	for (unsigned i = 0; i < DB_MAX_HOSTS; i++)
+		db->order[i] = i;
+	if (db->cfg.random_order && db->cfg.nhosts > 1)
+		db_shuffle(db->order, db->cfg.nhosts);
 	return db;
 }
 
@@ -159,24 +191,106 @@ void db_disconnect(struct db *db)
 	db->mysql = NULL;
 }
 
+void db_fail_over(struct db *db)
+{
+	unsigned n = db->cfg.nhosts ? db->cfg.nhosts : 1;
+
+	if (db->mysql)
+		db->next = (db->cur + 1) % n;
+	db_disconnect(db);
+}
+
 static enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen)
 {
 	enum db_status st = dberr_classify(errnum);
 
 	snprintf(err, errlen, "%s (error %u)", msg, errnum);
 	if (st == DB_UNAVAILABLE)
-		db_disconnect(db);
+		db_fail_over(db);
 	return st == DB_OK ? DB_ERROR : st;
 }
 
-enum db_status db_connect(struct db *db, char *err, size_t errlen)
+/* One integer column of a text query's first row; -1 for NULL or none. */
+static int64_t db_row_int(MYSQL_ROW row, unsigned col)
+{
+	return row && row[col] ? strtoll(row[col], NULL, 10) : -1;
+}
+
+/* Is the server this connection reached one to use? Reads what kind it
+ * is (Galera or not) into db->server. A read-only server is one that
+ * cannot take the lease's writes: MySQL's super_read_only sets read_only
+ * too, so @@read_only covers both (and MariaDB has no super_read_only). */
+static enum db_status db_probe(struct db *db, char *why, size_t len)
+{
+	MYSQL *m = db->mysql;
+	MYSQL_RES *res;
+	MYSQL_ROW row;
+	int64_t read_only;
+	unsigned e;
+
+	if (mysql_query(m, "SELECT @@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options") != 0) {
+		/* 1193: no such variable, a server built without Galera. */
+		if (mysql_errno(m) != 1193 || mysql_query(m, "SELECT @@global.read_only, 0, NULL") != 0)
+			goto failed;
+	}
+	if (!(res = mysql_store_result(m)))
+		goto failed;
+	row = mysql_fetch_row(res);
+	read_only = db_row_int(row, 0);
+	db->server.galera = db_row_int(row, 1) == 1;
+	db->server.suspect_timeout_us = row && row[2] ? galera_suspect_timeout_us(row[2]) : 0;
+	mysql_free_result(res);
+
+	if (db->server.galera) {
+		int64_t ready = -1, state = -1;
+		if (mysql_query(m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state')") !=
+			0 ||
+		    !(res = mysql_store_result(m)))
+			goto failed;
+		while ((row = mysql_fetch_row(res)))
+			if (row[0] && row[1] && strcmp(row[0], "wsrep_ready") == 0)
+				ready = strcmp(row[1], "ON") == 0;
+			else if (row[0] && row[1])
+				state = strtoll(row[1], NULL, 10);
+		mysql_free_result(res);
+		if (ready != 1 || state != GALERA_SYNCED) {
+			snprintf(why, len, "Galera node not ready (wsrep_ready=%s, wsrep_local_state=%s)",
+				 ready == 1 ? "ON" : "OFF", galera_state_name(state));
+			return DB_UNAVAILABLE;
+		}
+	}
+	if (db->cfg.need_writable && read_only != 0) {
+		snprintf(why, len, "read-only (@@read_only=1): a replica or demoted primary cannot hold a lease");
+		return DB_READ_ONLY;
+	}
+	return DB_OK;
+
+failed:
+	e = mysql_errno(m);
+	snprintf(why, len, "%s (error %u)", mysql_error(m), e);
+	return e == 1047 ? DB_UNAVAILABLE : dberr_classify(e) == DB_OK ? DB_ERROR : dberr_classify(e);
+}
+
+/* "NAME:PORT", "[V6]:PORT", or NAME alone when the port is the default. */
+static void db_host_label(const struct db_host *h, char *buf, size_t len)
+{
+	bool v6 = strchr(h->name, ':') != NULL;
+
+	snprintf(buf, len, "%s%s%s", v6 ? "[" : "", h->name, v6 ? "]" : "");
+	if (h->port && strlen(buf) < len)
+		snprintf(buf + strlen(buf), len - strlen(buf), ":%u", h->port);
+}
+
+/* Connects to host I of the configuration (or the library's default). */
+static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
+	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
 	unsigned ct = c->connect_timeout_s ? c->connect_timeout_s : 10;
 	unsigned io = c->io_timeout_s ? c->io_timeout_s : 10;
+	enum db_status st;
 	MYSQL *m;
 
-	db_disconnect(db);
 	m = mysql_init(NULL);
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
@@ -197,7 +311,7 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
 	 * lost lease. No CLIENT_MULTI_STATEMENTS, ever. */
-	if (!mysql_real_connect(m, c->host, c->user, c->password, c->database, c->port, c->socket, CLIENT_FOUND_ROWS)) {
+	if (!mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket, CLIENT_FOUND_ROWS)) {
 		unsigned e = mysql_errno(m);
 		snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
 		mysql_close(m);
@@ -213,12 +327,85 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 	}
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
+	memset(&db->server, 0, sizeof(db->server));
+	if (h->name)
+		db_host_label(h, db->server.name, sizeof(db->server.name));
+	else
+		snprintf(db->server.name, sizeof(db->server.name), "%s", mysql_get_host_info(m));
 
+	st = db_probe(db, err, errlen);
 	/* Option files are applied inside mysql_real_connect and could carry an
 	 * init-command; assert the session settings the protocol relies on
 	 * after it. A short lock wait turns row contention into a quick
-	 * "not acquired, retry" instead of a stall. */
-	return db_query(db, "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800", err, errlen);
+	 * "not acquired, retry" instead of a stall. On Galera, reads wait
+	 * until the node has applied everything the cluster committed before
+	 * them (causal reads): a follower must not judge the lease from a
+	 * lagging or cut-off node's stale copy. */
+	if (st == DB_OK)
+		st = db_query(db,
+			      db->server.galera
+				  ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
+				  : "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800",
+			      err, errlen);
+	if (st != DB_OK)
+		db_disconnect(db);
+	return st;
+}
+
+/* Of two failures, the one to report: a setting that no retry fixes
+ * (denied, no such database or table) over a passing condition. */
+static enum db_status db_worse(enum db_status a, enum db_status b)
+{
+	static const enum db_status rank[] = {DB_OK,	DB_CONFLICT,	DB_READ_ONLY, DB_UNAVAILABLE,
+					      DB_ERROR, DB_NO_DATABASE, DB_NO_TABLE,  DB_DENIED};
+	unsigned ra = 0, rb = 0;
+
+	for (unsigned i = 0; i < sizeof(rank) / sizeof(rank[0]); i++) {
+		if (rank[i] == a)
+			ra = i;
+		if (rank[i] == b)
+			rb = i;
+	}
+	return rb > ra ? b : a;
+}
+
+enum db_status db_connect(struct db *db, char *err, size_t errlen)
+{
+	unsigned n = db->cfg.nhosts ? db->cfg.nhosts : 1;
+	enum db_status worst = DB_OK;
+	size_t used = 0;
+
+	db_disconnect(db);
+	err[0] = '\0';
+	for (unsigned k = 0; k < n; k++) {
+		unsigned pos = (db->next + k) % n, i = db->order[pos];
+		char why[384];
+		enum db_status st = db_connect_one(db, i, why, sizeof(why));
+
+		if (st == DB_OK) {
+			db->cur = db->next = pos;
+			return DB_OK;
+		}
+		worst = db_worse(worst, st);
+		/* One host: its message as it is. Several: each, by name. */
+		if (n == 1)
+			snprintf(err, errlen, "%s", why);
+		else if (used < errlen) {
+			char name[128];
+			db_host_label(&db->cfg.hosts[i], name, sizeof(name));
+			int w = snprintf(err + used, errlen - used, "%s%s: %s", k ? "; " : "", name, why);
+			used += w > 0 ? (size_t)w : 0;
+		}
+	}
+	return worst;
+}
+
+bool db_server_info(const struct db *db, struct db_server *out)
+{
+	if (!db->mysql)
+		return false;
+	*out = db->server;
+	return true;
 }
 
 enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen)

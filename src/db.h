@@ -27,11 +27,25 @@ enum db_tls {
 /* Parses a mode name (any case, '-' or '_'). Returns -1 if unknown. */
 int db_tls_parse(const char *name);
 
+#define DB_MAX_HOSTS 16
+
+struct db_host {
+	const char *name; /* NULL: the library's default (option files, localhost) */
+	unsigned port;	  /* 0: the default */
+};
+
 struct db_config {
-	const char *host, *user, *password, *database, *socket;
+	const char *user, *password, *database, *socket;
 	enum db_tls tls;
 	const char *ssl_ca, *ssl_cert, *ssl_key;
-	unsigned port;
+	/* Tried in order, from the one after the host that last failed;
+	 * none: one attempt with the library's defaults. */
+	struct db_host hosts[DB_MAX_HOSTS];
+	unsigned nhosts;
+	bool random_order; /* shuffle the order once, per handle */
+	/* Skip servers that cannot take a write (read_only, a Galera node
+	 * not Synced): for modes that write. Reads go anywhere causal. */
+	bool need_writable;
 	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
 	bool read_option_files;	   /* read [client] and [leaderrun] from option files */
 	unsigned connect_timeout_s;
@@ -68,8 +82,24 @@ struct db *db_new(const struct db_config *cfg);
 void db_free(struct db *db);
 
 bool db_connected(const struct db *db);
+/* Connects to the first usable host: reachable, accepting the login, and
+ * (NEED_WRITABLE) not read-only and, on Galera, Synced. On Galera the
+ * session's reads are made causal (wsrep_sync_wait). On failure ERR names
+ * every host tried and why it was passed over. */
 enum db_status db_connect(struct db *db, char *err, size_t errlen);
 void db_disconnect(struct db *db);
+/* Drops the connection after a failure: the next connect starts with the
+ * host after this one, so that a dead or cut-off server is tried last. */
+void db_fail_over(struct db *db);
+
+/* What the live connection is connected to. */
+struct db_server {
+	char name[128];		    /* "HOST:PORT" or "localhost via SOCKET" */
+	bool galera;		    /* @@wsrep_on */
+	int64_t suspect_timeout_us; /* Galera's evs.suspect_timeout; 0: unknown */
+};
+/* Fills OUT; returns false when not connected. */
+bool db_server_info(const struct db *db, struct db_server *out);
 
 /* Executes statement slot SLOT (prepared from SQL on first use on this
  * connection) with PARAMS. When COLS is non-NULL, fetches at most one row

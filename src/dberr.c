@@ -30,9 +30,13 @@ enum db_status dberr_classify(unsigned errnum)
 	case 1290: /* ER_OPTION_PREVENTS_STATEMENT: --read-only */
 	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
 	case 1836: /* ER_READ_ONLY_MODE */
-	case 1047: /* ER_UNKNOWN_COM_ERROR: Galera node not ready */
-	case 1180: /* ER_ERROR_DURING_COMMIT: Galera node cut off */
 		return DB_READ_ONLY;
+	/* A Galera node cut off from the primary component fails commits
+	 * (1180), then every statement (1047) until it rejoins: this node is
+	 * unusable, another may be fine. Never a success, and for an acquire
+	 * never "busy" either: try again, elsewhere. */
+	case 1047: /* ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node" */
+	case 1180: /* ER_ERROR_DURING_COMMIT */
 	case 1040: /* ER_CON_COUNT_ERROR */
 	case 1053: /* ER_SERVER_SHUTDOWN */
 	case 1077: /* ER_NORMAL_SHUTDOWN */

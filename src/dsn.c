@@ -159,6 +159,17 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 				snprintf(err, errlen, "DSN parameter '%.*s' has a bad %%-escape", (int)klen, q);
 				return -1;
 			}
+		} else if (klen == 10 && strncmp(q, "host-order", 10) == 0) {
+			if (vlen == 6 && strncmp(v, "random", 6) == 0)
+				d->random_order = true;
+			else if (vlen == 8 && strncmp(v, "in-order", 8) == 0)
+				d->random_order = false;
+			else {
+				snprintf(err, errlen,
+					 "DSN parameter 'host-order' must be in-order or random, not '%.*s'", (int)vlen,
+					 v);
+				return -1;
+			}
 		} else if (klen == 15 && strncmp(q, "connect-timeout", 15) == 0) {
 			if (parse_uint(v, vlen, 3600, &d->connect_timeout_s) < 0 || d->connect_timeout_s == 0) {
 				snprintf(
@@ -168,11 +179,11 @@ static int dsn_parse_query(const char *q, struct dsn *d, char *err, size_t errle
 				return -1;
 			}
 		} else {
-			snprintf(
-			    err, errlen,
-			    "unknown DSN parameter '%.*s'; known: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, "
-			    "ssl-key",
-			    (int)klen, q);
+			snprintf(err, errlen,
+				 "unknown DSN parameter '%.*s'; known: socket, connect-timeout, host-order, ssl-mode, "
+				 "ssl-ca, "
+				 "ssl-cert, ssl-key",
+				 (int)klen, q);
 			return -1;
 		}
 		q += n + (amp ? 1 : 0);
@@ -188,6 +199,82 @@ static bool has_control(const char *s)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			return true;
 	return false;
+}
+
+static int dsn_parse_host(const char *p, const char *end, struct dsn_host *h, char *err, size_t errlen)
+{
+	const char *hend;
+
+	/* NAME, or [IPv6], then :PORT. */
+	if (*p == '[') {
+		const char *rb = memchr(p, ']', (size_t)(end - p));
+		if (!rb) {
+			snprintf(err, errlen, "DSN host '%.*s' is missing its closing ']'", (int)(end - p), p);
+			return -1;
+		}
+		h->name = strndup(p + 1, (size_t)(rb - p - 1));
+		hend = rb + 1;
+	} else {
+		const char *colon = memchr(p, ':', (size_t)(end - p));
+		hend = colon ? colon : end;
+		h->name = strndup(p, (size_t)(hend - p));
+	}
+	if (!h->name) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (h->name[0] == '\0') {
+		snprintf(err, errlen, "DSN host is empty");
+		return -1;
+	}
+	if (has_control(h->name)) {
+		snprintf(err, errlen, "DSN host contains a control character");
+		return -1;
+	}
+	if (hend < end &&
+	    (*hend != ':' || parse_uint(hend + 1, (size_t)(end - hend - 1), 65535, &h->port) < 0 || h->port == 0)) {
+		snprintf(err, errlen, "DSN port must be a number from 1 to 65535, not '%.*s'",
+			 (int)(end - hend - (*hend == ':')), hend + (*hend == ':'));
+		return -1;
+	}
+	return 0;
+}
+
+int dsn_parse_hosts(const char *text, size_t len, struct dsn *d, char *err, size_t errlen)
+{
+	const char *p = text, *end = text + len;
+
+	if (len == 0)
+		return 0;
+	for (;;) {
+		/* A comma inside [...] is not a separator (it cannot occur in an
+		 * IPv6 address, but the error should name the right host). */
+		const char *q = p;
+		while (q < end && *q != ',') {
+			if (*q == '[')
+				while (q < end && *q != ']')
+					q++;
+			if (q < end)
+				q++;
+		}
+		if (d->nhosts == DSN_MAX_HOSTS) {
+			snprintf(err, errlen, "DSN names more than %d hosts", DSN_MAX_HOSTS);
+			return -1;
+		}
+		if (q == p) {
+			snprintf(err, errlen, "DSN host list has an empty entry; write HOST[:PORT],HOST[:PORT]");
+			return -1;
+		}
+		if (dsn_parse_host(p, q, &d->hosts[d->nhosts++], err, errlen) < 0)
+			return -1;
+		if (q == end)
+			return 0;
+		p = q + 1;
+		if (p == end) {
+			snprintf(err, errlen, "DSN host list has an empty entry; write HOST[:PORT],HOST[:PORT]");
+			return -1;
+		}
+	}
 }
 
 int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
@@ -225,34 +312,8 @@ int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
 	} else
 		hp = auth;
 
-	/* HOST, [IPv6] or empty (socket given as a parameter), then :PORT. */
-	p = hp;
-	if (*p == '[') {
-		const char *rb = memchr(p, ']', (size_t)(end - p));
-		if (!rb) {
-			snprintf(err, errlen, "DSN host '[...' is missing its closing ']'");
-			goto fail;
-		}
-		d->host = strndup(p + 1, (size_t)(rb - p - 1));
-		p = rb + 1;
-	} else {
-		const char *colon = memchr(p, ':', (size_t)(end - p));
-		const char *hend = colon ? colon : end;
-		if (hend > p)
-			d->host = strndup(p, (size_t)(hend - p));
-		p = hend;
-	}
-	if (d->host && d->host[0] == '\0') {
-		snprintf(err, errlen, "DSN host is empty");
+	if (dsn_parse_hosts(hp, (size_t)(end - hp), d, err, errlen) < 0)
 		goto fail;
-	}
-	if (p < end) {
-		if (*p != ':' || parse_uint(p + 1, (size_t)(end - p - 1), 65535, &d->port) < 0 || d->port == 0) {
-			snprintf(err, errlen, "DSN port must be a number from 1 to 65535, not '%.*s'",
-				 (int)(end - p - (*p == ':')), p + (*p == ':'));
-			goto fail;
-		}
-	}
 
 	p = end;
 	if (*p == '/') {
@@ -270,17 +331,16 @@ int dsn_parse(const char *text, struct dsn *d, char *err, size_t errlen)
 	if (*p == '?' && dsn_parse_query(p + 1, d, err, errlen) < 0)
 		goto fail;
 	{
-		const char *const fields[][2] = {{"user", d->user},	    {"host", d->host},
-						 {"database", d->database}, {"socket", d->socket},
-						 {"ssl-mode", d->ssl_mode}, {"ssl-ca", d->ssl_ca},
-						 {"ssl-cert", d->ssl_cert}, {"ssl-key", d->ssl_key}};
+		const char *const fields[][2] = {
+		    {"user", d->user},	   {"database", d->database}, {"socket", d->socket},  {"ssl-mode", d->ssl_mode},
+		    {"ssl-ca", d->ssl_ca}, {"ssl-cert", d->ssl_cert}, {"ssl-key", d->ssl_key}};
 		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
 			if (has_control(fields[i][1])) {
 				snprintf(err, errlen, "DSN %s contains a control character", fields[i][0]);
 				goto fail;
 			}
 	}
-	if (!d->host && !d->socket) {
+	if (d->nhosts == 0 && !d->socket) {
 		snprintf(err, errlen, "DSN names no host; write mysql://USER@HOST/DB or mysql://USER@/DB?socket=PATH");
 		goto fail;
 	}
@@ -299,7 +359,8 @@ void dsn_free(struct dsn *d)
 		explicit_bzero(d->password, strlen(d->password));
 		free(d->password);
 	}
-	free(d->host);
+	for (unsigned i = 0; i < d->nhosts; i++)
+		free(d->hosts[i].name);
 	free(d->database);
 	free(d->socket);
 	free(d->ssl_mode);

@@ -1,15 +1,26 @@
-/* mysql://USER[:PASSWORD]@HOST[:PORT]/DATABASE[?PARAM=VALUE&...]
- * PARAM: socket, connect-timeout, ssl-mode, ssl-ca, ssl-cert, ssl-key */
+/* mysql://USER[:PASSWORD]@HOST[:PORT][,HOST[:PORT]...]/DATABASE[?PARAM=VALUE&...]
+ * PARAM: socket, connect-timeout, host-order, ssl-mode, ssl-ca, ssl-cert,
+ * ssl-key. Several hosts, as libpq takes them: tried in order (or in random
+ * order), a host without a port gets the default. */
 #ifndef LEADERRUN_DSN_H
 #define LEADERRUN_DSN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
+#define DSN_MAX_HOSTS 16
+
+struct dsn_host {
+	char *name;    /* a name, an IPv4 address, or an IPv6 address without brackets */
+	unsigned port; /* 0: not given */
+};
+
 struct dsn {
-	char *user;				      /* NULL: not given (option files or the login name) */
-	char *password;				      /* NULL: not given */
-	char *host;				      /* NULL: not given */
-	unsigned port;				      /* 0: not given */
+	char *user;	/* NULL: not given (option files or the login name) */
+	char *password; /* NULL: not given */
+	struct dsn_host hosts[DSN_MAX_HOSTS];
+	unsigned nhosts;			      /* 0: none given (a socket, or the option files) */
+	bool random_order;			      /* ?host-order=random */
 	char *database;				      /* NULL: not given */
 	char *socket;				      /* NULL: not given */
 	unsigned connect_timeout_s;		      /* 0: not given */
@@ -21,6 +32,11 @@ struct dsn {
 int dsn_parse(const char *text, struct dsn *out, char *err, size_t errlen);
 
 void dsn_free(struct dsn *d);
+
+/* Parses a host list "HOST[:PORT][,HOST[:PORT]...]" ([V6]:PORT for IPv6)
+ * of LEN bytes into D->hosts; the DSN's authority and a `host=` line of an
+ * option file share it. Returns 0, or -1 with a message. */
+int dsn_parse_hosts(const char *text, size_t len, struct dsn *d, char *err, size_t errlen);
 
 /* Finds the password inside TEXT, so that callers can wipe it from argv or
  * drop it from an environment value. Returns 1 and sets *OFF and *LEN when

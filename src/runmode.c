@@ -7,6 +7,7 @@
 
 #include "child.h"
 #include "db.h"
+#include "dsn.h"
 #include "duration.h"
 #include "lease.h"
 #include "log.h"
@@ -29,12 +30,19 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 	unsigned connect_s = o->dsn.connect_timeout_s ? o->dsn.connect_timeout_s : DEFAULT_CONNECT_TIMEOUT_S;
 
 	memset(c, 0, sizeof(*c));
-	c->host = o->dsn.host;
+	for (unsigned i = 0; i < o->dsn.nhosts; i++) {
+		c->hosts[i].name = o->dsn.hosts[i].name;
+		c->hosts[i].port = o->dsn.hosts[i].port;
+	}
+	_Static_assert(DSN_MAX_HOSTS <= DB_MAX_HOSTS, "every host of a DSN fits");
+	c->nhosts = o->dsn.nhosts;
+	c->random_order = o->dsn.random_order;
+	/* --status and --check only read, and may read from a replica. */
+	c->need_writable = o->mode != MODE_STATUS && o->mode != MODE_CHECK;
 	c->user = o->dsn.user;
 	c->password = o->dsn.password ? o->dsn.password : o->password;
 	c->database = o->dsn.database;
 	c->socket = o->dsn.socket;
-	c->port = o->dsn.port;
 	c->defaults_file = o->defaults_file;
 	c->tls = o->tls;
 	c->ssl_ca = o->ssl_ca;
@@ -176,6 +184,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
 	job.wake_hint = !o->no_wake_hint;
+	job.several_hosts = o->dsn.nhosts > 1;
 	job.name = o->lease;
 	job.holder = o->holder;
 	job.sql = &sql;

@@ -70,6 +70,11 @@ struct sup {
 	bool orphans_signalled;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 	int exit_status;      /* recorded by the release; -1: none */
+
+	/* The database server of the last answer, and whether its Galera
+	 * timing was checked. */
+	char server[sizeof(((struct db_server *)0)->name)];
+	bool galera_checked;
 };
 
 /* The lease's local deadlines, from the send time of the last successful
@@ -193,6 +198,45 @@ static void sup_reap(struct sup *s)
 	}
 }
 
+/* Says which server answered, when that changes (a multi-host DSN moved
+ * on), and checks the timing against a Galera cluster's once. */
+static void sup_note_server(struct sup *s, const struct db_server *srv)
+{
+	const struct timing *t = &s->o->timing;
+	int64_t have, need;
+	char a[32], b[32], c[32];
+
+	if (!srv->name[0] || strcmp(srv->name, s->server) == 0)
+		return;
+	if (s->server[0])
+		log_event(LOG_WARN, "server", "now using database server %s%s (was %s)", srv->name,
+			  srv->galera ? " (Galera)" : "", s->server);
+	else
+		log_debug("database server %s%s", srv->name, srv->galera ? " (Galera)" : "");
+	snprintf(s->server, sizeof(s->server), "%s", srv->name);
+	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)
+		return;
+	s->galera_checked = true;
+	if (timing_fits_galera(t, srv->suspect_timeout_us, &have, &need))
+		return;
+	fmt_dur(a, sizeof(a), have);
+	fmt_dur(b, sizeof(b), srv->suspect_timeout_us);
+	fmt_dur(c, sizeof(c), t->renew_us);
+	log_warn("Galera: ttl - margin - kill-grace = %s is shorter than evs.suspect_timeout %s + renew interval %s; "
+		 "a node leaving the cluster stalls writes that long and would stop the command although nothing "
+		 "failed: raise --ttl",
+		 a, b, c);
+}
+
+/* worker_take, noting the server that answered. */
+static int sup_take(struct sup *s, struct worker_result *r)
+{
+	if (worker_take(s->w, r) != 0)
+		return -1;
+	sup_note_server(s, &r->server);
+	return 0;
+}
+
 /* ---- 1. wait ---------------------------------------------------------- */
 
 static bool is_wait_ending_signal(int sig)
@@ -258,12 +302,15 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			int ev = sup_poll(s, first ? 0 : give_up);
 			if (sup_wait_ended(s, ev, out))
 				return false;
-			if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
+			if ((ev & EV_WORKER) && sup_take(s, &r) == 0)
 				break;
 			if (!first && give_up && timing_now() >= give_up)
 				goto gave_up;
 		}
 		first = false;
+		/* Galera, or a DSN with several hosts: no named-lock hint. */
+		if (r.hints_off)
+			hints = false;
 
 		if (r.outcome == LEASE_OK) {
 			s->term = r.info.term;
@@ -306,7 +353,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 						int ev = sup_poll(s, give_up);
 						if (sup_wait_ended(s, ev, out))
 							return false;
-						if ((ev & EV_WORKER) && worker_take(s->w, &wr) == 0)
+						if ((ev & EV_WORKER) && sup_take(s, &wr) == 0)
 							break;
 						if (give_up && timing_now() >= give_up)
 							goto gave_up;
@@ -598,7 +645,7 @@ static void sup_hold(struct sup *s)
 		int64_t now = timing_now();
 		struct worker_result r;
 
-		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0 && r.op == WORKER_RENEW && !s->lost)
+		if ((ev & EV_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && !s->lost)
 			sup_on_renew(s, &r, now);
 		if (ev & EV_SIGNAL) {
 			bool was_running = s->child_running;
@@ -627,7 +674,7 @@ static void sup_release(struct sup *s)
 		if (ev & EV_SIGNAL) {
 			sup_signals_while_waiting(s);
 		}
-		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK)
+		if ((ev & EV_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK)
 			s->sent_at = r.sent_at;
 		if (timing_now() >= give_up) {
 			log_warn("could not release the lease in time; it expires on its own");
@@ -640,7 +687,7 @@ static void sup_release(struct sup *s)
 		int ev = sup_poll(s, give_up);
 		if (ev & EV_SIGNAL)
 			sup_signals_while_waiting(s);
-		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0)
+		if ((ev & EV_WORKER) && sup_take(s, &r) == 0)
 			break;
 		if (timing_now() >= give_up) {
 			worker_abort(s->w);
@@ -676,7 +723,7 @@ static void sup_abandon_acquire(struct sup *s)
 		int ev = sup_poll(s, give_up);
 		if (ev & EV_SIGNAL)
 			sup_signals_while_waiting(s);
-		if ((ev & EV_WORKER) && worker_take(s->w, &r) == 0) {
+		if ((ev & EV_WORKER) && sup_take(s, &r) == 0) {
 			if (r.op == WORKER_ACQUIRE && r.outcome == LEASE_OK) {
 				s->term = r.info.term;
 				s->sent_at = r.sent_at;
@@ -748,7 +795,7 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 		goto done;
 	}
 	s.acquired_at = timing_now();
-	log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s", s.term, o->holder);
+	log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s.term, o->holder, s.server);
 	notify_event(n, "acquired", s.term, -1, 0);
 
 	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, o->holder);

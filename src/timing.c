@@ -96,6 +96,13 @@ int64_t timing_retry_step(const struct timing *t)
  * timerfd_settime in different ways, and a deadline computed on one faked
  * clock and armed on another fires at the wrong moment. The kernel's
  * CLOCK_BOOTTIME cannot be stepped; nothing in user space can fool it. */
+bool timing_fits_galera(const struct timing *t, int64_t suspect_us, int64_t *have_us, int64_t *need_us)
+{
+	*have_us = t->ttl_us - t->margin_us - t->grace_us;
+	*need_us = suspect_us + t->renew_us;
+	return *have_us >= *need_us;
+}
+
 int64_t timing_now(void)
 {
 	struct timespec ts;

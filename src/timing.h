@@ -37,6 +37,14 @@ int64_t timing_attempt_budget(const struct timing *t);
  * between 10 ms and 250 ms. */
 int64_t timing_retry_step(const struct timing *t);
 
+/* On Galera, a node that drops out stalls the cluster's writes until the
+ * others suspect it (evs.suspect_timeout). A renew sent just then waits
+ * that long; the command must not be stopped for it:
+ * ttl - margin - kill-grace >= SUSPECT_US + renew interval. Returns true
+ * when T leaves that room, and the room (ttl - margin - grace) and what
+ * it needs in *HAVE_US and *NEED_US. */
+bool timing_fits_galera(const struct timing *t, int64_t suspect_us, int64_t *have_us, int64_t *need_us);
+
 /* Now on CLOCK_BOOTTIME, in microseconds. */
 int64_t timing_now(void);
 

@@ -40,6 +40,11 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			r->outcome = LEASE_ERROR;
 			return;
 		}
+		/* The hint's named lock is local to one server and session: on
+		 * Galera (where MariaDB refuses it anyway) or across several
+		 * hosts, a follower could wait on a lock the leader never took. */
+		if (db_server_info(w->db, &r->server) && r->server.galera)
+			w->hints = false;
 	}
 	switch (op) {
 	case WORKER_ACQUIRE:
@@ -75,6 +80,13 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		}
 		break;
 	}
+	db_server_info(w->db, &r->server);
+	/* The next attempt goes out on a fresh connection, to the next host
+	 * first: the failure may be this server's alone (a cut-off Galera
+	 * node, a demoted primary). Settings that no server fixes stay. */
+	if (r->outcome == LEASE_ERROR && r->status != DB_DENIED && r->status != DB_NO_TABLE &&
+	    r->status != DB_NO_DATABASE)
+		db_fail_over(w->db);
 }
 
 static void worker_free(struct worker *w)
@@ -147,7 +159,7 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 	w->job.sql = &w->sql;
 	w->job.name = w->name;
 	w->job.holder = w->holder;
-	w->hints = job->wake_hint;
+	w->hints = job->wake_hint && !job->several_hosts;
 	if (!w->name || !w->holder || pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		free(w->name);
 		free(w->holder);

@@ -18,6 +18,7 @@ struct worker_job {
 	int64_t ttl_us;
 	int64_t min_hold_us; /* --min-hold, for the release */
 	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
+	bool several_hosts;  /* the DSN names more than one host */
 };
 
 struct worker_result {
@@ -26,8 +27,9 @@ struct worker_result {
 	enum db_status status;
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
-	bool woken;	/* WORKER_WAIT: the hint's lock came free */
-	bool hints_off; /* the hint failed (Galera, a proxy): poll from now on */
+	bool woken;		 /* WORKER_WAIT: the hint's lock came free */
+	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
+	struct db_server server; /* the connection's server; name "" when none */
 	char err[384];
 };
 

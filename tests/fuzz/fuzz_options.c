@@ -214,7 +214,7 @@ static void check_ok(const struct options *o, char **argv, int argc)
 	FUZZ_CHECK(o->mode != MODE_INIT || !o->command[0], "--init with COMMAND '%s'", o->command[0]);
 	FUZZ_CHECK(lease_table_validate(o->table, err, sizeof(err)) == 0, "table '%s': %s", o->table, err);
 	FUZZ_CHECK(!(o->dsn.password && o->password), "a password both in the DSN and from elsewhere");
-	FUZZ_CHECK(o->have_dsn == !!(o->dsn.host || o->dsn.socket), "have_dsn %d disagrees with the DSN", o->have_dsn);
+	FUZZ_CHECK(o->have_dsn == !!(o->dsn.nhosts || o->dsn.socket), "have_dsn %d disagrees with the DSN", o->have_dsn);
 	FUZZ_CHECK(o->wait_timeout_us == -1 || o->wait_timeout_us >= 0, "wait timeout %lld",
 		   (long long)o->wait_timeout_us);
 	FUZZ_CHECK(!(o->no_wait && o->wait_timeout_us >= 0), "--no-wait and --wait-timeout both accepted");
@@ -304,7 +304,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* Arguments hold no newline here; a %0A in a DSN parameter is
 		 * refused before anything echoes it. */
 		FUZZ_CHECK(!strchr(err, '\n'), "usage error of more than one line: %s", err);
-		FUZZ_CHECK(!o.password && !o.dsn.user && !o.dsn.password && !o.dsn.host && !o.dsn.database &&
+		FUZZ_CHECK(!o.password && !o.dsn.user && !o.dsn.password && !o.dsn.nhosts && !o.dsn.database &&
 			       !o.dsn.socket,
 			   "usage error left memory in the options: %s", err);
 		cmd = argc;

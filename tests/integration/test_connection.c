@@ -1,8 +1,11 @@
 /* Ways users give leaderrun its connection: DSN over TCP or socket, option
  * files, ~/.my.cnf, password files and variables. */
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "harness.h"
+#include "proxy.h"
 
 HARNESS_MAIN
 
@@ -126,4 +129,109 @@ Test(connection, unreachable_database_in_wait_mode_warns_and_retries_until_the_t
 	cr_assert_geq(h_now_ms() - t0, 1900);
 	cr_assert(strstr(h_slurp(p.err), "retrying in"), "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "still unavailable after --wait-timeout"), "%s", h_slurp(p.err));
+}
+
+/* A loopback port where nothing listens: bound, read back, closed. */
+static int closed_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* mysql://USER:PW@127.0.0.1:P1,127.0.0.1:P2/DB[SUFFIX] */
+static const char *dsn_of_ports(int p1, int p2, const char *suffix)
+{
+	static char dsn[512];
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d/%s%s", getenv("LR_DB_USER"),
+		 getenv("LR_DB_PASSWORD"), p1, p2, getenv("LR_DB_NAME"), suffix);
+	return dsn;
+}
+
+Test(connection, several_hosts_a_dead_first_host_is_passed_over)
+{
+	int dead = closed_port(), db = atoi(getenv("LR_DB_PORT"));
+	const char *dsn = dsn_of_ports(dead, db, "");
+	char server[64];
+	struct h_proc p;
+
+	cr_assert_eq(
+	    run((const char *const[]){h_bin(), "-d", dsn, "-n", "-l", h_lease("multi"), "--", "true", NULL}, NULL, &p),
+	    0, "%s", h_slurp(p.err));
+	/* --status says which server answered. */
+	cr_assert_eq(run((const char *const[]){h_bin(), "-d", dsn, "--status", h_lease("multi"), NULL}, NULL, &p), 0,
+		     "%s", h_slurp(p.err));
+	snprintf(server, sizeof(server), "server 127.0.0.1:%d)", db);
+	cr_assert(strstr(h_slurp(p.out), server), "%s", h_slurp(p.out));
+}
+
+Test(connection, several_hosts_all_down_names_each_and_exits_69)
+{
+	int a = closed_port(), b = closed_port();
+	char name[64];
+	struct h_proc p;
+
+	cr_assert_eq(run((const char *const[]){h_bin(), "-d", dsn_of_ports(a, b, ""), "-n", "-l", h_lease("down"), "--",
+					       "true", NULL},
+			 NULL, &p),
+		     69, "%s", h_slurp(p.err));
+	snprintf(name, sizeof(name), "127.0.0.1:%d: ", a);
+	cr_assert(strstr(h_slurp(p.err), name), "%s", h_slurp(p.err));
+	snprintf(name, sizeof(name), "; 127.0.0.1:%d: ", b);
+	cr_assert(strstr(h_slurp(p.err), name), "%s", h_slurp(p.err));
+}
+
+Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_is_kept, .timeout = 60)
+{
+	/* The holder reaches the server through a proxy first, directly
+	 * second. The proxy goes silent: the hung renew is cut off, the next
+	 * attempt goes to the second host within the same deadline, and the
+	 * command is never stopped. */
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	char dsn[600], moved[64];
+	struct h_proc p;
+
+	cr_assert_not_null(proxy);
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", dsn_of_ports(proxy_port(proxy), atoi(getenv("LR_DB_PORT")), ""));
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "-t", "3s", "-l", h_lease("move"), "--", h_probe(), log, lock, "4", NULL},
+	    (const char *const[]){dsn, NULL});
+	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(p.err));
+	proxy_set_mode(proxy, PROXY_BLACKHOLE);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(moved, sizeof(moved), "now using database server 127.0.0.1:%s", getenv("LR_DB_PORT"));
+	cr_assert(strstr(h_slurp(p.err), moved), "%s", h_slurp(p.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 1);
+}
+
+Test(connection, host_order_random_spreads_first_connections)
+{
+	struct proxy *a = proxy_start(atoi(getenv("LR_DB_PORT"))), *b = proxy_start(atoi(getenv("LR_DB_PORT")));
+	int seen_a = 0, seen_b = 0;
+	char name_a[64], name_b[64];
+
+	cr_assert(a && b);
+	snprintf(name_a, sizeof(name_a), "server 127.0.0.1:%d)", proxy_port(a));
+	snprintf(name_b, sizeof(name_b), "server 127.0.0.1:%d)", proxy_port(b));
+	h_sql("INSERT IGNORE INTO leaderrun_lease (name) VALUES ('%s')", h_lease("spread"));
+	/* 16 runs all on one host: 2 in 65536 when the order is random. */
+	for (int i = 0; i < 16; i++) {
+		struct h_proc p;
+		cr_assert_eq(run((const char *const[]){h_bin(), "-d",
+						       dsn_of_ports(proxy_port(a), proxy_port(b), "?host-order=random"),
+						       "--status", h_lease("spread"), NULL},
+				 NULL, &p),
+			     0, "%s", h_slurp(p.err));
+		seen_a += strstr(h_slurp(p.out), name_a) != NULL;
+		seen_b += strstr(h_slurp(p.out), name_b) != NULL;
+	}
+	cr_assert_eq(seen_a + seen_b, 16);
+	cr_assert(seen_a > 0 && seen_b > 0, "a %d, b %d", seen_a, seen_b);
 }

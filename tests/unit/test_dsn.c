@@ -27,8 +27,8 @@ Test(dsn, full_form)
 
 	cr_assert_str_eq(d.user, "app");
 	cr_assert_str_eq(d.password, "s3cret");
-	cr_assert_str_eq(d.host, "db.internal");
-	cr_assert_eq(d.port, 3307);
+	cr_assert_str_eq(d.hosts[0].name, "db.internal");
+	cr_assert_eq(d.hosts[0].port, 3307);
 	cr_assert_str_eq(d.database, "ops");
 	cr_assert_eq(d.connect_timeout_s, 3);
 	cr_assert_null(d.socket);
@@ -41,7 +41,8 @@ Test(dsn, minimal_form_leaves_the_rest_unset)
 
 	cr_assert_str_eq(d.user, "app");
 	cr_assert_null(d.password);
-	cr_assert_eq(d.port, 0);
+	cr_assert_eq(d.hosts[0].port, 0);
+	cr_assert_eq(d.nhosts, 1);
 	dsn_free(&d);
 }
 
@@ -49,7 +50,7 @@ Test(dsn, socket_without_host)
 {
 	struct dsn d = ok("mysql://app@/ops?socket=/run/mysqld/mysqld.sock");
 
-	cr_assert_null(d.host);
+	cr_assert_eq(d.nhosts, 0);
 	cr_assert_str_eq(d.socket, "/run/mysqld/mysqld.sock");
 	dsn_free(&d);
 }
@@ -62,7 +63,7 @@ Test(dsn, percent_escapes_and_raw_at_in_password)
 	dsn_free(&d);
 	d = ok("mysql://app:p@ss@db/ops");
 	cr_assert_str_eq(d.password, "p@ss");
-	cr_assert_str_eq(d.host, "db");
+	cr_assert_str_eq(d.hosts[0].name, "db");
 	dsn_free(&d);
 }
 
@@ -70,8 +71,8 @@ Test(dsn, ipv6_host)
 {
 	struct dsn d = ok("mysql://app@[::1]:3306/ops");
 
-	cr_assert_str_eq(d.host, "::1");
-	cr_assert_eq(d.port, 3306);
+	cr_assert_str_eq(d.hosts[0].name, "::1");
+	cr_assert_eq(d.hosts[0].port, 3306);
 	dsn_free(&d);
 }
 
@@ -149,4 +150,37 @@ Test(dsn, raw_at_in_a_socket_path_and_control_bytes)
 	dsn_free(&d);
 	/* Found by the fuzzer: a decoded newline split an error message. */
 	bad("mysql://app@db/ops?ssl-ca=a%0Ab.pem", "control character");
+}
+
+Test(dsn, several_hosts_in_order_with_and_without_ports)
+{
+	struct dsn d = ok("mysql://app@h1:3306,h2,[::1]:3307,h4/ops?host-order=random");
+
+	cr_assert_eq(d.nhosts, 4);
+	cr_assert_str_eq(d.hosts[0].name, "h1");
+	cr_assert_eq(d.hosts[0].port, 3306);
+	cr_assert_str_eq(d.hosts[1].name, "h2");
+	cr_assert_eq(d.hosts[1].port, 0);
+	cr_assert_str_eq(d.hosts[2].name, "::1");
+	cr_assert_eq(d.hosts[2].port, 3307);
+	cr_assert_str_eq(d.hosts[3].name, "h4");
+	cr_assert(d.random_order);
+	cr_assert_str_eq(d.database, "ops");
+	dsn_free(&d);
+	d = ok("mysql://app:pw@h1,h2/ops?host-order=in-order");
+	cr_assert_eq(d.nhosts, 2);
+	cr_assert_not(d.random_order);
+	cr_assert_str_eq(d.password, "pw");
+	dsn_free(&d);
+}
+
+Test(dsn, bad_host_lists_are_refused_with_the_reason)
+{
+	bad("mysql://app@h1,,h2/ops", "empty entry");
+	bad("mysql://app@h1,/ops", "empty entry");
+	bad("mysql://app@,h1/ops", "empty entry");
+	bad("mysql://app@h1:3306,h2:0/ops", "port must be");
+	bad("mysql://app@h1,[::1/ops", "closing ']'");
+	bad("mysql://app@h1/ops?host-order=sideways", "in-order or random");
+	bad("mysql://app@a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q/ops", "more than 16 hosts");
 }

@@ -139,7 +139,7 @@ Test(options, environment_fills_what_options_do_not)
 	cr_assert_str_eq(o.lease, "from-env");
 	cr_assert_str_eq(o.table, "ops.leases");
 	cr_assert_str_eq(o.holder, "me");
-	cr_assert_str_eq(o.dsn.host, "db");
+	cr_assert_str_eq(o.dsn.hosts[0].name, "db");
 	o = OK("-l", "from-arg", "true");
 	cr_assert_str_eq(o.lease, "from-arg");
 }

@@ -81,3 +81,18 @@ Test(timing, retry_step_is_a_tenth_of_the_renew_interval_within_bounds)
 	cr_assert_eq(timing_retry_step(&b), 66666);
 	cr_assert_eq(timing_retry_step(&c), 10000);
 }
+
+Test(timing, defaults_leave_room_for_a_default_galera_membership_change)
+{
+	/* evs.suspect_timeout is PT5S by default: a renew stalled that long
+	 * must not stop the command under the default --ttl 15s. */
+	struct timing t = resolved(15000000, -1, -1);
+	int64_t have, need;
+
+	cr_assert(timing_fits_galera(&t, 5000000, &have, &need));
+	cr_assert_eq(have, 15000000 - t.margin_us - t.grace_us);
+	cr_assert_eq(need, 5000000 + t.renew_us);
+	t = resolved(6000000, -1, -1);
+	cr_assert_not(timing_fits_galera(&t, 5000000, &have, &need), "ttl 6s: have %lld need %lld", (long long)have,
+		      (long long)need);
+}
