@@ -103,7 +103,10 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_result r;
 	*st = db_exec(db, SLOT_INSERT, sql->insert, p, 1, NULL, 0, &r, err, errlen);
-	if (*st != DB_OK)
+	/* On Galera two first uses through different nodes both insert the
+	 * row, and the one certified second fails with a deadlock: the row is
+	 * there all the same, and the compare-and-set decides as always. */
+	if (*st != DB_OK && *st != DB_CONFLICT)
 		return LEASE_ERROR;
 	o = lease_try(db, sql, name, holder, ttl_us, info, sent_at, st, err, errlen);
 	if (o == LEASE_BUSY && *st == DB_OK && lease_read(db, sql, name, info, &exists, st, err, errlen) != LEASE_OK)

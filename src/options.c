@@ -12,6 +12,7 @@
 #include "config.h"
 #include "duration.h"
 #include "leasename.h"
+#include "optfile.h"
 
 #define PASSWORD_FILE_MAX 4096
 
@@ -573,6 +574,20 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			env = getenv("MYSQL_PWD");
 		if (env && !(o->password = strdup(env))) {
 			snprintf(err, errlen, "out of memory");
+			goto usage;
+		}
+	}
+
+	/* A host list in the option files ([client] host=h1,h2:3307) is
+	 * leaderrun's to walk, as one in the DSN: the library would take it
+	 * for one host name (or, Connector/C 3.3, walk it without asking
+	 * whether a host is writable). Read only where the library would
+	 * read the files: see runmode_db_config. */
+	if (o->dsn.nhosts == 0 && !o->dsn.socket && (!o->have_dsn || !(o->dsn.password || o->password))) {
+		char host[1024];
+		if (optfile_host(o->defaults_file, host, sizeof(host)) && strchr(host, ',') &&
+		    dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "option file host=%s: %s", host, why);
 			goto usage;
 		}
 	}

@@ -235,3 +235,24 @@ Test(connection, host_order_random_spreads_first_connections)
 	cr_assert_eq(seen_a + seen_b, 16);
 	cr_assert(seen_a > 0 && seen_b > 0, "a %d, b %d", seen_a, seen_b);
 }
+
+Test(connection, option_file_host_list_is_walked_like_a_dsn_list)
+{
+	int dead = closed_port(), db = atoi(getenv("LR_DB_PORT"));
+	char text[1024], server[64];
+	struct h_proc p;
+
+	snprintf(text, sizeof(text), "[client]\nuser=%s\npassword=%s\ndatabase=%s\nhost=127.0.0.1:%d,127.0.0.1:%d\n",
+		 getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"), getenv("LR_DB_NAME"), dead, db);
+	write_file(h_path("hosts.cnf"), text);
+	cr_assert_eq(run((const char *const[]){h_bin(), "--defaults-file", h_path("hosts.cnf"), "-n", "-l",
+					       h_lease("optlist"), "--", "true", NULL},
+			 NULL, &p),
+		     0, "%s", h_slurp(p.err));
+	cr_assert_eq(run((const char *const[]){h_bin(), "--defaults-file", h_path("hosts.cnf"), "--status",
+					       h_lease("optlist"), NULL},
+			 NULL, &p),
+		     0, "%s", h_slurp(p.err));
+	snprintf(server, sizeof(server), "server 127.0.0.1:%d)", db);
+	cr_assert(strstr(h_slurp(p.out), server), "%s", h_slurp(p.out));
+}

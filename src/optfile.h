@@ -1,0 +1,18 @@
+/* The one setting leaderrun must read from MySQL option files itself: a
+ * `host` that lists several hosts ("h1:3306,h2"), which only leaderrun's
+ * own connect loop understands. Everything else in those files is left to
+ * the client library, which reads them at connect time. */
+#ifndef LEADERRUN_OPTFILE_H
+#define LEADERRUN_OPTFILE_H
+
+#include <stddef.h>
+
+/* The last `host` in the groups [client], [client-server], [client-mariadb]
+ * and [leaderrun] of DEFAULTS_FILE, or (NULL) of the files the client
+ * library reads: /etc/my.cnf, /etc/mysql/my.cnf, $MARIADB_HOME/my.cnf,
+ * $MYSQL_HOME/my.cnf, ~/.my.cnf, following !include and !includedir.
+ * Returns 1 and fills OUT, or 0 when no file sets it. Unreadable files are
+ * skipped, as the library skips them. */
+int optfile_host(const char *defaults_file, char *out, size_t len);
+
+#endif

@@ -1,0 +1,87 @@
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "optfile.h"
+
+static char dir[64];
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/lr-optfile.XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	cr_assert_eq(system(cmd), 0);
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+	static char path[4][160];
+	static int k;
+	char *p = path[k++ % 4];
+	FILE *f;
+
+	snprintf(p, 160, "%s/%s", dir, name);
+	f = fopen(p, "w");
+	cr_assert_not_null(f, "%s", p);
+	fputs(text, f);
+	fclose(f);
+	return p;
+}
+
+TestSuite(optfile, .init = setup, .fini = teardown);
+
+Test(optfile, last_host_of_the_client_groups_wins)
+{
+	const char *f = write_file("my.cnf", "# comment\n[mysqld]\nhost=server-side\n[client]\nuser=app\nhost = a,b\n"
+					     "[mysqldump]\nhost=dump-only\n[leaderrun]\nhost=\"c:3307,d\"\n");
+	char host[256];
+
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "c:3307,d");
+}
+
+Test(optfile, includes_and_included_directories_are_followed)
+{
+	char conf_d[128], text[512];
+	const char *f;
+	char host[256];
+
+	snprintf(conf_d, sizeof(conf_d), "%s/conf.d", dir);
+	cr_assert_eq(mkdir(conf_d, 0755), 0);
+	write_file("conf.d/10-a.cnf", "[client]\nhost=first\n");
+	write_file("conf.d/20-b.cnf", "[client-server]\nhost='h1:3306,h2'\n");
+	write_file("conf.d/ignored.txt", "[client]\nhost=not-a-cnf\n");
+	snprintf(text, sizeof(text), "[client]\nhost=before\n!includedir %s\n", conf_d);
+	f = write_file("my.cnf", text);
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "h1:3306,h2");
+}
+
+Test(optfile, no_host_anywhere_and_missing_files_say_so)
+{
+	const char *f = write_file("my.cnf", "[client]\nuser=app\n[mysqld]\nhost=x\n");
+	char host[256] = "";
+
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 0);
+	cr_assert_eq(optfile_host("/nonexistent/my.cnf", host, sizeof(host)), 0);
+}
+
+Test(optfile, an_include_loop_ends)
+{
+	char text[256], host[256];
+	const char *f;
+
+	snprintf(text, sizeof(text), "[client]\nhost=x,y\n!include %s/my.cnf\n", dir);
+	f = write_file("my.cnf", text);
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "x,y");
+}
