@@ -126,9 +126,24 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 	};
 	struct db_result r;
 
+	enum lease_outcome o;
+	int64_t read_only;
+
 	*sent_at = timing_now();
 	*st = db_exec(db, SLOT_RENEW, sql->renew, p, 4, NULL, 0, &r, err, errlen);
-	return lease_outcome_of(*st, r.affected, 0);
+	o = lease_outcome_of(*st, r.affected, 0);
+	/* No row matched: lost, unless this server has just turned read-only
+	 * (a primary demoted for a switchover), where the row proves nothing.
+	 * Then it is a failed attempt, and the next goes to another host: only
+	 * a writable server that holds the row can extend it, and until one
+	 * does, the deadline runs as for any failure. */
+	if (o == LEASE_LOST && db_query_int(db, "SELECT @@global.read_only", &read_only, err, errlen) == DB_OK &&
+	    read_only != 0) {
+		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
+		*st = DB_READ_ONLY;
+		return LEASE_ERROR;
+	}
+	return o;
 }
 
 enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,

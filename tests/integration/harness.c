@@ -65,7 +65,8 @@ static void sandbox_start(void)
 		perror("mkdtemp");
 		exit(2);
 	}
-	if (run_argv((char *[]){(char *)script, "start", sandbox_dir, NULL}, open("/dev/null", O_WRONLY)) != 0) {
+	if (run_argv((char *[]){(char *)script, "start", sandbox_dir, NULL}, open("/dev/null", O_WRONLY | O_CLOEXEC)) !=
+	    0) {
 		fprintf(stderr, "harness: %s start %s failed\n", script, sandbox_dir);
 		exit(2);
 	}
@@ -74,6 +75,46 @@ static void sandbox_start(void)
 		perror(envfile);
 		exit(2);
 	}
+	/* The cluster sandboxes name their directory otherwise; h_dir needs it. */
+	setenv("LR_DB_DIR", sandbox_dir, 0);
+}
+
+int h_main_bare(int argc, char *argv[])
+{
+	struct criterion_test_set *tests = criterion_initialize();
+	char dir[] = "/tmp/lrt.XXXXXX";
+	int result = 0;
+
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 2;
+	}
+	setenv("LR_DB_DIR", dir, 1);
+	if (criterion_handle_args(argc, argv, true))
+		result = !criterion_run_all_tests(tests);
+	criterion_finalize(tests);
+	run_argv((char *[]){"/bin/rm", "-rf", "--", dir, NULL}, -1);
+	return result;
+}
+
+int h_run(const char *const argv[], char *out, size_t outlen)
+{
+	char path[300];
+	int fd, rc;
+	size_t n;
+
+	snprintf(path, sizeof(path), "%s/run.out", h_dir());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	cr_assert(fd >= 0, "%s: %s", path, strerror(errno));
+	rc = run_argv((char *const *)argv, fd);
+	close(fd);
+	if (out) {
+		snprintf(out, outlen, "%s", h_slurp(path));
+		n = strlen(out);
+		while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
+			out[--n] = '\0';
+	}
+	return rc;
 }
 
 int h_main(int argc, char *argv[])

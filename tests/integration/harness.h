@@ -24,6 +24,19 @@
 	}
 int h_main(int argc, char *argv[]);
 
+/* A suite whose tests start their own servers: only a directory for them
+ * (LR_DB_DIR), removed at the end. */
+#define HARNESS_MAIN_BARE                                                                                              \
+	int main(int argc, char *argv[])                                                                               \
+	{                                                                                                              \
+		return h_main_bare(argc, argv);                                                                        \
+	}
+int h_main_bare(int argc, char *argv[]);
+
+/* Runs ARGV (argv[0] a path) to completion; its stdout, trimmed, into OUT
+ * (may be NULL). Returns the exit status, 128+N for signal N. */
+int h_run(const char *const argv[], char *out, size_t outlen);
+
 struct h_proc {
 	pid_t pid;
 	char out[256], err[256]; /* stdout and stderr files */

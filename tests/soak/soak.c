@@ -23,14 +23,25 @@
  *   stoplr     leaderrun alone stopped past the ttl: the watcher stops the
  *              command at the deadline; leaderrun exits 76 when thawed
  *
+ * With -g the database is a 3-node Galera cluster (scripts/sandbox-galera,
+ * LR_SANDBOX_GALERA), each contender lists the nodes starting with its own,
+ * and the faults are kill9, freeze and stoplr as above, and:
+ *
+ *   nodekill   SIGKILL of the node the holder uses, restarted afterwards
+ *   nodepart   that node cut off from the others with iptables (root
+ *              only), healed afterwards
+ *
+ * after which the holder either keeps its lease through another node or
+ * exits 76, and nobody else's command starts while its runs.
+ *
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
  * holder that exited with the wrong status, a descendant that survived, or
  * a lease that was never acquired again.
  *
- * Usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
- * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_PROBE (set by meson and
- * scripts/soak).
+ * Usage: soak [-g] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
+ * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_SANDBOX_GALERA (with -g),
+ * LR_PROBE (set by meson and scripts/soak).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -51,9 +62,26 @@
 
 extern char **environ;
 
-enum fault { F_KILL9, F_BLACKHOLE, F_NOREPLY, F_SLOW, F_KILLCONN, F_DBSHORT, F_DBLONG, F_FREEZE, F_STOPLR, F_COUNT };
-static const char *const fault_names[F_COUNT] = {"kill9",   "blackhole", "noreply", "slow",  "killconn",
-						 "dbshort", "dblong",	 "freeze",  "stoplr"};
+enum fault {
+	F_KILL9,
+	F_BLACKHOLE,
+	F_NOREPLY,
+	F_SLOW,
+	F_KILLCONN,
+	F_DBSHORT,
+	F_DBLONG,
+	F_FREEZE,
+	F_STOPLR,
+	F_NODEKILL,
+	F_NODEPART,
+	F_COUNT
+};
+static const char *const fault_names[F_COUNT] = {"kill9",  "blackhole", "noreply", "slow",     "killconn", "dbshort",
+						 "dblong", "freeze",	"stoplr",  "nodekill", "nodepart"};
+/* The faults of each mode. */
+static const enum fault single_faults[] = {F_KILL9,   F_BLACKHOLE, F_NOREPLY, F_SLOW,  F_KILLCONN,
+					   F_DBSHORT, F_DBLONG,	   F_FREEZE,  F_STOPLR};
+static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART};
 
 #define MAX_CONTENDERS 5
 #define LEASE	       "soak"
@@ -66,6 +94,7 @@ struct contender {
 
 struct stats {
 	int episodes, takeovers, failures, failed_episodes;
+	int kept, lost; /* node faults: the holder kept its lease, or exited 76 */
 	int per_fault[F_COUNT];
 	int64_t failover_ms[4096];
 	int nfailover;
@@ -78,6 +107,8 @@ struct soak {
 	char socket[300], port[16], user[64], password[128], dbname[64];
 	int ncont;
 	int ttl_ms;
+	bool galera, root;
+	int node_port[3];
 	struct contender c[MAX_CONTENDERS];
 	struct stats st;
 	uint64_t rng;
@@ -126,7 +157,19 @@ static int run_quiet(char *const argv[], const char *outpath)
 static void sandbox(struct soak *s, const char *cmd)
 {
 	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, NULL}, NULL) != 0) {
-		fprintf(stderr, "soak: sandbox-db %s failed\n", cmd);
+		fprintf(stderr, "soak: %s %s failed\n", s->sandbox, cmd);
+		exit(2);
+	}
+}
+
+/* scripts/sandbox-galera CMD DIR NODE */
+static void cluster(struct soak *s, const char *cmd, int node)
+{
+	char n[8];
+
+	snprintf(n, sizeof(n), "%d", node);
+	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, n, NULL}, NULL) != 0) {
+		fprintf(stderr, "soak: %s %s %d failed\n", s->sandbox, cmd, node);
 		exit(2);
 	}
 }
@@ -166,8 +209,14 @@ static void start_contender(struct soak *s, int i)
 	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
 	    (char *)s->probe, s->log, s->lock, "3600", NULL};
 
-	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, proxy_port(s->c[i].proxy),
-		 s->dbname);
+	if (s->galera) {
+		/* Each contender its own node first, the others after. */
+		int k = i % 3;
+		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user,
+			 s->password, s->node_port[k], s->node_port[(k + 1) % 3], s->node_port[(k + 2) % 3], s->dbname);
+	} else
+		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password,
+			 proxy_port(s->c[i].proxy), s->dbname);
 	snprintf(ttl, sizeof(ttl), "%dms", s->ttl_ms);
 	snprintf(errpath, sizeof(errpath), "%s/contender%d.err", s->dir, i);
 	posix_spawn_file_actions_init(&fa);
@@ -290,6 +339,32 @@ static void expect_exit(struct soak *s, int i, int want, const char *fault)
 		fail(s, "%s: holder %d exited %d, want %d", fault, (int)s->c[i].pid, st, want);
 }
 
+/* The node (1-3) contender I last said it uses ("acquired ... on
+ * 127.0.0.1:PORT", "now using database server 127.0.0.1:PORT"), or 0. */
+static int holder_node(struct soak *s, int i)
+{
+	char path[340], line[1024];
+	int port = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/contender%d.err", s->dir, i);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		const char *a = strstr(line, "acquired term "),
+			   *b = strstr(line, "now using database server 127.0.0.1:");
+		if (a && (a = strstr(a, " on 127.0.0.1:")))
+			port = atoi(a + strlen(" on 127.0.0.1:"));
+		else if (b)
+			port = atoi(b + strlen("now using database server 127.0.0.1:"));
+	}
+	fclose(f);
+	for (int n = 0; n < 3; n++)
+		if (s->node_port[n] == port)
+			return n + 1;
+	return 0;
+}
+
 static void restart(struct soak *s, int i)
 {
 	start_contender(s, i);
@@ -299,10 +374,15 @@ static void restart(struct soak *s, int i)
 static void episode(struct soak *s)
 {
 	int h = current_holder(s, s->ttl_ms * 4 + 10000);
-	enum fault f = (enum fault)(rnd(s) % F_COUNT);
+	/* Without root no partition: pick again rather than skew the mix. */
+	enum fault f;
+	do
+		f = s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
+			      : single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
+	while (f == F_NODEPART && !s->root);
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0;
-	int failures_before;
+	int failures_before, restarts_before;
 	pid_t command;
 
 	if (h < 0) {
@@ -311,11 +391,13 @@ static void episode(struct soak *s)
 	}
 	before = probe_read(s);
 	command = before.last_pid;
+	restarts_before = s->c[h].restarts;
 	failures_before = s->st.failures;
 	s->st.episodes++;
 	s->st.per_fault[f]++;
 	printf("soak: episode %d: %s on contender %d (term %llu)\n", s->st.episodes, fault_names[f], h,
 	       before.last_term);
+
 	fflush(stdout);
 	t0 = procs_now_ms();
 
@@ -383,12 +465,42 @@ static void episode(struct soak *s)
 		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
 		break;
+	case F_NODEKILL:
+	case F_NODEPART: {
+		/* Long enough for the cluster to drop the node (evs.suspect_
+		 * timeout) and for a stalled holder to run out of lease. */
+		int st, node = holder_node(s, h);
+		if (!node) {
+			fail(s, "%s: cannot tell which node contender %d uses", fault_names[f], h);
+			break;
+		}
+		cluster(s, f == F_NODEKILL ? "kill" : "partition", node);
+		st = contender_status(s, h, s->ttl_ms + 8000);
+		cluster(s, f == F_NODEKILL ? "restart" : "heal", node);
+		if (st < 0 && probe_read(s).last_term == before.last_term) {
+			s->st.kept++;
+			break;
+		}
+		if (st < 0)
+			st = contender_status(s, h, s->ttl_ms * 3 + 5000);
+		if (st != 76)
+			fail(s, "%s: holder %d exited %d, want 76 or to keep its lease", fault_names[f],
+			     (int)s->c[h].pid, st);
+		s->st.lost++;
+		restart(s, h);
+		break;
+	}
 	case F_COUNT:
 		break;
 	}
 
 	/* Outcomes. */
-	if (f == F_KILLCONN || f == F_DBSHORT) {
+	if ((f == F_NODEKILL || f == F_NODEPART) && s->c[h].restarts == restarts_before) {
+		/* Kept through another node: the same command still runs. */
+		if (!procs_alive(command))
+			fail(s, "%s: the holder kept its lease but its command %d is gone", fault_names[f],
+			     (int)command);
+	} else if (f == F_KILLCONN || f == F_DBSHORT) {
 		struct probe_state p = probe_read(s);
 		/* The promise: an outage shorter than ttl - margin - grace, less
 		 * one retry step and a round trip, never disturbs the command
@@ -450,6 +562,11 @@ static void set_setting(void *ctx, const char *name, const char *val)
 		snprintf(s->password, sizeof(s->password), "%s", val);
 	else if (!strcmp(name, "LR_DB_NAME"))
 		snprintf(s->dbname, sizeof(s->dbname), "%s", val);
+	else if (!strcmp(name, "LR_GALERA_SOCKETS"))
+		/* Root's SQL goes to node 1, which every episode starts with. */
+		snprintf(s->socket, sizeof(s->socket), "%.*s", (int)strcspn(val, " "), val);
+	else if (!strcmp(name, "LR_GALERA_PORTS"))
+		sscanf(val, "%d %d %d", &s->node_port[0], &s->node_port[1], &s->node_port[2]);
 }
 
 static void load_env(struct soak *s)
@@ -472,9 +589,12 @@ int main(int argc, char *argv[])
 
 	memset(&s, 0, sizeof(s));
 	s.ncont = 3;
-	s.ttl_ms = 3000;
-	while ((opt = getopt(argc, argv, "e:d:n:t:s:h")) != -1) {
+	s.ttl_ms = 0;
+	while ((opt = getopt(argc, argv, "ge:d:n:t:s:h")) != -1) {
 		switch (opt) {
+		case 'g':
+			s.galera = true;
+			break;
 		case 'e':
 			episodes = atoi(optarg);
 			break;
@@ -491,26 +611,35 @@ int main(int argc, char *argv[])
 			seed = strtoull(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(stderr,
-				"usage: soak [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
+			fprintf(
+			    stderr,
+			    "usage: soak [-g] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
 			return opt == 'h' ? 0 : 64;
 		}
 	}
+	/* On Galera the default ttl leaves room for a membership change
+	 * (evs.suspect_timeout 5 s + a renew interval). */
+	if (!s.ttl_ms)
+		s.ttl_ms = s.galera ? 15000 : 3000;
 	if (s.ncont < 2 || s.ncont > MAX_CONTENDERS || s.ttl_ms < 500 || (!episodes && !duration_s)) {
 		fprintf(stderr, "soak: need -e or -d, 2-5 contenders and a ttl of at least 500 ms\n");
 		return 64;
 	}
 	s.bin = getenv("LEADERRUN_BIN");
-	s.sandbox = getenv("LR_SANDBOX");
+	s.sandbox = getenv(s.galera ? "LR_SANDBOX_GALERA" : "LR_SANDBOX");
+	s.root = geteuid() == 0;
 	s.probe = getenv("LR_PROBE");
 	if (!s.bin || !s.sandbox || !s.probe) {
-		fprintf(stderr, "soak: LEADERRUN_BIN, LR_SANDBOX and LR_PROBE must be set (use scripts/soak)\n");
+		fprintf(stderr, "soak: LEADERRUN_BIN, LR_SANDBOX%s and LR_PROBE must be set (use scripts/soak)\n",
+			s.galera ? "_GALERA" : "");
 		return 64;
 	}
 	s.rng = seed ? seed : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 16;
 	if (!s.rng)
 		s.rng = 1;
-	printf("soak: seed %llu, %d contenders, ttl %d ms\n", (unsigned long long)s.rng, s.ncont, s.ttl_ms);
+	printf("soak: seed %llu, %d contenders, ttl %d ms, %s\n", (unsigned long long)s.rng, s.ncont, s.ttl_ms,
+	       s.galera ? (s.root ? "3-node Galera cluster" : "3-node Galera cluster, no partitions (not root)")
+			: "one server");
 
 	snprintf(s.dir, sizeof(s.dir), "/tmp/lrsoak.XXXXXX");
 	if (!mkdtemp(s.dir)) {
@@ -524,8 +653,9 @@ int main(int argc, char *argv[])
 	load_env(&s);
 
 	for (int i = 0; i < s.ncont; i++) {
-		s.c[i].proxy = proxy_start(atoi(s.port));
-		if (!s.c[i].proxy) {
+		/* Galera's faults are the nodes'; no proxies there. */
+		s.c[i].proxy = s.galera ? NULL : proxy_start(atoi(s.port));
+		if (!s.galera && !s.c[i].proxy) {
 			fprintf(stderr, "soak: cannot start a proxy\n");
 			return 2;
 		}
@@ -562,9 +692,15 @@ int main(int argc, char *argv[])
 	printf("| failover max | %lld ms |\n", s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
 	printf("| largest stale-command window after a thaw | %lld ms |\n", (long long)s.st.max_stale_ms);
 	printf("| ttl | %d ms |\n", s.ttl_ms);
+	if (s.galera)
+		printf("| node faults: holder kept its lease via another node / exited 76 | %d / %d |\n", s.st.kept,
+		       s.st.lost);
 	printf("| faults |");
-	for (int f = 0; f < F_COUNT; f++)
-		printf(" %s %d%s", fault_names[f], s.st.per_fault[f], f + 1 < F_COUNT ? "," : "");
+	for (int f = 0, first = 1; f < F_COUNT; f++)
+		if (s.st.per_fault[f]) {
+			printf("%s %s %d", first ? "" : ",", fault_names[f], s.st.per_fault[f]);
+			first = 0;
+		}
 	printf(" |\n| failed checks | %d |\n", s.st.failures);
 
 	run_quiet((char *[]){(char *)s.sandbox, "stop", s.dbdir, NULL}, NULL);
