@@ -75,6 +75,19 @@ Test(outcome, server_errors_are_classified)
 	cr_assert_eq(dberr_classify(1064), DB_ERROR);
 }
 
+Test(outcome, galera_errors_never_count_as_success)
+{
+	/* A node cut off from the primary component: go elsewhere. */
+	cr_assert_eq(dberr_classify(1047), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(1180), DB_UNAVAILABLE);
+	/* A certification failure: for an acquire someone else won, for a
+	 * renew a failed attempt; never "acquired" or "renewed". */
+	cr_assert_eq(lease_outcome_of(dberr_classify(1213), 1, 1), LEASE_BUSY);
+	cr_assert_eq(lease_outcome_of(dberr_classify(1213), 1, 0), LEASE_ERROR);
+	cr_assert_eq(lease_outcome_of(dberr_classify(1047), 1, 1), LEASE_ERROR);
+	cr_assert_eq(lease_outcome_of(dberr_classify(1180), 1, 0), LEASE_ERROR);
+}
+
 Test(outcome, table_names_are_identifiers)
 {
 	char err[256];
