@@ -377,14 +377,20 @@ write_env_file() {
 
 # ------------------------------------------------------------ server stop
 
+# forget_faketime PID: a server run under libfaketime leaves its shared
+# memory in /dev/shm, named after its pid; once it is gone, so are they.
+forget_faketime() { rm -f "/dev/shm/faketime_shm_$1" "/dev/shm/sem.faketime_sem_$1"; }
+
 # stop_server PID: SIGTERM (a clean shutdown), SIGKILL after STOP_TICKS.
 stop_server() {
     local pid=$1
     kill -TERM "$pid" 2>/dev/null || return 0
-    wait_gone "$pid" "$STOP_TICKS" && return 0
-    warn "mariadbd $pid ignored SIGTERM for $((STOP_TICKS / 20)) s; sending SIGKILL"
-    kill -KILL "$pid" 2>/dev/null || true
-    wait_gone "$pid" 100 || die "mariadbd $pid survived SIGKILL"
+    if ! wait_gone "$pid" "$STOP_TICKS"; then
+        warn "mariadbd $pid ignored SIGTERM for $((STOP_TICKS / 20)) s; sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null || true
+        wait_gone "$pid" 100 || die "mariadbd $pid survived SIGKILL"
+    fi
+    forget_faketime "$pid"
 }
 
 # kill_server SDIR: SIGKILL the server of SDIR (if any) and wait until it is
@@ -394,6 +400,7 @@ kill_server() {
     pid=$(server_pid "$dir") || return 0 # already down
     kill -KILL "$pid" 2>/dev/null || true
     wait_gone "$pid" 200 || die "mariadbd $pid survived SIGKILL"
+    forget_faketime "$pid"
     # The kernel closes a dying process's sockets before it turns zombie, so
     # this should pass at once; it is what the tests rely on, so check it.
     for ((i = 0; i < 100; i++)); do

@@ -2,6 +2,7 @@
 
 #include "procs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -117,6 +118,35 @@ int h_run(const char *const argv[], char *out, size_t outlen)
 	return rc;
 }
 
+/* libfaketime leaves its shared memory in /dev/shm, named after the pid of
+ * the process that made it. The clock tests run leaderrun and servers under
+ * it: remove what processes that are gone left, so that a test run leaves
+ * nothing behind. A live process's files stay. */
+static void sweep_faketime_shm(void)
+{
+	static const char *const prefixes[] = {"faketime_shm_", "sem.faketime_sem_"};
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+			size_t n = strlen(prefixes[i]);
+			char *end, path[300];
+			long pid;
+			if (strncmp(e->d_name, prefixes[i], n) != 0)
+				continue;
+			pid = strtol(e->d_name + n, &end, 10);
+			if (*end || pid <= 0 || kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+				continue;
+			snprintf(path, sizeof(path), "/dev/shm/%s", e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(d);
+}
+
 int h_main(int argc, char *argv[])
 {
 	struct criterion_test_set *tests = criterion_initialize();
@@ -130,6 +160,7 @@ int h_main(int argc, char *argv[])
 	criterion_finalize(tests);
 	if (own)
 		run_argv((char *[]){(char *)env_or_die("LR_SANDBOX"), "stop", sandbox_dir, NULL}, -1);
+	sweep_faketime_shm();
 	return result;
 }
 
