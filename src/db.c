@@ -92,14 +92,22 @@ void db_library_end(void)
 
 /* The strings of a db_config, each owned by the handle: a handle that
  * outlives its creator on an abandoned thread must not read freed memory. */
-#define DB_CONFIG_STRINGS(c)                                                                                           \
-	&(c)->user, &(c)->password, &(c)->database, &(c)->socket, &(c)->defaults_file, &(c)->ssl_ca, &(c)->ssl_cert,   \
-	    &(c)->ssl_key, &(c)->hosts[0].name, &(c)->hosts[1].name, &(c)->hosts[2].name, &(c)->hosts[3].name,         \
-	    &(c)->hosts[4].name, &(c)->hosts[5].name, &(c)->hosts[6].name, &(c)->hosts[7].name, &(c)->hosts[8].name,   \
-	    &(c)->hosts[9].name, &(c)->hosts[10].name, &(c)->hosts[11].name, &(c)->hosts[12].name,                     \
-	    &(c)->hosts[13].name, &(c)->hosts[14].name, &(c)->hosts[15].name
+#define DB_CONFIG_MAX_STRINGS (8 + DB_MAX_HOSTS)
 
-_Static_assert(DB_MAX_HOSTS == 16, "DB_CONFIG_STRINGS lists every host");
+/* The addresses of C's strings (the host names included) into OUT;
+ * returns how many. */
+static size_t db_config_strings(struct db_config *c, const char **out[DB_CONFIG_MAX_STRINGS])
+{
+	const char **fixed[] = {&c->user,	   &c->password, &c->database, &c->socket,
+				&c->defaults_file, &c->ssl_ca,	 &c->ssl_cert, &c->ssl_key};
+	size_t n = 0;
+
+	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
+		out[n++] = fixed[i];
+	for (unsigned i = 0; i < c->nhosts && i < DB_MAX_HOSTS; i++)
+		out[n++] = &c->hosts[i].name;
+	return n;
+}
 
 /* Fisher-Yates with the kernel's randomness: contenders that share one
  * DSN should not all pile onto the same first host. */
@@ -120,11 +128,14 @@ struct db *db_new(const struct db_config *cfg)
 {
 	struct db *db = calloc(1, sizeof(*db));
 
+	const char **s[DB_CONFIG_MAX_STRINGS];
+	size_t n;
+
 	if (!db)
 		return NULL;
-	const char **s[] = {DB_CONFIG_STRINGS(&db->cfg)};
 	db->cfg = *cfg;
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+	n = db_config_strings(&db->cfg, s);
+	for (size_t i = 0; i < n; i++)
 		if (*s[i] && !(*s[i] = strdup(*s[i]))) {
 			for (size_t k = 0; k < i; k++)
 				free((char *)*s[k]);
@@ -142,14 +153,16 @@ struct db *db_new(const struct db_config *cfg)
 
 void db_free(struct db *db)
 {
+	const char **s[DB_CONFIG_MAX_STRINGS];
+	size_t n;
+
 	if (!db)
 		return;
-	const char **s[] = {DB_CONFIG_STRINGS(&db->cfg)};
-
+	n = db_config_strings(&db->cfg, s);
 	db_disconnect(db);
 	if (db->cfg.password)
 		explicit_bzero((char *)db->cfg.password, strlen(db->cfg.password));
-	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		free((char *)*s[i]);
 	pthread_mutex_destroy(&db->fd_lock);
 	free(db);
@@ -375,15 +388,20 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 	enum db_status worst = DB_OK;
 	size_t used = 0;
 
+	/* The start is read once: a failure inside the loop may move next. */
+	unsigned start = db->next;
+
 	db_disconnect(db);
 	err[0] = '\0';
 	for (unsigned k = 0; k < n; k++) {
-		unsigned pos = (db->next + k) % n, i = db->order[pos];
+		unsigned pos = (start + k) % n, i = db->order[pos];
 		char why[384];
-		enum db_status st = db_connect_one(db, i, why, sizeof(why));
+		enum db_status st;
 
+		db->cur = pos;
+		st = db_connect_one(db, i, why, sizeof(why));
 		if (st == DB_OK) {
-			db->cur = db->next = pos;
+			db->next = pos;
 			return DB_OK;
 		}
 		worst = db_worse(worst, st);
