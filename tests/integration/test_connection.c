@@ -256,3 +256,44 @@ Test(connection, option_file_host_list_is_walked_like_a_dsn_list)
 	snprintf(server, sizeof(server), "server 127.0.0.1:%d)", db);
 	cr_assert(strstr(h_slurp(p.out), server), "%s", h_slurp(p.out));
 }
+
+/* The most sessions of the test user seen blocked in GET_LOCK (followers
+ * on the hint) over a second: a follower re-polls the row between waits. */
+static int followers_on_the_hint(void)
+{
+	int most = 0;
+
+	for (int i = 0; i < 20; i++, h_sleep_ms(50)) {
+		int n = atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+				   "INFO LIKE 'SELECT GET_LOCK(%%'",
+				   getenv("LR_DB_USER")));
+		most = n > most ? n : most;
+	}
+	return most;
+}
+
+Test(connection, several_hosts_switch_the_wake_up_hint_off, .timeout = 60)
+{
+	/* The hint's named lock lives on one server: with several hosts a
+	 * follower may sit on another than the leader's, so it polls. The
+	 * same follower with one host blocks on the lock: the check sees it. */
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	const char *lease = h_lease("hint");
+	struct h_proc holder, one, several;
+	char dsn[600];
+
+	cr_assert_not_null(proxy);
+	h_leaderrun(&holder, (const char *const[]){"-l", lease, "--", "sleep", "6", NULL});
+	h_sleep_ms(500);
+	h_leaderrun(&one, (const char *const[]){"-l", lease, "--", "true", NULL});
+	h_sleep_ms(1000);
+	cr_assert_eq(followers_on_the_hint(), 1);
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", dsn_of_ports(proxy_port(proxy), atoi(getenv("LR_DB_PORT")), ""));
+	h_start(&several, (const char *const[]){h_bin(), "-l", lease, "--", "true", NULL},
+		(const char *const[]){dsn, NULL});
+	h_sleep_ms(1000);
+	cr_assert_eq(followers_on_the_hint(), 1, "the several-host follower waits on the hint too");
+	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&one, 20000), 0, "%s", h_slurp(one.err));
+	cr_assert_eq(h_finish(&several, 20000), 0, "%s", h_slurp(several.err));
+}
