@@ -341,10 +341,13 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
 	memset(&db->server, 0, sizeof(db->server));
+	/* The name users gave, or the socket's path; else the library's
+	 * account of what the option files made of it. */
 	if (h->name)
 		db_host_label(h, db->server.name, sizeof(db->server.name));
 	else
-		snprintf(db->server.name, sizeof(db->server.name), "%s", mysql_get_host_info(m));
+		snprintf(db->server.name, sizeof(db->server.name), "%s",
+			 c->socket ? c->socket : mysql_get_host_info(m));
 
 	st = db_probe(db, err, errlen);
 	/* Option files are applied inside mysql_real_connect and could carry an
