@@ -213,14 +213,23 @@ void db_fail_over(struct db *db)
 	db_disconnect(db);
 }
 
-static enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen)
+/* The status of a failed call: an error number of 0 (a client library
+ * that failed without one) is still a failure. */
+static enum db_status db_status_of(unsigned errnum)
 {
 	enum db_status st = dberr_classify(errnum);
+
+	return st == DB_OK ? DB_ERROR : st;
+}
+
+static enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen)
+{
+	enum db_status st = db_status_of(errnum);
 
 	snprintf(err, errlen, "%s (error %u)", msg, errnum);
 	if (st == DB_UNAVAILABLE)
 		db_fail_over(db);
-	return st == DB_OK ? DB_ERROR : st;
+	return st;
 }
 
 /* One integer column of a text query's first row; -1 for NULL or none. */
@@ -281,7 +290,7 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 failed:
 	e = mysql_errno(m);
 	snprintf(why, len, "%s (error %u)", mysql_error(m), e);
-	return e == 1047 ? DB_UNAVAILABLE : dberr_classify(e) == DB_OK ? DB_ERROR : dberr_classify(e);
+	return db_status_of(e);
 }
 
 /* "NAME:PORT", "[V6]:PORT", or NAME alone when the port is the default. */
@@ -328,7 +337,7 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 		unsigned e = mysql_errno(m);
 		snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
 		mysql_close(m);
-		return dberr_classify(e) == DB_OK ? DB_ERROR : dberr_classify(e);
+		return db_status_of(e);
 	}
 	/* Connector/C 3.3 connects in plain text to a server without TLS even
 	 * with SSL_ENFORCE set; a required mode is checked here, on both

@@ -94,7 +94,7 @@ void db_fail_over(struct db *db);
 
 /* What the live connection is connected to. */
 struct db_server {
-	char name[128];		    /* "HOST:PORT" or "localhost via SOCKET" */
+	char name[128];		    /* "HOST:PORT", or the socket's path */
 	bool galera;		    /* @@wsrep_on */
 	int64_t suspect_timeout_us; /* Galera's evs.suspect_timeout; 0: unknown */
 };

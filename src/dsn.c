@@ -231,6 +231,10 @@ static int dsn_parse_host(const char *p, const char *end, struct dsn_host *h, ch
 		snprintf(err, errlen, "DSN host contains a control character");
 		return -1;
 	}
+	if (strchr(h->name, ',')) {
+		snprintf(err, errlen, "DSN host '[%s]' is not an address", h->name);
+		return -1;
+	}
 	if (hend < end &&
 	    (*hend != ':' || parse_uint(hend + 1, (size_t)(end - hend - 1), 65535, &h->port) < 0 || h->port == 0)) {
 		snprintf(err, errlen, "DSN port must be a number from 1 to 65535, not '%.*s'",

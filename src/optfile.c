@@ -2,11 +2,41 @@
 
 #include <dirent.h>
 #include <stdbool.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define OPTFILE_MAX_DEPTH 10 /* !include nesting, as a guard against loops */
+#define OPTFILE_MAX_DEPTH 10 /* !include nesting */
+#define OPTFILE_MAX_FILES 64 /* files read in all: each once, whatever includes it */
+
+struct optread {
+	char *out;
+	size_t len;
+	int found;
+	struct {
+		dev_t dev;
+		ino_t ino;
+	} seen[OPTFILE_MAX_FILES];
+	unsigned nseen;
+};
+
+/* True the first time F's file comes by: an include loop, or directories
+ * that include each other, read every file once. Only regular files: a
+ * --defaults-file /dev/zero would never end. */
+static bool first_visit(struct optread *r, FILE *f)
+{
+	struct stat st;
+
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || r->nseen == OPTFILE_MAX_FILES)
+		return false;
+	for (unsigned i = 0; i < r->nseen; i++)
+		if (r->seen[i].dev == st.st_dev && r->seen[i].ino == st.st_ino)
+			return false;
+	r->seen[r->nseen].dev = st.st_dev;
+	r->seen[r->nseen++].ino = st.st_ino;
+	return true;
+}
 
 static bool wanted_group(const char *name)
 {
@@ -30,7 +60,7 @@ static char *trim(char *s)
 	return s;
 }
 
-static void read_file(const char *path, int depth, char *out, size_t len, int *found);
+static void read_file(struct optread *r, const char *path, int depth);
 
 static int cnf_name(const struct dirent *d)
 {
@@ -39,7 +69,7 @@ static int cnf_name(const struct dirent *d)
 }
 
 /* Every *.cnf in DIR, in name order, as the libraries do. */
-static void read_dir(const char *dir, int depth, char *out, size_t len, int *found)
+static void read_dir(struct optread *r, const char *dir, int depth)
 {
 	struct dirent **names;
 	int n = scandir(dir, &names, cnf_name, alphasort);
@@ -47,14 +77,14 @@ static void read_dir(const char *dir, int depth, char *out, size_t len, int *fou
 	for (int i = 0; i < n; i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		read_file(path, depth + 1, out, len, found);
+		read_file(r, path, depth + 1);
 		free(names[i]);
 	}
 	if (n >= 0)
 		free(names);
 }
 
-static void read_file(const char *path, int depth, char *out, size_t len, int *found)
+static void read_file(struct optread *r, const char *path, int depth)
 {
 	FILE *f;
 	char line[4096];
@@ -62,9 +92,12 @@ static void read_file(const char *path, int depth, char *out, size_t len, int *f
 
 	if (depth > OPTFILE_MAX_DEPTH || !(f = fopen(path, "re")))
 		return;
+	if (!first_visit(r, f)) {
+		fclose(f);
+		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		char *s = trim(line), *eq, *key, *val;
-		size_t n;
 
 		if (*s == '\0' || *s == '#' || *s == ';')
 			continue;
@@ -77,11 +110,11 @@ static void read_file(const char *path, int depth, char *out, size_t len, int *f
 			continue;
 		}
 		if (strncmp(s, "!includedir", 11) == 0 && (s[11] == ' ' || s[11] == '\t')) {
-			read_dir(trim(s + 11), depth, out, len, found);
+			read_dir(r, trim(s + 11), depth);
 			continue;
 		}
 		if (strncmp(s, "!include", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
-			read_file(trim(s + 8), depth + 1, out, len, found);
+			read_file(r, trim(s + 8), depth + 1);
 			continue;
 		}
 		if (!in_group || !(eq = strchr(s, '=')))
@@ -91,41 +124,48 @@ static void read_file(const char *path, int depth, char *out, size_t len, int *f
 		if (strcmp(key, "host") != 0)
 			continue;
 		val = trim(eq + 1);
-		n = strlen(val);
-		/* A quoted value keeps what is inside the quotes. */
-		if (n >= 2 && (val[0] == '"' || val[0] == '\'') && val[n - 1] == val[0]) {
-			val[n - 1] = '\0';
+		/* A quoted value keeps what is inside the quotes; elsewhere a
+		 * '#' starts a comment, as the client libraries read it. */
+		if ((val[0] == '"' || val[0] == '\'') && strchr(val + 1, val[0])) {
+			*strchr(val + 1, val[0]) = '\0';
 			val++;
+		} else if (strchr(val, '#')) {
+			*strchr(val, '#') = '\0';
+			val = trim(val);
 		}
-		snprintf(out, len, "%s", val);
-		*found = 1;
+		snprintf(r->out, r->len, "%s", val);
+		r->found = 1;
 	}
 	fclose(f);
 }
 
 int optfile_host(const char *defaults_file, char *out, size_t len)
 {
-	int found = 0;
+	struct optread *r = calloc(1, sizeof(*r));
+	const char *home;
+	char path[4096];
+	int found;
 
-	if (defaults_file) {
-		read_file(defaults_file, 0, out, len, &found);
-		return found;
-	}
-	read_file("/etc/my.cnf", 0, out, len, &found);
-	read_file("/etc/mysql/my.cnf", 0, out, len, &found);
-	for (const char *const *v = (const char *const[]){"MARIADB_HOME", "MYSQL_HOME", NULL}; *v; v++) {
-		const char *home = getenv(*v);
-		if (home && *home) {
-			char path[4096];
-			snprintf(path, sizeof(path), "%s/my.cnf", home);
-			read_file(path, 0, out, len, &found);
+	if (!r)
+		return 0;
+	r->out = out;
+	r->len = len;
+	if (defaults_file)
+		read_file(r, defaults_file, 0);
+	else {
+		read_file(r, "/etc/my.cnf", 0);
+		read_file(r, "/etc/mysql/my.cnf", 0);
+		for (const char *const *v = (const char *const[]){"MARIADB_HOME", "MYSQL_HOME", NULL}; *v; v++)
+			if ((home = getenv(*v)) && *home) {
+				snprintf(path, sizeof(path), "%s/my.cnf", home);
+				read_file(r, path, 0);
+			}
+		if ((home = getenv("HOME")) && *home) {
+			snprintf(path, sizeof(path), "%s/.my.cnf", home);
+			read_file(r, path, 0);
 		}
 	}
-	const char *home = getenv("HOME");
-	if (home && *home) {
-		char path[4096];
-		snprintf(path, sizeof(path), "%s/.my.cnf", home);
-		read_file(path, 0, out, len, &found);
-	}
+	found = r->found;
+	free(r);
 	return found;
 }

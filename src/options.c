@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -299,13 +300,21 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		case OPT_PASSWORD_FILE:
 			password_file = optarg;
 			break;
-		case OPT_DEFAULTS_FILE:
+		case OPT_DEFAULTS_FILE: {
+			struct stat st;
 			if (access(optarg, R_OK) != 0) {
 				snprintf(err, errlen, "--defaults-file %s: %s", optarg, strerror(errno));
 				goto usage;
 			}
+			/* The client library would read a device like /dev/zero
+			 * for ever. */
+			if (stat(optarg, &st) != 0 || !S_ISREG(st.st_mode)) {
+				snprintf(err, errlen, "--defaults-file %s: not a regular file", optarg);
+				goto usage;
+			}
 			o->defaults_file = optarg;
 			break;
+		}
 		case OPT_TABLE:
 			table = optarg;
 			break;
@@ -581,12 +590,18 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	/* A host list in the option files ([client] host=h1,h2:3307) is
 	 * leaderrun's to walk, as one in the DSN: the library would take it
 	 * for one host name (or, Connector/C 3.3, walk it without asking
-	 * whether a host is writable). Read only where the library would
-	 * read the files: see runmode_db_config. */
-	if (o->dsn.nhosts == 0 && !o->dsn.socket && (!o->have_dsn || !(o->dsn.password || o->password))) {
-		char host[1024];
-		if (optfile_host(o->defaults_file, host, sizeof(host)) && strchr(host, ',') &&
-		    dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
+	 * whether a host is writable). Only without a DSN, which always
+	 * names its host or socket. Blanks around the commas go: no host
+	 * name holds one. */
+	if (!o->have_dsn) {
+		char host[1024], *w = host;
+		if (optfile_host(o->defaults_file, host, sizeof(host)) && strchr(host, ',')) {
+			for (const char *r = host; *r; r++)
+				if (*r != ' ' && *r != '\t')
+					*w++ = *r;
+			*w = '\0';
+		}
+		if (w != host && dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
 			snprintf(err, errlen, "option file host=%s: %s", host, why);
 			goto usage;
 		}

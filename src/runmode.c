@@ -37,8 +37,10 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 	_Static_assert(DSN_MAX_HOSTS <= DB_MAX_HOSTS, "every host of a DSN fits");
 	c->nhosts = o->dsn.nhosts;
 	c->random_order = o->dsn.random_order;
-	/* --status and --check only read, and may read from a replica. */
-	c->need_writable = o->mode != MODE_STATUS && o->mode != MODE_CHECK;
+	/* --status may read from a replica (it says which server answered).
+	 * --check may not: it is the fencing check before a critical step,
+	 * and a lagging replica would miss a takeover or a --release. */
+	c->need_writable = o->mode != MODE_STATUS;
 	c->user = o->dsn.user;
 	c->password = o->dsn.password ? o->dsn.password : o->password;
 	c->database = o->dsn.database;

@@ -91,11 +91,6 @@ int64_t timing_retry_step(const struct timing *t)
 	return max64(10 * USEC_PER_MSEC, min64(250 * USEC_PER_MSEC, t->renew_us / 10));
 }
 
-/* The clock and the timers go to the kernel directly, not through libc:
- * an LD_PRELOADed time faker (libfaketime) rewrites clock_gettime and
- * timerfd_settime in different ways, and a deadline computed on one faked
- * clock and armed on another fires at the wrong moment. The kernel's
- * CLOCK_BOOTTIME cannot be stepped; nothing in user space can fool it. */
 bool timing_fits_galera(const struct timing *t, int64_t suspect_us, int64_t *have_us, int64_t *need_us)
 {
 	*have_us = t->ttl_us - t->margin_us - t->grace_us;
@@ -103,6 +98,11 @@ bool timing_fits_galera(const struct timing *t, int64_t suspect_us, int64_t *hav
 	return *have_us >= *need_us;
 }
 
+/* The clock and the timers go to the kernel directly, not through libc:
+ * an LD_PRELOADed time faker (libfaketime) rewrites clock_gettime and
+ * timerfd_settime in different ways, and a deadline computed on one faked
+ * clock and armed on another fires at the wrong moment. The kernel's
+ * CLOCK_BOOTTIME cannot be stepped; nothing in user space can fool it. */
 int64_t timing_now(void)
 {
 	struct timespec ts;

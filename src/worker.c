@@ -40,9 +40,9 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			r->outcome = LEASE_ERROR;
 			return;
 		}
-		/* The hint's named lock is local to one server and session: on
-		 * Galera (where MariaDB refuses it anyway) or across several
-		 * hosts, a follower could wait on a lock the leader never took. */
+		/* The hint's named lock is local to one node and session: on
+		 * Galera (where MariaDB refuses it anyway) a follower could wait
+		 * on a lock the leader never took. (Several hosts: worker_start.) */
 		if (db_server_info(w->db, &r->server) && r->server.galera)
 			w->hints = false;
 	}

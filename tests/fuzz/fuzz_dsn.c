@@ -31,15 +31,22 @@ static int str_eq(const char *a, const char *b)
 
 static void check_empty(const struct dsn *d)
 {
-	FUZZ_CHECK(!d->user && !d->password && !d->host && !d->database && !d->socket && d->port == 0 &&
-		       d->connect_timeout_s == 0 && !d->ssl_mode && !d->ssl_ca && !d->ssl_cert && !d->ssl_key,
+	FUZZ_CHECK(!d->user && !d->password && d->nhosts == 0 && !d->hosts[0].name && !d->random_order &&
+		       !d->database && !d->socket && d->connect_timeout_s == 0 && !d->ssl_mode && !d->ssl_ca &&
+		       !d->ssl_cert && !d->ssl_key,
 		   "a failed dsn_parse left fields set");
 }
 
 static void check_fields(const char *text, const struct dsn *d)
 {
-	FUZZ_CHECK(d->host || d->socket, "'%s' parsed without host or socket", text);
-	FUZZ_CHECK(!d->host || d->host[0], "'%s' parsed to an empty host", text);
+	FUZZ_CHECK(d->nhosts || d->socket, "'%s' parsed without host or socket", text);
+	FUZZ_CHECK(d->nhosts <= DSN_MAX_HOSTS, "'%s' parsed to %u hosts", text, d->nhosts);
+	for (unsigned i = 0; i < d->nhosts; i++) {
+		FUZZ_CHECK(d->hosts[i].name && d->hosts[i].name[0], "'%s' parsed to an empty host %u", text, i);
+		FUZZ_CHECK(!strchr(d->hosts[i].name, ','), "'%s' parsed to host '%s' with a comma", text,
+			   d->hosts[i].name);
+		FUZZ_CHECK(d->hosts[i].port <= 65535, "'%s' parsed to port %u", text, d->hosts[i].port);
+	}
 	FUZZ_CHECK(!d->user || d->user[0], "'%s' parsed to an empty user", text);
 	FUZZ_CHECK(!d->socket || d->socket[0], "'%s' parsed to an empty socket", text);
 	FUZZ_CHECK((!d->ssl_mode || d->ssl_mode[0]) && (!d->ssl_ca || d->ssl_ca[0]) &&
@@ -47,17 +54,20 @@ static void check_fields(const char *text, const struct dsn *d)
 		   "'%s' parsed to an empty ssl-* parameter", text);
 	FUZZ_CHECK(!d->database || (d->database[0] && !strchr(d->database, '/')), "'%s' parsed to database '%s'", text,
 		   d->database);
-	FUZZ_CHECK(d->port <= 65535, "'%s' parsed to port %u", text, d->port);
 	FUZZ_CHECK(d->connect_timeout_s <= 3600, "'%s' parsed to connect-timeout %u", text, d->connect_timeout_s);
 }
 
 /* Same fields, passwords aside. */
 static int same_but_password(const struct dsn *a, const struct dsn *b)
 {
-	return str_eq(a->user, b->user) && str_eq(a->host, b->host) && str_eq(a->database, b->database) &&
-	       str_eq(a->socket, b->socket) && a->port == b->port && a->connect_timeout_s == b->connect_timeout_s &&
-	       str_eq(a->ssl_mode, b->ssl_mode) && str_eq(a->ssl_ca, b->ssl_ca) && str_eq(a->ssl_cert, b->ssl_cert) &&
-	       str_eq(a->ssl_key, b->ssl_key);
+	if (a->nhosts != b->nhosts || a->random_order != b->random_order)
+		return 0;
+	for (unsigned i = 0; i < a->nhosts; i++)
+		if (!str_eq(a->hosts[i].name, b->hosts[i].name) || a->hosts[i].port != b->hosts[i].port)
+			return 0;
+	return str_eq(a->user, b->user) && str_eq(a->database, b->database) && str_eq(a->socket, b->socket) &&
+	       a->connect_timeout_s == b->connect_timeout_s && str_eq(a->ssl_mode, b->ssl_mode) &&
+	       str_eq(a->ssl_ca, b->ssl_ca) && str_eq(a->ssl_cert, b->ssl_cert) && str_eq(a->ssl_key, b->ssl_key);
 }
 
 /* dsn_without_password into a buffer of exactly LEN bytes; checks the

@@ -186,7 +186,7 @@ Test(connection, several_hosts_all_down_names_each_and_exits_69)
 	cr_assert(strstr(h_slurp(p.err), name), "%s", h_slurp(p.err));
 }
 
-Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_is_kept, .timeout = 60)
+Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_is_kept, .timeout = 90)
 {
 	/* The holder reaches the server through a proxy first, directly
 	 * second. The proxy goes silent: the hung renew is cut off, the next
@@ -201,7 +201,7 @@ Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_i
 	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", dsn_of_ports(proxy_port(proxy), atoi(getenv("LR_DB_PORT")), ""));
 	h_start(
 	    &p,
-	    (const char *const[]){h_bin(), "-t", "3s", "-l", h_lease("move"), "--", h_probe(), log, lock, "4", NULL},
+	    (const char *const[]){h_bin(), "-t", "9s", "-l", h_lease("move"), "--", h_probe(), log, lock, "6", NULL},
 	    (const char *const[]){dsn, NULL});
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(p.err));
 	proxy_set_mode(proxy, PROXY_BLACKHOLE);
@@ -283,7 +283,7 @@ Test(connection, several_hosts_switch_the_wake_up_hint_off, .timeout = 60)
 	char dsn[600];
 
 	cr_assert_not_null(proxy);
-	h_leaderrun(&holder, (const char *const[]){"-l", lease, "--", "sleep", "6", NULL});
+	h_leaderrun(&holder, (const char *const[]){"-l", lease, "--", "sleep", "15", NULL});
 	h_sleep_ms(500);
 	h_leaderrun(&one, (const char *const[]){"-l", lease, "--", "true", NULL});
 	h_sleep_ms(1000);

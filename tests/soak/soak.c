@@ -340,13 +340,15 @@ static void expect_exit(struct soak *s, int i, int want, const char *fault)
 }
 
 /* The node (1-3) contender I last said it uses ("acquired ... on
- * 127.0.0.1:PORT", "now using database server 127.0.0.1:PORT"), or 0. */
-static int holder_node(struct soak *s, int i)
+ * 127.0.0.1:PORT", "now using database server 127.0.0.1:PORT"), or 0;
+ * *MOVES counts the second kind. */
+static int holder_node(struct soak *s, int i, int *moves)
 {
 	char path[340], line[1024];
 	int port = 0;
 	FILE *f;
 
+	*moves = 0;
 	snprintf(path, sizeof(path), "%s/contender%d.err", s->dir, i);
 	if (!(f = fopen(path, "r")))
 		return 0;
@@ -355,8 +357,10 @@ static int holder_node(struct soak *s, int i)
 			   *b = strstr(line, "now using database server 127.0.0.1:");
 		if (a && (a = strstr(a, " on 127.0.0.1:")))
 			port = atoi(a + strlen(" on 127.0.0.1:"));
-		else if (b)
+		else if (b) {
 			port = atoi(b + strlen("now using database server 127.0.0.1:"));
+			++*moves;
+		}
 	}
 	fclose(f);
 	for (int n = 0; n < 3; n++)
@@ -469,7 +473,7 @@ static void episode(struct soak *s)
 	case F_NODEPART: {
 		/* Long enough for the cluster to drop the node (evs.suspect_
 		 * timeout) and for a stalled holder to run out of lease. */
-		int st, node = holder_node(s, h);
+		int moves_before, moves_after, st, node = holder_node(s, h, &moves_before);
 		if (!node) {
 			fail(s, "%s: cannot tell which node contender %d uses", fault_names[f], h);
 			break;
@@ -478,6 +482,10 @@ static void episode(struct soak *s)
 		st = contender_status(s, h, s->ttl_ms + 8000);
 		cluster(s, f == F_NODEKILL ? "restart" : "heal", node);
 		if (st < 0 && probe_read(s).last_term == before.last_term) {
+			/* Its node was gone: it can only have renewed elsewhere. */
+			holder_node(s, h, &moves_after);
+			if (moves_after == moves_before)
+				fail(s, "%s: the holder kept its lease but never left node %d", fault_names[f], node);
 			s->st.kept++;
 			break;
 		}

@@ -181,6 +181,7 @@ Test(dsn, bad_host_lists_are_refused_with_the_reason)
 	bad("mysql://app@,h1/ops", "empty entry");
 	bad("mysql://app@h1:3306,h2:0/ops", "port must be");
 	bad("mysql://app@h1,[::1/ops", "closing ']'");
+	bad("mysql://app@[::1,h2]/ops", "not an address");
 	bad("mysql://app@h1/ops?host-order=sideways", "in-order or random");
 	bad("mysql://app@a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q/ops", "more than 16 hosts");
 }

@@ -85,3 +85,36 @@ Test(optfile, an_include_loop_ends)
 	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
 	cr_assert_str_eq(host, "x,y");
 }
+
+Test(optfile, quotes_keep_a_hash_and_elsewhere_it_starts_a_comment)
+{
+	const char *f = write_file("my.cnf", "[client]\nhost = h1, h2   # the primary first\n");
+	char host[256];
+
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "h1, h2");
+	f = write_file("my.cnf", "[client]\nhost = \"h#1,h2\" # quoted\n");
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "h#1,h2");
+}
+
+Test(optfile, directories_that_include_each_other_are_read_once)
+{
+	/* a/1.cnf includes dir b, b/1.cnf includes dir a: without a record of
+	 * the files read, each level multiplies the reads. */
+	char a[128], b[128], text[512], host[256];
+	const char *f;
+
+	snprintf(a, sizeof(a), "%s/a", dir);
+	snprintf(b, sizeof(b), "%s/b", dir);
+	cr_assert_eq(mkdir(a, 0755), 0);
+	cr_assert_eq(mkdir(b, 0755), 0);
+	snprintf(text, sizeof(text), "[client]\nhost=from-a\n!includedir %s\n", b);
+	write_file("a/1.cnf", text);
+	snprintf(text, sizeof(text), "[client]\nhost=from-b\n!includedir %s\n", a);
+	write_file("b/1.cnf", text);
+	snprintf(text, sizeof(text), "!includedir %s\n", a);
+	f = write_file("my.cnf", text);
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
+	cr_assert_str_eq(host, "from-b");
+}

@@ -314,6 +314,8 @@ Test(options, tls_modes_and_their_rules)
 	USAGE("needs --ssl-ca", "--ssl-mode", "VERIFY_CA", "true");
 	USAGE("--ssl-ca /nonexistent", "--ssl-ca", "/nonexistent", "true");
 	USAGE("go together", "--ssl-cert", "/etc/hostname", "true");
+	/* A device would be read for ever, by us and by the client library. */
+	USAGE("--defaults-file /dev/zero: not a regular file", "--defaults-file", "/dev/zero", "true");
 	USAGE("contradicts", "--ssl-mode", "DISABLED", "--ssl-ca", "/etc/hostname", "true");
 }
 
