@@ -186,7 +186,10 @@ Test(connection, several_hosts_all_down_names_each_and_exits_69)
 	cr_assert(strstr(h_slurp(p.err), name), "%s", h_slurp(p.err));
 }
 
-Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_is_kept, .timeout = 90)
+/* No .timeout in this suite: it runs two tests at once, and Criterion's
+ * runner leaks a 48-byte record when two tests' timeouts overlap, which
+ * the ASan gate reports. meson's timeout bounds the suite. */
+Test(connection, a_renew_that_fails_on_one_host_goes_to_the_next_and_the_lease_is_kept)
 {
 	/* The holder reaches the server through a proxy first, directly
 	 * second. The proxy goes silent: the hung renew is cut off, the next
@@ -257,22 +260,7 @@ Test(connection, option_file_host_list_is_walked_like_a_dsn_list)
 	cr_assert(strstr(h_slurp(p.out), server), "%s", h_slurp(p.out));
 }
 
-/* The most sessions of the test user seen blocked in GET_LOCK (followers
- * on the hint) over a second: a follower re-polls the row between waits. */
-static int followers_on_the_hint(void)
-{
-	int most = 0;
-
-	for (int i = 0; i < 20; i++, h_sleep_ms(50)) {
-		int n = atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
-				   "INFO LIKE 'SELECT GET_LOCK(%%'",
-				   getenv("LR_DB_USER")));
-		most = n > most ? n : most;
-	}
-	return most;
-}
-
-Test(connection, several_hosts_switch_the_wake_up_hint_off, .timeout = 60)
+Test(connection, several_hosts_switch_the_wake_up_hint_off)
 {
 	/* The hint's named lock lives on one server: with several hosts a
 	 * follower may sit on another than the leader's, so it polls. The
@@ -287,12 +275,12 @@ Test(connection, several_hosts_switch_the_wake_up_hint_off, .timeout = 60)
 	h_sleep_ms(500);
 	h_leaderrun(&one, (const char *const[]){"-l", lease, "--", "true", NULL});
 	h_sleep_ms(1000);
-	cr_assert_eq(followers_on_the_hint(), 1);
+	cr_assert_eq(h_hint_waiters(lease), 1);
 	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", dsn_of_ports(proxy_port(proxy), atoi(getenv("LR_DB_PORT")), ""));
 	h_start(&several, (const char *const[]){h_bin(), "-l", lease, "--", "true", NULL},
 		(const char *const[]){dsn, NULL});
 	h_sleep_ms(1000);
-	cr_assert_eq(followers_on_the_hint(), 1, "the several-host follower waits on the hint too");
+	cr_assert_eq(h_hint_waiters(lease), 1, "the several-host follower waits on the hint too");
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&one, 20000), 0, "%s", h_slurp(one.err));
 	cr_assert_eq(h_finish(&several, 20000), 0, "%s", h_slurp(several.err));
