@@ -297,13 +297,21 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool 
 	return hint_query(db, q, got, err, errlen);
 }
 
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
-			       size_t errlen)
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, enum lease_hint *how,
+			       char *err, size_t errlen)
 {
-	char q[96];
+	char q[160];
+	int64_t v;
+	enum db_status st;
 
-	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s', %u)", sql->hint_name, timeout_s);
-	return hint_query(db, q, woken, err, errlen);
+	/* A free lock is not taken: a leader that could not take the hint
+	 * (a follower held it at that moment) takes it at its next renew, and
+	 * a follower that grabbed it meanwhile would wake for nothing. */
+	snprintf(q, sizeof(q), "SELECT IF(IS_USED_LOCK('%s') IS NULL, 2, GET_LOCK('%s', %u))", sql->hint_name,
+		 sql->hint_name, timeout_s);
+	st = db_query_int(db, q, &v, err, errlen);
+	*how = v == 1 ? HINT_WOKEN : v == 2 ? HINT_UNHELD : HINT_TIMED_OUT;
+	return st;
 }
 
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)

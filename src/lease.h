@@ -113,12 +113,17 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * decision is still the row's compare-and-set.
  * lease_hint_name derives the lock's name (<= 64 bytes) from table and
  * lease. lease_hint_take tries once without waiting; lease_hint_wait
- * blocks up to TIMEOUT_S seconds and sets *WOKEN when it got the lock;
- * lease_hint_drop lets it go. */
+ * blocks up to TIMEOUT_S seconds on a lock that somebody holds, and says
+ * how it ended; lease_hint_drop lets it go. */
+enum lease_hint {
+	HINT_WOKEN,	/* got the lock: its holder let go, or its session died */
+	HINT_TIMED_OUT, /* still held after TIMEOUT_S */
+	HINT_UNHELD,	/* nobody held it, so nothing to wait for: poll */
+};
 void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
 enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen);
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, bool *woken, char *err,
-			       size_t errlen);
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, enum lease_hint *how,
+			       char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for

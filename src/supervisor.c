@@ -284,7 +284,12 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 	int64_t backoff = 500 * USEC_PER_MSEC;
 	char last_holder[LEASE_HOLDER_MAX + 1] = "";
 	uint64_t last_term = 0;
-	bool last_was_error = false, first = true, first_in_line = false, hints = !o->no_wake_hint;
+	bool last_was_error = false, first = true, hints = !o->no_wake_hint;
+	/* A wake-up that found the row still held means its leader died
+	 * rather than let go: until that term ends, sleep to the expiry it
+	 * knows instead of waiting on the hint again. */
+	bool woken = false, dead_leader = false;
+	uint64_t dead_term = 0;
 	struct worker_result r;
 	char a[32], b[32];
 
@@ -336,11 +341,16 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 				last_term = r.info.term;
 				snprintf(last_holder, sizeof(last_holder), "%s", r.info.holder);
 			}
+			if (woken) {
+				dead_leader = true;
+				dead_term = r.info.term;
+			}
+			woken = false;
 			/* Woken, not polling: block on the leader's hint lock for
 			 * up to a retry interval. Exactly one follower wakes when
-			 * the leader lets go (no herd); it then holds the hint
-			 * and is first in line, sleeping to the expiry it knows. */
-			if (hints && !first_in_line) {
+			 * the leader lets go (no herd), and tries the row at once;
+			 * it holds the hint, and keeps it if it wins. */
+			if (hints && !(dead_leader && r.info.term == dead_term)) {
 				int64_t left = give_up ? give_up - timing_now() : o->retry_us;
 				int64_t span = min64(o->retry_us, left > 0 ? left : 1);
 				struct worker_result wr;
@@ -362,9 +372,13 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 					if (wr.hints_off) {
 						log_debug("the wake-up hint does not work here; polling");
 						hints = false;
-					} else if (wr.woken)
-						first_in_line = true;
-					continue;
+						continue;
+					}
+					woken = wr.woken;
+					/* Nobody holds it (the leader has not taken it
+					 * yet): sleep below, as polling does. */
+					if (!wr.hint_unheld)
+						continue;
 				}
 			}
 			/* Jittered so that followers do not stampede; and a follower
@@ -374,6 +388,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			if (r.status == DB_OK && r.info.expires_in_us >= 0)
 				wake = min64(wake, r.info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC));
 		} else {
+			woken = false;
 			/* Errors that retrying cannot fix end the run now. */
 			switch (r.status) {
 			case DB_DENIED:

@@ -16,9 +16,10 @@ struct worker {
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	bool detached; /* abandoned by worker_stop: the thread frees it all */
-	bool hints;    /* still worth trying; only the worker thread touches it */
-	int pipe[2];   /* [0] polled by the supervisor, [1] written here */
+	bool detached;	/* abandoned by worker_stop: the thread frees it all */
+	bool hints;	/* still worth trying; only the worker thread touches it */
+	bool hint_held; /* this session holds the hint's lock */
+	int pipe[2];	/* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
 	bool pending, running, done, quit;
@@ -27,6 +28,26 @@ struct worker {
 	int exit_status;
 	struct worker_result result;
 };
+
+static void worker_take_hint(struct worker *w)
+{
+	char err[256];
+	bool got;
+
+	if (!w->hints || w->hint_held)
+		return;
+	if (lease_hint_take(w->db, w->job.sql, &got, err, sizeof(err)) != DB_OK)
+		w->hints = false;
+	w->hint_held = w->hints && got;
+}
+
+static void worker_drop_hint(struct worker *w)
+{
+	char err[256];
+
+	lease_hint_drop(w->db, w->job.sql, err, sizeof(err));
+	w->hint_held = false;
+}
 
 static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, struct worker_result *r)
 {
@@ -40,6 +61,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			r->outcome = LEASE_ERROR;
 			return;
 		}
+		w->hint_held = false; /* it went with the old session */
 		/* The hint's named lock is local to one node and session: on
 		 * Galera (where MariaDB refuses it anyway) a follower could wait
 		 * on a lock the leader never took. (Several hosts: worker_start.) */
@@ -50,34 +72,41 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	case WORKER_ACQUIRE:
 		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, &r->info, &r->sent_at,
 					   &r->status, r->err, sizeof(r->err));
-		/* The new leader takes the hint, so that followers block on it. */
-		if (r->outcome == LEASE_OK && w->hints) {
-			char err[256];
-			bool got;
-			if (lease_hint_take(w->db, j->sql, &got, err, sizeof(err)) != DB_OK)
-				w->hints = false;
-		}
+		/* The new leader takes the hint, so that followers block on it
+		 * (a follower woken by it has it already). A follower woken
+		 * while the row is still held (its leader died, not let go)
+		 * gives it back, for the next leader to take. */
+		if (r->outcome == LEASE_OK)
+			worker_take_hint(w);
+		else if (w->hint_held && db_connected(w->db))
+			worker_drop_hint(w);
 		break;
 	case WORKER_WAIT: {
 		char err[256];
+		enum lease_hint how = HINT_UNHELD;
 		r->outcome = LEASE_OK;
-		if (!w->hints ||
-		    lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &r->woken, err, sizeof(err)) != DB_OK)
+		if (!w->hints || lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &how, err, sizeof(err)) != DB_OK)
 			w->hints = false;
+		r->woken = w->hints && how == HINT_WOKEN;
+		r->hint_unheld = w->hints && how == HINT_UNHELD;
+		w->hint_held = w->hint_held || r->woken;
 		break;
 	}
 	case WORKER_RENEW:
 		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at, &r->status,
 					 r->err, sizeof(r->err));
+		/* A leader that could not take the hint when it acquired (a
+		 * follower held it just then) tries again: one statement a
+		 * renew, only until it has it. */
+		if (r->outcome == LEASE_OK)
+			worker_take_hint(w);
 		break;
 	case WORKER_RELEASE:
 		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
 					   &r->status, r->err, sizeof(r->err));
 		/* Row first, hint second: the woken follower finds it free. */
-		if (w->hints && db_connected(w->db)) {
-			char err[256];
-			lease_hint_drop(w->db, j->sql, err, sizeof(err));
-		}
+		if (w->hints && db_connected(w->db))
+			worker_drop_hint(w);
 		break;
 	}
 	db_server_info(w->db, &r->server);

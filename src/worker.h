@@ -28,6 +28,7 @@ struct worker_result {
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
 	bool woken;		 /* WORKER_WAIT: the hint's lock came free */
+	bool hint_unheld;	 /* WORKER_WAIT: nobody holds the hint: poll */
 	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
 	struct db_server server; /* the connection's server; name "" when none */
 	char err[384];

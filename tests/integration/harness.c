@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include "lease.h"
 #include "procs.h"
 
 #include <dirent.h>
@@ -376,6 +377,23 @@ int h_kill_connections(const char *user)
 	if (n)
 		sql_run(sql, true, junk, sizeof(junk));
 	return n;
+}
+
+int h_hint_waiters(const char *lease)
+{
+	struct lease_sql sql;
+	int most = 0;
+
+	/* The lock's name, as leaderrun derives it: other tests' followers
+	 * wait on theirs at the same time. */
+	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
+	for (int i = 0; i < 20; i++, h_sleep_ms(50)) {
+		int n = atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+				   "INFO LIKE '%%GET_LOCK(''%s''%%'",
+				   env_or_die("LR_DB_USER"), sql.hint_name));
+		most = n > most ? n : most;
+	}
+	return most;
 }
 
 const char *h_sql(const char *fmt, ...)

@@ -81,6 +81,11 @@ bool h_wait_file(const char *path, const char *needle, int timeout_ms);
  * (static buffer). Fails the test on error. */
 const char *h_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* The most sessions seen blocked on LEASE's wake-up hint (followers in
+ * GET_LOCK) over a second of samples: a follower polls the row between
+ * waits. */
+int h_hint_waiters(const char *lease);
+
 /* KILL CONNECTION for every session of USER, server-side; returns how
  * many there were. */
 int h_kill_connections(const char *user);

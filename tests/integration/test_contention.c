@@ -1,4 +1,6 @@
 /* Contending leaderruns: mutual exclusion, skip, time out, wait then run. */
+#include <signal.h>
+
 #include "harness.h"
 
 HARNESS_MAIN
@@ -159,4 +161,56 @@ Test(contention, no_wake_hint_polls_and_still_excludes)
 	for (int i = 0; i < 2; i++)
 		cr_assert_eq(h_finish(&p[i], 15000), 0, "%s", h_slurp(p[i].err));
 	cr_assert_eq(h_probe_check(log, NULL, NULL, 2), 2);
+}
+
+/* The pid of LEASE's holder, from the row ("HOST:PID:NONCE"). */
+static pid_t holder_pid(const char *lease)
+{
+	const char *holder = h_sql("SELECT holder FROM leaderrun_lease WHERE name='%s'", lease);
+	const char *colon = strchr(holder, ':');
+
+	cr_assert_not_null(colon, "holder '%s'", holder);
+	return (pid_t)atol(colon + 1);
+}
+
+Test(contention, after_a_crash_failover_followers_wait_on_the_new_leaders_hint)
+{
+	/* The leader dies: its hint lock goes with its session, and a
+	 * follower wakes while the row is still held. That follower must
+	 * give the lock back, so that whoever wins the row next holds it and
+	 * the other follower blocks on it again, instead of polling (a
+	 * graceful handover would then take a retry interval, not
+	 * milliseconds). Which follower wins is chance: four rounds. The
+	 * same holds when contenders start at once. */
+	const char *lease = h_lease("crash");
+	const char *const args[] = {"-t", "2s", "-l", lease, "--", "sleep", "120", NULL};
+	struct h_proc p[7];
+	int n = 0;
+
+	/* Started at once, as from cron: a follower may ask for the hint
+	 * before the leader takes it, and must not keep it. */
+	for (int i = 0; i < 3; i++)
+		h_leaderrun(&p[n++], args);
+	h_sleep_ms(2500);
+	cr_assert_eq(h_hint_waiters(lease), 2, "both followers wait on the first leader's hint");
+	for (int round = 0; round < 4; round++) {
+		pid_t leader = holder_pid(lease);
+		int waiters;
+
+		cr_assert_eq(kill(leader, SIGKILL), 0, "round %d: no leader %d", round, (int)leader);
+		for (int i = 0; i < n; i++)
+			if (p[i].pid == leader)
+				h_wait(&p[i], 5000);
+		/* The row expires within the 2 s ttl; a follower takes it. */
+		h_sleep_ms(3500);
+		waiters = h_hint_waiters(lease);
+		cr_assert_eq(waiters, 1, "round %d: the other follower waits on the new leader's hint (%d waiting)",
+			     round, waiters);
+		h_leaderrun(&p[n++], args);
+	}
+	for (int i = 0; i < n; i++)
+		if (p[i].status < 0)
+			kill(p[i].pid, SIGTERM);
+	for (int i = 0; i < n; i++)
+		h_finish(&p[i], 20000);
 }
