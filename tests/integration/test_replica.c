@@ -6,8 +6,6 @@
 
 HARNESS_MAIN_BARE
 
-TestSuite(replica, .timeout = 240);
-
 struct pair {
 	char dir[300];
 	char dsn[512];	       /* both hosts, the primary first */
@@ -40,9 +38,25 @@ static void pair_cmd(const struct pair *p, const char *subcommand, const char *a
 		cr_log_info("sandbox-replica %s: %s", subcommand, out);
 }
 
+/* The pair this test started and has not stopped: a test that fails
+ * half-way leaves it to the suite's .fini, not running for ever. */
+static char running[300];
+
+static void stop_running_pair(void)
+{
+	if (running[0]) {
+		const char *argv[] = {getenv("LR_SANDBOX_REPLICA"), "stop", running, NULL};
+		h_run(argv, NULL, 0);
+		running[0] = '\0';
+	}
+}
+
+TestSuite(replica, .timeout = 240, .fini = stop_running_pair);
+
 static void pair_start(struct pair *p, const char *mode)
 {
 	snprintf(p->dir, sizeof(p->dir), "%s", h_path("pair"));
+	snprintf(running, sizeof(running), "%s", p->dir);
 	pair_cmd(p, "start", mode);
 	env_value(p->dir, "LR_REPL_DSN", p->dsn, sizeof(p->dsn));
 	env_value(p->dir, "LR_REPL_REPLICA_PORT", p->replica_port, sizeof(p->replica_port));
@@ -56,6 +70,7 @@ static void pair_start(struct pair *p, const char *mode)
 static void pair_stop(struct pair *p)
 {
 	pair_cmd(p, "stop", NULL);
+	running[0] = '\0';
 }
 
 static void lr_dsn(struct h_proc *proc, const char *dsn, const char *const args[])
