@@ -3,17 +3,25 @@
 --   mysql ops < sql/leaderrun.sql
 -- One row per lease name. Rows are never deleted: `term` only grows, and it
 -- is the fencing token handed to the command as LEADERRUN_TERM. last_exit
--- and finished_at record how the last holder's command ended (schema 2; a
--- table from schema 1 is upgraded by `leaderrun --init` or
--- sql/upgrade-1-to-2.sql).
+-- and finished_at record how the last holder's command ended (schema 2).
+-- Schema 3: revoked_term is the term that `leaderrun --release` revoked (its
+-- holder stops, then lets go), paused_until/paused_by a `--pause`, and
+-- last_slot/slot_term the last `--once-per` slot a run took and its term.
+-- Older tables are upgraded in place, every row and term kept, by
+-- `leaderrun --init` or sql/upgrade-1-to-2.sql then sql/upgrade-2-to-3.sql.
 CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
-  name        VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
-  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
-  term        BIGINT UNSIGNED NOT NULL DEFAULT 0,
-  acquired_at DATETIME(6) NULL,
-  renewed_at  DATETIME(6) NULL,
-  expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',
-  last_exit   INT NULL,
-  finished_at DATETIME(6) NULL,
+  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  term         BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  acquired_at  DATETIME(6) NULL,
+  renewed_at   DATETIME(6) NULL,
+  expires_at   DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',
+  last_exit    INT NULL,
+  finished_at  DATETIME(6) NULL,
+  revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  paused_until DATETIME(6) NULL,
+  paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  last_slot    DATETIME(6) NULL,
+  slot_term    BIGINT UNSIGNED NULL,
   PRIMARY KEY (name)
 ) ENGINE=InnoDB;

@@ -49,6 +49,23 @@ static void print_time(const char *key, const char *t)
 		printf("\"%s\": null, ", key);
 }
 
+/* A pause's end as people read it: a pause without --for lasts until
+ * --resume, and is stored as the end of time. */
+static const char *pause_end(const char *until, char *buf, size_t len)
+{
+	if (strncmp(until, "9999-", 5) == 0)
+		return "until --resume";
+	snprintf(buf, len, "until %s", until);
+	return buf;
+}
+
+static const char *state_of(const struct lease_row *w)
+{
+	if (w->paused_until[0])
+		return w->revoked ? "revoked+paused" : w->held ? "held+paused" : "paused";
+	return w->revoked ? "revoked" : w->held ? "held" : "free";
+}
+
 static void print_json(const struct rows *r, const char *server)
 {
 	char q[4 * LEASE_HOLDER_MAX + 8];
@@ -69,6 +86,15 @@ static void print_json(const struct rows *r, const char *server)
 		else
 			fputs("\"last_exit\": null, ", stdout);
 		print_time("finished_at", w->finished_at);
+		printf("\"revoked\": %s, \"paused\": %s, ", w->revoked ? "true" : "false",
+		       w->paused_until[0] ? "true" : "false");
+		print_time("paused_until", w->paused_until);
+		if (w->paused_until[0]) {
+			json_quote(q, sizeof(q), w->paused_by);
+			printf("\"paused_by\": %s, ", q);
+		} else
+			fputs("\"paused_by\": null, ", stdout);
+		print_time("last_slot", w->last_slot);
 		json_quote(q, sizeof(q), server);
 		printf("\"db_now\": \"%s\", \"server\": %s}", w->now, q);
 	}
@@ -77,25 +103,22 @@ static void print_json(const struct rows *r, const char *server)
 
 static void print_table(const struct rows *r, const char *server)
 {
-	static const char *const head[] = {"LEASE",   "STATE",	  "HOLDER",    "TERM",	  "EXPIRES_IN",
-					   "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED"};
-	int w[9];
-	char cell[9][LEASE_HOLDER_MAX + 1];
+	enum { NCOL = 10 };
+	static const char *const head[NCOL] = {"LEASE",	  "STATE",    "HOLDER",	   "TERM",     "EXPIRES_IN",
+					       "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED", "NOTE"};
+	int w[NCOL];
+	char cell[NCOL][2 * LEASE_HOLDER_MAX + 64], until[48];
 
-	for (int k = 0; k < 9; k++)
+	for (int k = 0; k < NCOL; k++)
 		w[k] = (int)strlen(head[k]);
 	for (int pass = 0; pass < 2; pass++) {
-		if (pass == 1) {
-			for (int k = 0; k < 9; k++)
-				if (k < 8)
-					printf("%-*s  ", w[k], head[k]);
-				else
-					printf("%s\n", head[k]);
-		}
+		if (pass == 1)
+			for (int k = 0; k < NCOL; k++)
+				printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n", w[k], head[k]);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lease_row *x = &r->v[i];
 			snprintf(cell[0], sizeof(cell[0]), "%s", x->name);
-			snprintf(cell[1], sizeof(cell[1]), "%s", x->held ? "held" : "free");
+			snprintf(cell[1], sizeof(cell[1]), "%s", state_of(x));
 			snprintf(cell[2], sizeof(cell[2]), "%s", or_dash(x->holder));
 			snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, x->term);
 			if (x->held)
@@ -109,15 +132,20 @@ static void print_table(const struct rows *r, const char *server)
 			else
 				snprintf(cell[7], sizeof(cell[7]), "-");
 			snprintf(cell[8], sizeof(cell[8]), "%s", or_dash(x->finished_at));
-			for (int k = 0; k < 9; k++) {
+			/* What an operator did to it, and the last --once-per slot. */
+			snprintf(cell[9], sizeof(cell[9]), "%s%s%s%s%s%s%s", x->revoked ? "revoked; " : "",
+				 x->paused_until[0] ? "paused " : "",
+				 x->paused_until[0] ? pause_end(x->paused_until, until, sizeof(until)) : "",
+				 x->paused_until[0] ? " by " : "", x->paused_until[0] ? x->paused_by : "",
+				 x->last_slot[0] ? (x->paused_until[0] ? "; slot " : "slot ") : "", x->last_slot);
+			if (!cell[9][0])
+				snprintf(cell[9], sizeof(cell[9]), "-");
+			for (int k = 0; k < NCOL; k++) {
 				if (pass == 0 && (int)strlen(cell[k]) > w[k])
 					w[k] = (int)strlen(cell[k]);
-				if (pass == 1) {
-					if (k < 8)
-						printf("%-*s  ", w[k], cell[k]);
-					else
-						printf("%s\n", cell[k]);
-				}
+				if (pass == 1)
+					printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n",
+					       k < NCOL - 1 ? w[k] : (int)sizeof(cell[k]), cell[k]);
 			}
 		}
 	}
@@ -162,10 +190,11 @@ static void admin_release(const struct options *o, struct db *db, const struct l
 	struct lease_info was;
 	bool found, held;
 	char err[512];
-	enum db_status st = lease_force_release(db, sql, o->lease, &was, &found, &held, err, sizeof(err));
+	enum db_status st = lease_revoke(db, sql, o->lease, o->force, &was, &found, &held, err, sizeof(err));
 
 	if (st != DB_OK) {
-		log_error("--release: %s: %s", dberr_name(st), err);
+		log_error("--release: %s: %s%s", dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return;
 	}
@@ -174,13 +203,52 @@ static void admin_release(const struct options *o, struct db *db, const struct l
 		out->kind = OUTCOME_NO;
 		return;
 	}
-	if (held)
-		printf("released lease %s, held by %s (term %" PRIu64 "); it stops at its next renew\n", o->lease,
-		       was.holder, was.term);
+	if (held && o->force)
+		printf("released lease %s by force, held by %s (term %" PRIu64 "): it is free now, and the old "
+		       "command may still run until its holder's next renew, at the latest until %s\n",
+		       o->lease, was.holder, was.term, was.expires_at);
+	else if (held)
+		printf("revoked lease %s, held by %s (term %" PRIu64 "); it stops at its next renew, at the latest by "
+		       "%s\n",
+		       o->lease, was.holder, was.term, was.expires_at);
 	else
 		printf("lease %s was not held (last holder %s, term %" PRIu64 ")\n", o->lease, or_dash(was.holder),
 		       was.term);
 	out->kind = OUTCOME_INIT_DONE;
+}
+
+static void admin_pause(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+{
+	struct lease_info info;
+	bool found = true;
+	char err[512];
+	enum db_status st = o->mode == MODE_PAUSE
+				? lease_pause(db, sql, o->lease, o->pause_for_us, o->holder, &info, err, sizeof(err))
+				: lease_resume(db, sql, o->lease, &found, &info, err, sizeof(err));
+	const char *what = o->mode == MODE_PAUSE ? "--pause" : "--resume";
+	char until[48];
+
+	if (st != DB_OK) {
+		log_error("%s: %s: %s%s", what, dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
+		out->kind = runmode_outcome_of(st);
+		return;
+	}
+	out->kind = OUTCOME_INIT_DONE;
+	if (!found) {
+		log_error("no lease named '%s' in table %s", o->lease, o->table);
+		out->kind = OUTCOME_NO;
+	} else if (o->mode == MODE_RESUME && info.paused_in_us > 0)
+		printf("resumed lease %s (paused by %s %s)\n", o->lease, or_dash(info.paused_by),
+		       pause_end(info.paused_until, until, sizeof(until)));
+	else if (o->mode == MODE_RESUME)
+		printf("lease %s was not paused\n", o->lease);
+	else if (info.expires_in_us > 0)
+		printf("paused lease %s %s; its holder %s (term %" PRIu64 ") keeps running: 'leaderrun --release "
+		       "%s' stops it\n",
+		       o->lease, pause_end(info.paused_until, until, sizeof(until)), info.holder, info.term, o->lease);
+	else
+		printf("paused lease %s %s\n", o->lease, pause_end(info.paused_until, until, sizeof(until)));
 }
 
 static void admin_check(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
@@ -211,6 +279,8 @@ void admin_run(const struct options *o, struct outcome *out)
 		admin_status(o, db, &sql, out);
 	else if (o->mode == MODE_RELEASE)
 		admin_release(o, db, &sql, out);
+	else if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME)
+		admin_pause(o, db, &sql, out);
 	else
 		admin_check(o, db, &sql, out);
 	runmode_close(db);

@@ -126,6 +126,6 @@ enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *
  * call blocked on a dead peer returns at once with an error. */
 void db_abort(struct db *db);
 
-#define DB_MAX_SLOTS 16 /* statements per connection; also parameters and columns per statement */
+#define DB_MAX_SLOTS 24 /* statements per connection; also parameters and columns per statement */
 
 #endif

@@ -18,54 +18,93 @@ enum {
 	SLOT_COLUMNS,
 	SLOT_HINT_TAKE,
 	SLOT_HINT_WAIT,
-	SLOT_HINT_DROP
+	SLOT_HINT_DROP,
+	SLOT_ACQUIRE_SLOT,
+	SLOT_RENEW_WHY,
+	SLOT_REVOKE,
+	SLOT_PAUSE,
+	SLOT_RESUME,
 };
 
-static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name,
+/* Reads the row NAME into INFO; PERIOD_US > 0 also asks the server for the
+ * --once-per slot its clock is in now (INFO->slot_us). */
+static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, int64_t period_us,
 				     struct lease_info *info, bool *exists, enum db_status *st, char *err,
 				     size_t errlen)
 {
-	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = period_us / 2},
+	    {.type = DB_I64, .i64 = period_us},
+	    {.type = DB_I64, .i64 = period_us},
+	    {.type = DB_STR, .str = name},
+	};
 	struct db_value c[] = {
 	    {.type = DB_STR, .buf = info->holder, .cap = sizeof(info->holder)},
 	    {.type = DB_U64},
 	    {.type = DB_I64},
 	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = info->expires_at, .cap = sizeof(info->expires_at)},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = info->paused_until, .cap = sizeof(info->paused_until)},
+	    {.type = DB_STR, .buf = info->paused_by, .cap = sizeof(info->paused_by)},
+	    {.type = DB_I64},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_READ, sql->read, p, 1, c, 4, &r, err, errlen);
+	*st = db_exec(db, SLOT_READ, sql->read, p, 4, c, 11, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	*exists = r.have_row;
-	if (r.have_row) {
-		info->term = c[1].u64;
-		info->expires_in_us = c[2].is_null ? 0 : c[2].i64;
-		if (c[3].i64 != 0) {
-			snprintf(err, errlen,
-				 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
-				 "lease; point the DSN at the primary");
-			*st = DB_READ_ONLY;
-			return LEASE_ERROR;
-		}
+	if (!r.have_row)
+		return LEASE_OK;
+	info->term = c[1].u64;
+	info->expires_in_us = c[2].is_null ? 0 : c[2].i64;
+	if (c[3].i64 != 0) {
+		snprintf(err, errlen,
+			 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
+			 "lease; point the DSN at the primary");
+		*st = DB_READ_ONLY;
+		return LEASE_ERROR;
 	}
+	info->paused_in_us = c[5].is_null ? 0 : c[5].i64;
+	info->last_slot_us = c[8].is_null ? -1 : c[8].i64;
+	info->slot_term = c[9].is_null ? 0 : c[9].u64;
+	if (period_us > 0 && !c[10].is_null && info->slot_us == 0)
+		info->slot_us = c[10].i64;
 	return LEASE_OK;
 }
 
+/* Why the row as read keeps a contender out. A used slot wins: it ends a
+ * wait, where a pause or a holder only prolongs it. */
+static enum lease_busy lease_why(const struct lease_info *info, int64_t period_us)
+{
+	if (period_us > 0 && info->last_slot_us >= 0 && info->last_slot_us >= info->slot_us)
+		return BUSY_SLOT_USED;
+	if (info->paused_in_us > 0)
+		return BUSY_PAUSED;
+	return BUSY_HELD;
+}
+
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				    int64_t ttl_us, struct lease_info *info, int64_t *sent_at, enum db_status *st,
-				    char *err, size_t errlen)
+				    int64_t ttl_us, int64_t period_us, struct lease_info *info, int64_t *sent_at,
+				    enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = holder},
-	    {.type = DB_I64, .i64 = ttl_us},
-	    {.type = DB_STR, .str = name},
+	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
+	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = info->slot_us},
 	};
+	struct db_value plain[] = {p[0], p[1], p[3]};
 	struct db_result r;
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
-	*st = db_exec(db, SLOT_ACQUIRE, sql->acquire, p, 3, NULL, 0, &r, err, errlen);
+	if (period_us > 0)
+		*st = db_exec(db, SLOT_ACQUIRE_SLOT, sql->acquire_slot, p, 5, NULL, 0, &r, err, errlen);
+	else
+		*st = db_exec(db, SLOT_ACQUIRE, sql->acquire, plain, 3, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
@@ -82,35 +121,75 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
-enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, struct lease_info *info, int64_t *sent_at, enum db_status *st,
-				 char *err, size_t errlen)
+/* Reads the row, creating it on first use. */
+static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, int64_t period_us,
+				     struct lease_info *info, enum db_status *st, char *err, size_t errlen)
 {
-	enum lease_outcome o;
-	bool exists;
-
-	memset(info, 0, sizeof(*info));
-	o = lease_try(db, sql, name, holder, ttl_us, info, sent_at, st, err, errlen);
-	if (o != LEASE_BUSY || *st != DB_OK)
-		return o;
-	/* Busy or no row at all: look, so that a follower knows whom it waits
-	 * for and until when, and so that a first use creates the row. */
-	if (lease_read(db, sql, name, info, &exists, st, err, errlen) != LEASE_OK)
-		return LEASE_ERROR;
-	if (exists)
-		return LEASE_BUSY;
-
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_result r;
+	bool exists;
+
+	if (lease_read(db, sql, name, period_us, info, &exists, st, err, errlen) != LEASE_OK)
+		return LEASE_ERROR;
+	if (exists)
+		return LEASE_OK;
 	*st = db_exec(db, SLOT_INSERT, sql->insert, p, 1, NULL, 0, &r, err, errlen);
 	/* On Galera two first uses through different nodes both insert the
 	 * row, and the one certified second fails with a deadlock: the row is
 	 * there all the same, and the compare-and-set decides as always. */
 	if (*st != DB_OK && *st != DB_CONFLICT)
 		return LEASE_ERROR;
-	o = lease_try(db, sql, name, holder, ttl_us, info, sent_at, st, err, errlen);
-	if (o == LEASE_BUSY && *st == DB_OK && lease_read(db, sql, name, info, &exists, st, err, errlen) != LEASE_OK)
+	if (lease_read(db, sql, name, period_us, info, &exists, st, err, errlen) != LEASE_OK)
 		return LEASE_ERROR;
+	if (!exists) {
+		snprintf(err, errlen, "the lease row was not there after its insert");
+		*st = DB_UNAVAILABLE;
+		return LEASE_ERROR;
+	}
+	return LEASE_OK;
+}
+
+enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+				 int64_t ttl_us, int64_t period_us, int64_t *slot_us, struct lease_info *info,
+				 int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+{
+	enum lease_outcome o;
+
+	memset(info, 0, sizeof(*info));
+	info->last_slot_us = -1;
+	info->slot_us = period_us > 0 ? *slot_us : 0;
+	/* --once-per: the first look fixes the slot, by the server's clock,
+	 * and a slot already taken ends the attempt without a write. */
+	if (period_us > 0 && info->slot_us == 0) {
+		if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
+			return LEASE_ERROR;
+		if (info->slot_us == 0) {
+			snprintf(err, errlen, "the server did not say which --once-per slot it is in");
+			*st = DB_UNAVAILABLE;
+			return LEASE_ERROR;
+		}
+		*slot_us = info->slot_us;
+		info->why = lease_why(info, period_us);
+		if (info->why == BUSY_SLOT_USED)
+			return LEASE_BUSY;
+	}
+	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
+	if (o != LEASE_BUSY || *st != DB_OK)
+		return o;
+	/* Busy or no row at all: look, so that a follower knows whom it waits
+	 * for, until when and why, and so that a first use creates the row. */
+	if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
+		return LEASE_ERROR;
+	info->why = lease_why(info, period_us);
+	if (info->why != BUSY_HELD || info->expires_in_us > 0)
+		return LEASE_BUSY;
+	/* Free now (a new row, or one that expired in between): once more. */
+	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
+	if (o == LEASE_BUSY && *st == DB_OK) {
+		if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
+			return LEASE_ERROR;
+		info->why = lease_why(info, period_us);
+	}
 	return o;
 }
 
@@ -124,26 +203,30 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 	    {.type = DB_STR, .str = holder},
 	    {.type = DB_U64, .u64 = term},
 	};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
-
 	enum lease_outcome o;
-	int64_t read_only;
 
 	*sent_at = timing_now();
 	*st = db_exec(db, SLOT_RENEW, sql->renew, p, 4, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 0);
-	/* No row matched: lost, unless this server has just turned read-only
-	 * (a primary demoted for a switchover), where the row proves nothing.
-	 * Then it is a failed attempt, and the next goes to another host: only
-	 * a writable server that holds the row can extend it, and until one
-	 * does, the deadline runs as for any failure. */
-	if (o == LEASE_LOST && db_query_int(db, "SELECT @@global.read_only", &read_only, err, errlen) == DB_OK &&
-	    read_only != 0) {
+	if (o != LEASE_LOST)
+		return o;
+	/* No row matched. Revoked by --release: still ours until we release
+	 * it, so the command is stopped the normal way. A server that has just
+	 * turned read-only (a primary demoted for a switchover) proves nothing
+	 * about the row: a failed attempt, and the next goes to another host;
+	 * only a writable server that holds the row can extend it, and until
+	 * one does, the deadline runs as for any failure. Anything else: lost.
+	 * A failed question leaves the answer at lost, the safe side. */
+	if (db_exec(db, SLOT_RENEW_WHY, sql->renew_why, p + 1, 3, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
+		return LEASE_LOST;
+	if (c[0].i64 != 0) {
 		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
 		*st = DB_READ_ONLY;
 		return LEASE_ERROR;
 	}
-	return o;
+	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
 }
 
 enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
@@ -184,13 +267,17 @@ static void status_row(void *arg, const struct db_value *c)
 	row.last_exit = (int)c[8].i64;
 	snprintf(row.finished_at, sizeof(row.finished_at), "%s", c[9].buf);
 	snprintf(row.now, sizeof(row.now), "%s", c[10].buf);
+	row.revoked = c[11].i64 == 1;
+	snprintf(row.paused_until, sizeof(row.paused_until), "%s", c[12].buf);
+	snprintf(row.paused_by, sizeof(row.paused_by), "%s", c[13].buf);
+	snprintf(row.last_slot, sizeof(row.last_slot), "%s", c[14].buf);
 	sc->on_row(sc->ctx, &row);
 }
 
 enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
 			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
 {
-	char bufs[7][LEASE_HOLDER_MAX + 1];
+	char bufs[10][LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value c[] = {
 	    {.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
@@ -204,16 +291,20 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
 	    {.type = DB_I64},
 	    {.type = DB_STR, .buf = bufs[5], .cap = 32},
 	    {.type = DB_STR, .buf = bufs[6], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[7], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[8], .cap = sizeof(bufs[8])},
+	    {.type = DB_STR, .buf = bufs[9], .cap = 32},
 	};
 	struct status_ctx sc = {on_row, ctx};
 	struct db_result r;
 
-	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 11, status_row, &sc, &r, err, errlen)
-		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 11, status_row, &sc, &r, err, errlen);
+	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 15, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 15, status_row, &sc, &r, err, errlen);
 }
 
-enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name, struct lease_info *was,
-				   bool *found, bool *was_held, char *err, size_t errlen)
+enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_U64}};
 	struct db_result r;
@@ -221,16 +312,58 @@ enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, c
 
 	memset(was, 0, sizeof(*was));
 	*found = *was_held = false;
-	if (lease_read(db, sql, name, was, found, &st, err, errlen) != LEASE_OK)
+	if (lease_read(db, sql, name, 0, was, found, &st, err, errlen) != LEASE_OK)
 		return st;
 	if (!*found || was->expires_in_us <= 0)
 		return DB_OK;
 	/* Compare-and-set on the term just read: a newer holder that took
-	 * over in between is not released by accident. */
+	 * over in between is neither revoked nor freed by accident. */
 	p[1].u64 = was->term;
-	st = db_exec(db, SLOT_FORCE, sql->force_release, p, 2, NULL, 0, &r, err, errlen);
+	if (force)
+		st = db_exec(db, SLOT_FORCE, sql->force_release, p, 2, NULL, 0, &r, err, errlen);
+	else
+		st = db_exec(db, SLOT_REVOKE, sql->revoke, p, 2, NULL, 0, &r, err, errlen);
 	*was_held = st == DB_OK && r.affected == 1;
 	return st;
+}
+
+enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = for_us},
+	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
+	    {.type = DB_STR, .str = by},
+	    {.type = DB_STR, .str = name},
+	};
+	struct db_result r;
+	enum db_status st;
+
+	memset(info, 0, sizeof(*info));
+	if (lease_look(db, sql, name, 0, info, &st, err, errlen) != LEASE_OK)
+		return st;
+	st = db_exec(db, SLOT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+	if (st != DB_OK)
+		return st;
+	bool exists;
+	if (lease_read(db, sql, name, 0, info, &exists, &st, err, errlen) != LEASE_OK)
+		return st;
+	return DB_OK;
+}
+
+enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
+			    struct lease_info *was, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_result r;
+	enum db_status st;
+
+	memset(was, 0, sizeof(*was));
+	if (lease_read(db, sql, name, 0, was, found, &st, err, errlen) != LEASE_OK)
+		return st;
+	if (!*found)
+		return DB_OK;
+	return db_exec(db, SLOT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
 }
 
 enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
@@ -249,17 +382,17 @@ enum db_status lease_check(struct db *db, const struct lease_sql *sql, const cha
 	return st;
 }
 
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, bool *upgraded,
-				  char *err, size_t errlen)
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
+				  size_t errlen)
 {
 	const char *dot = strchr(table, '.');
 	char schema[65] = "";
 	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
-	struct db_value c[] = {{.type = DB_I64}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
 	enum db_status st;
 
-	*upgraded = false;
+	*from = LEASE_SCHEMA;
 	st = db_query(db, sql->create, err, errlen);
 	if (st != DB_OK)
 		return st;
@@ -267,13 +400,14 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
 		p[0].str = schema;
 	}
-	/* A table from an older leaderrun lacks the columns of --min-hold's
-	 * bookkeeping; add them in place. */
-	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 1, &r, err, errlen);
-	if (st != DB_OK || (r.have_row && c[0].i64 == 2))
+	/* A table from an older leaderrun lacks some columns: add them in
+	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
+	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 2, &r, err, errlen);
+	if (st != DB_OK || !r.have_row)
 		return st;
-	st = db_query(db, sql->upgrade, err, errlen);
-	*upgraded = st == DB_OK;
+	*from = c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
+	for (int v = *from; v < LEASE_SCHEMA && st == DB_OK; v++)
+		st = db_query(db, sql->upgrade[v - 1], err, errlen);
 	return st;
 }
 

@@ -17,16 +17,32 @@
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 
 enum lease_outcome {
-	LEASE_OK,    /* acquired, renewed or released */
-	LEASE_BUSY,  /* acquire: held by someone else, see lease_info */
-	LEASE_LOST,  /* renew/release: the row is no longer ours */
-	LEASE_ERROR, /* see the db_status */
+	LEASE_OK,      /* acquired, renewed or released */
+	LEASE_BUSY,    /* acquire: not acquired, see lease_info (why) */
+	LEASE_LOST,    /* renew/release: the row is no longer ours */
+	LEASE_REVOKED, /* renew: --release revoked our term; stop, reap, release */
+	LEASE_ERROR,   /* see the db_status */
 };
 
+/* Why an acquire did not take the lease. */
+enum lease_busy {
+	BUSY_HELD,	/* somebody holds it (or held it a moment ago) */
+	BUSY_PAUSED,	/* --pause: nobody may acquire it until paused_until */
+	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
+};
+
+/* The row as an acquire found it. Times are the server's. */
 struct lease_info {
 	uint64_t term;
 	char holder[LEASE_HOLDER_MAX + 1];
 	int64_t expires_in_us; /* by the server's clock; <= 0: expired */
+	char expires_at[32];   /* ISO 8601 UTC */
+	enum lease_busy why;
+	int64_t paused_in_us; /* > 0: paused for that long still */
+	char paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
+	int64_t slot_us;      /* --once-per: the contender's slot, us since the epoch */
+	int64_t last_slot_us; /* the last slot a run took; -1: none */
+	uint64_t slot_term;   /* the term that took it */
 };
 
 /* The statements for one table, rendered once from a validated name.
@@ -35,10 +51,14 @@ struct lease_info {
  * privileges let it write there (read_only does not bind SUPER, and MySQL's
  * super_read_only sets read_only too). */
 struct lease_sql {
-	char acquire[512], renew[512], release[512], read[512], insert[256], create[1024];
-	char status[1024], status_one[1024], force_release[256], check[256], columns[512], upgrade[256];
+	char acquire[640], acquire_slot[768], renew[512], renew_why[384], release[512], read[1024], insert[256];
+	char create[1536], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
+	char pause[384], resume[256], columns[512], upgrade[2][512];
 	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
 };
+
+/* The schema this build writes; --init upgrades older tables to it. */
+#define LEASE_SCHEMA 3
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
 struct lease_row {
@@ -50,6 +70,10 @@ struct lease_row {
 	char expires_at[32], renewed_at[32], acquired_at[32], finished_at[32], now[32];
 	bool has_exit;
 	int last_exit;
+	bool revoked;	       /* held, but --release revoked it: it stops at its next renew */
+	char paused_until[32]; /* "" when not paused */
+	char paused_by[LEASE_HOLDER_MAX + 1];
+	char last_slot[32]; /* --once-per: the last slot a run took; "" none */
 };
 
 /* Checks NAME against [A-Za-z0-9_$]{1,64}, optionally "db." in front.
@@ -66,12 +90,17 @@ void lease_sql_render(struct lease_sql *sql, const char *table);
  * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
  * the deadline counts from there). */
 
-/* Takes the lease NAME for HOLDER for TTL_US if it is free, creating the
- * row on first use. LEASE_OK: INFO->term is the new fencing term.
- * LEASE_BUSY: INFO describes the current holder. */
+/* Takes the lease NAME for HOLDER for TTL_US if it is free and not paused,
+ * creating the row on first use. LEASE_OK: INFO->term is the new fencing
+ * term. LEASE_BUSY: INFO describes the row and says why.
+ * With PERIOD_US > 0 (--once-per) the acquisition also takes the slot
+ * *SLOT_US, the multiple of PERIOD_US nearest to the server's time; 0 in
+ * *SLOT_US means "not known yet": it is read from the server first and
+ * kept there for the next attempts, so a waiter stays in the slot it
+ * started in. */
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, struct lease_info *info, int64_t *sent_at, enum db_status *st,
-				 char *err, size_t errlen);
+				 int64_t ttl_us, int64_t period_us, int64_t *slot_us, struct lease_info *info,
+				 int64_t *sent_at, enum db_status *st, char *err, size_t errlen);
 
 enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
 			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
@@ -90,21 +119,33 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
 			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
 			    size_t errlen);
 
-/* --release: expires NAME now, whoever holds it. *WAS receives the holder
- * it had; *FOUND and *WAS_HELD say whether there was a row, and whether
- * it was held. */
-enum db_status lease_force_release(struct db *db, const struct lease_sql *sql, const char *name, struct lease_info *was,
-				   bool *found, bool *was_held, char *err, size_t errlen);
+/* --release: revokes the term that holds NAME (FORCE false), or expires
+ * it now (FORCE true). A revoked holder stops its command at its next
+ * renew and releases after the reap; until then, or until the expiry it
+ * last wrote, nobody else can acquire. *WAS receives the row as it was;
+ * *FOUND and *WAS_HELD say whether there was a row, and whether it was
+ * held. */
+enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
+
+/* --pause (FOR_US < 0: until --resume) and --resume. --pause creates the
+ * row when there is none. *INFO receives the row afterwards; --resume sets
+ * *FOUND false when there is no such lease. */
+enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen);
+enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
+			    struct lease_info *was, char *err, size_t errlen);
 
 /* --check: does HOLDER hold NAME with TERM, unexpired? */
 enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
 			   uint64_t term, bool *held, char *err, size_t errlen);
 
 /* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
- * table gains the columns it lacks (sql/upgrade-1-to-2.sql). *UPGRADED
- * says whether it did. */
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, bool *upgraded,
-				  char *err, size_t errlen);
+ * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
+ * every row and term. *FROM receives the schema the table had (LEASE_SCHEMA
+ * when nothing was done). */
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
+				  size_t errlen);
 
 /* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
  * leads, and on which followers block instead of polling. It is only a
@@ -129,5 +170,10 @@ enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */
 enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire);
+
+/* The --once-per slot of a server time: the multiple of PERIOD_US nearest
+ * to NOW_US (both us since the Unix epoch, UTC; a tie goes to the later
+ * slot). Pure, for the unit tests; the server computes the same. */
+int64_t lease_slot_of(int64_t now_us, int64_t period_us);
 
 #endif

@@ -103,75 +103,165 @@ static void quote_table(char *out, size_t len, const char *table)
 		snprintf(out, len, "`%s`", table);
 }
 
+/* Microseconds since the Unix epoch of a DATETIME(6) column, by pure
+ * arithmetic on the value (UNIX_TIMESTAMP() would read it in the session's
+ * time zone). */
+#define EPOCH_US(col) "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " col ")"
+#define ISO(col)      "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
+
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
-	/* The acquire names a schema-2 column (last_exit=last_exit changes
-	 * nothing), so a table that --init has not upgraded fails at once
-	 * with "unknown column" (exit 78), not at every release. */
 	char t[LEASE_TABLE_MAX + 8];
 
 	quote_table(t, sizeof(t), table);
-	snprintf(s->acquire, sizeof(s->acquire),
-		 "UPDATE %s SET holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), "
-		 "renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND, "
-		 "last_exit=last_exit "
-		 "WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) AND @@global.read_only = 0",
+	/* Both acquires name schema-3 columns (paused_until), so a table that
+	 * --init has not upgraded fails at once with "unknown column" (exit
+	 * 78), not at the first pause. A paused lease is acquired by nobody;
+	 * a revoked one stays held until its holder releases it or it
+	 * expires, so the acquire needs no word about revocation. */
+#define ACQUIRE_SET                                                                                                    \
+	"holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), renewed_at=UTC_TIMESTAMP(6), "           \
+	"expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
+#define ACQUIRE_WHERE                                                                                                  \
+	"WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) "                                                             \
+	"AND (paused_until IS NULL OR paused_until <= UTC_TIMESTAMP(6)) AND @@global.read_only = 0"
+	snprintf(s->acquire, sizeof(s->acquire), "UPDATE %s SET " ACQUIRE_SET " " ACQUIRE_WHERE, t);
+	/* slot_term comes first: it is the new term whether the server
+	 * assigns left to right (MySQL, MariaDB) or all at once (MariaDB's
+	 * SIMULTANEOUS_ASSIGNMENT mode). */
+	snprintf(s->acquire_slot, sizeof(s->acquire_slot),
+		 "UPDATE %s SET slot_term=term+1, " ACQUIRE_SET
+		 ", last_slot='1970-01-01 00:00:00' + INTERVAL ? MICROSECOND " ACQUIRE_WHERE
+		 " AND (last_slot IS NULL OR last_slot < '1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)",
 		 t);
+#undef ACQUIRE_SET
+#undef ACQUIRE_WHERE
+	/* A revoked term renews no more; lease_renew asks why (renew_why) only
+	 * when no row matched. */
 	snprintf(s->renew, sizeof(s->renew),
 		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) AND @@global.read_only = 0",
+		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) AND revoked_term <> term "
+		 "AND @@global.read_only = 0",
+		 t);
+	snprintf(s->renew_why, sizeof(s->renew_why),
+		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND holder=? AND term=? "
+		 "AND revoked_term = term AND expires_at > UTC_TIMESTAMP(6))",
 		 t);
 	/* GREATEST: with --min-hold the lease stays taken until acquisition +
 	 * min-hold, so a host whose cron fired late skips instead of running
-	 * the job again. */
+	 * the job again; but not after a revocation, whose point is to hand
+	 * the lease on as soon as the command is dead. */
 	snprintf(s->release, sizeof(s->release),
-		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), acquired_at + INTERVAL ? MICROSECOND), "
-		 "last_exit=?, finished_at=UTC_TIMESTAMP(6) "
+		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), IF(revoked_term = term, UTC_TIMESTAMP(6), "
+		 "acquired_at + INTERVAL ? MICROSECOND)), last_exit=?, finished_at=UTC_TIMESTAMP(6) "
 		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
+	/* What a contender that did not acquire needs to know: whom it waits
+	 * for and until when, whether the lease is paused, and which --once-per
+	 * slot the server's clock is in now (the parameters are half the
+	 * period, the period and the period again; 0 gives NULL). */
 	snprintf(s->read, sizeof(s->read),
-		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), @@global.read_only "
-		 "FROM %s WHERE name=?",
+		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
+		 "@@global.read_only, " ISO(
+		     "expires_at") ", TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
+				   "paused_until), " ISO(
+				       "paused_until") ", "
+						       "paused_by, " EPOCH_US(
+							   "last_slot") ", "
+									"slot_"
+									"term,"
+									" "
+									"(" EPOCH_US("U"
+										     "T"
+										     "C"
+										     "_"
+										     "T"
+										     "I"
+										     "M"
+										     "E"
+										     "S"
+										     "T"
+										     "A"
+										     "M"
+										     "P"
+										     "("
+										     "6"
+										     ")") " + ?) DIV NULLIF(?, 0) * ? "
+											  "FROM %s WHERE name=?",
 		 t);
 	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
 	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
 	snprintf(s->create, sizeof(s->create),
 		 "CREATE TABLE IF NOT EXISTS %s (\n"
-		 "  name        VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
-		 "  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
-		 "  term        BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
-		 "  acquired_at DATETIME(6) NULL,\n"
-		 "  renewed_at  DATETIME(6) NULL,\n"
-		 "  expires_at  DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',\n"
-		 "  last_exit   INT NULL,\n"
-		 "  finished_at DATETIME(6) NULL,\n"
+		 "  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
+		 "  holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
+		 "  term         BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+		 "  acquired_at  DATETIME(6) NULL,\n"
+		 "  renewed_at   DATETIME(6) NULL,\n"
+		 "  expires_at   DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',\n"
+		 "  last_exit    INT NULL,\n"
+		 "  finished_at  DATETIME(6) NULL,\n"
+		 "  revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+		 "  paused_until DATETIME(6) NULL,\n"
+		 "  paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
+		 "  last_slot    DATETIME(6) NULL,\n"
+		 "  slot_term    BIGINT UNSIGNED NULL,\n"
 		 "  PRIMARY KEY (name)\n"
 		 ") ENGINE=InnoDB",
 		 t);
 	/* SQL reads best one clause a line. */
 	/* clang-format off */
-#define ISO(col) "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
 #define STATUS_COLUMNS \
 	"name, holder, term, expires_at > UTC_TIMESTAMP(6), " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " \
 	ISO("expires_at") ", " ISO("renewed_at") ", " ISO("acquired_at") ", " \
-	"last_exit, " ISO("finished_at") ", " ISO("UTC_TIMESTAMP(6)")
+	"last_exit, " ISO("finished_at") ", " ISO("UTC_TIMESTAMP(6)") ", " \
+	"expires_at > UTC_TIMESTAMP(6) AND revoked_term = term, " \
+	"IF(paused_until > UTC_TIMESTAMP(6), " ISO("paused_until") ", NULL), paused_by, " ISO("last_slot")
 	snprintf(s->status, sizeof(s->status), "SELECT " STATUS_COLUMNS " FROM %s ORDER BY name", t);
 	snprintf(s->status_one, sizeof(s->status_one), "SELECT " STATUS_COLUMNS " FROM %s WHERE name=?", t);
 #undef STATUS_COLUMNS
 	/* clang-format on */
-#undef ISO
 	snprintf(s->force_release, sizeof(s->force_release),
 		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
+	snprintf(s->revoke, sizeof(s->revoke),
+		 "UPDATE %s SET revoked_term=term WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)", t);
+	/* Far in the future, not NULL, stands for "until --resume": one
+	 * comparison in the acquire serves both. */
+	snprintf(s->pause, sizeof(s->pause),
+		 "UPDATE %s SET paused_until=IF(? < 0, '9999-12-31 23:59:59', UTC_TIMESTAMP(6) + INTERVAL ? "
+		 "MICROSECOND), paused_by=? WHERE name=?",
+		 t);
+	snprintf(s->resume, sizeof(s->resume), "UPDATE %s SET paused_until=NULL, paused_by='' WHERE name=?", t);
+	/* A revoked term is still held until its command is dead, but its
+	 * critical steps must not begin: --check says no. */
 	snprintf(s->check, sizeof(s->check),
-		 "SELECT COUNT(*) FROM %s WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)", t);
+		 "SELECT COUNT(*) FROM %s WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) "
+		 "AND revoked_term <> term",
+		 t);
+	/* Which schema a table has: 2 if it has last_exit, 3 if revoked_term. */
 	snprintf(s->columns, sizeof(s->columns),
-		 "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
-		 "AND TABLE_NAME=? AND COLUMN_NAME IN ('last_exit', 'finished_at')");
-	snprintf(s->upgrade, sizeof(s->upgrade),
-		 "ALTER TABLE %s ADD COLUMN last_exit INT NULL, ADD COLUMN finished_at DATETIME(6) NULL", t);
+		 "SELECT COALESCE(SUM(COLUMN_NAME = 'last_exit'), 0), COALESCE(SUM(COLUMN_NAME = 'revoked_term'), 0) "
+		 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND TABLE_NAME=?");
+	/* Keep in step with sql/upgrade-*.sql; a unit test compares them. */
+	snprintf(s->upgrade[0], sizeof(s->upgrade[0]),
+		 "ALTER TABLE %s\n"
+		 "  ADD COLUMN last_exit   INT NULL,\n"
+		 "  ADD COLUMN finished_at DATETIME(6) NULL",
+		 t);
+	snprintf(
+	    s->upgrade[1], sizeof(s->upgrade[1]),
+	    "ALTER TABLE %s\n"
+	    "  ADD COLUMN revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
+	    "  ADD COLUMN paused_until DATETIME(6) NULL,\n"
+	    "  ADD COLUMN paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
+	    "  ADD COLUMN last_slot    DATETIME(6) NULL,\n"
+	    "  ADD COLUMN slot_term    BIGINT UNSIGNED NULL",
+	    t);
 }
+#undef ISO
+#undef EPOCH_US
 
 void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 {
@@ -203,4 +293,10 @@ enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_
 		return is_acquire ? LEASE_BUSY : LEASE_LOST;
 	/* name is the primary key: more than one row cannot match. */
 	return LEASE_ERROR;
+}
+
+int64_t lease_slot_of(int64_t now_us, int64_t period_us)
+{
+	/* As the server computes it: (now + period/2) DIV period * period. */
+	return (now_us + period_us / 2) / period_us * period_us;
 }

@@ -3,7 +3,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -78,4 +80,21 @@ void leasename_holder(char *out, size_t len)
 	if (getrandom(&rnd, sizeof(rnd), GRND_NONBLOCK) != (ssize_t)sizeof(rnd))
 		rnd = (unsigned)getpid() * 2654435761u ^ (unsigned)(uintptr_t)&rnd;
 	snprintf(out, len, "%s:%ld:%08x", host, (long)getpid(), rnd);
+}
+
+void leasename_operator(char *out, size_t len)
+{
+	char host[65] = "localhost";
+	const char *user = getenv("SUDO_USER");
+	struct passwd *pw;
+
+	if (gethostname(host, sizeof(host)) != 0)
+		snprintf(host, sizeof(host), "localhost");
+	host[sizeof(host) - 1] = '\0';
+	/* The person behind sudo, not root; then the account itself. */
+	if (!user || !*user)
+		user = (pw = getpwuid(getuid())) ? pw->pw_name : NULL;
+	if (!user || !*user)
+		user = getenv("LOGNAME");
+	snprintf(out, len, "%s@%s", user && *user ? user : "?", host);
 }

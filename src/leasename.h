@@ -13,4 +13,7 @@ void leasename_from_argv(char *const argv[], char *out, size_t len);
 /* "HOST:PID:RANDOM": unique per process, and says where to look. */
 void leasename_holder(char *out, size_t len);
 
+/* "USER@HOST": who paused a lease, for the operators who read --status. */
+void leasename_operator(char *out, size_t len);
+
 #endif

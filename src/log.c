@@ -24,6 +24,8 @@ void log_init(int verbosity, const char *lease, bool json)
 
 int log_enabled(enum log_level level)
 {
+	if (level == LOG_NOTICE)
+		return log_verbosity >= 0;
 	return (int)level <= log_verbosity + 1;
 }
 
@@ -37,8 +39,8 @@ static void log_write(char *line, size_t n)
 
 void log_event(enum log_level level, const char *event, const char *fmt, ...)
 {
-	static const char *const prefix[] = {"error: ", "warning: ", "", ""};
-	static const char *const names[] = {"error", "warning", "info", "debug"};
+	static const char *const prefix[] = {"error: ", "warning: ", "", "", ""};
+	static const char *const names[] = {"error", "warning", "info", "debug", "notice"};
 	char msg[768], line[2048];
 	int n, saved = errno;
 	va_list ap;

@@ -7,10 +7,11 @@
 #include <stdbool.h>
 
 enum log_level {
-	LOG_ERROR = 0, /* shown unless -q */
-	LOG_WARN = 1,  /* shown by default */
-	LOG_INFO = 2,  /* -v */
-	LOG_DEBUG = 3, /* -vv */
+	LOG_ERROR = 0,	/* shown unless -q */
+	LOG_WARN = 1,	/* shown by default */
+	LOG_INFO = 2,	/* -v */
+	LOG_DEBUG = 3,	/* -vv */
+	LOG_NOTICE = 4, /* shown by default, like a warning, but nothing is wrong: why a run was skipped on purpose */
 };
 
 /* Set once by main before anything logs: VERBOSITY is -1 for -q, 0 by
@@ -24,9 +25,9 @@ int log_enabled(enum log_level level);
  * exited, released. */
 void log_event(enum log_level level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_error(...)	    log_event(LOG_ERROR, NULL, __VA_ARGS__)
-#define log_warn(...)	    log_event(LOG_WARN, NULL, __VA_ARGS__)
-#define log_info(...)	    log_event(LOG_INFO, NULL, __VA_ARGS__)
-#define log_debug(...)	    log_event(LOG_DEBUG, NULL, __VA_ARGS__)
+#define log_error(...) log_event(LOG_ERROR, NULL, __VA_ARGS__)
+#define log_warn(...)  log_event(LOG_WARN, NULL, __VA_ARGS__)
+#define log_info(...)  log_event(LOG_INFO, NULL, __VA_ARGS__)
+#define log_debug(...) log_event(LOG_DEBUG, NULL, __VA_ARGS__)
 
 #endif

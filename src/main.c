@@ -51,6 +51,8 @@ int main(int argc, char *argv[])
 	case MODE_STATUS:
 	case MODE_RELEASE:
 	case MODE_CHECK:
+	case MODE_PAUSE:
+	case MODE_RESUME:
 		admin_run(&o, &out);
 		break;
 	}

@@ -162,7 +162,10 @@ static void notify_deliver(struct notify *n, const struct note *e)
 		} else if (strcmp(e->event, "lost") == 0) {
 			ping = "fail";
 			n->failed = true;
-		}
+		} else if (strcmp(e->event, "paused") == 0)
+			/* Not a success or a failure: a note on the check's log
+			 * that the run was skipped on purpose. */
+			ping = "log";
 		if (ping) {
 			size_t l = strlen(o->ping_url);
 			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/",

@@ -42,6 +42,11 @@ enum {
 	OPT_LOG_FORMAT,
 	OPT_READY_FILE,
 	OPT_NO_WAKE_HINT,
+	OPT_PAUSE,
+	OPT_RESUME,
+	OPT_FOR,
+	OPT_FORCE,
+	OPT_ONCE_PER,
 };
 
 static const struct option long_options[] = {
@@ -57,6 +62,11 @@ static const struct option long_options[] = {
     {"status", no_argument, NULL, OPT_STATUS},
     {"release", required_argument, NULL, OPT_RELEASE},
     {"check", no_argument, NULL, OPT_CHECK},
+    {"pause", required_argument, NULL, OPT_PAUSE},
+    {"resume", required_argument, NULL, OPT_RESUME},
+    {"for", required_argument, NULL, OPT_FOR},
+    {"force", no_argument, NULL, OPT_FORCE},
+    {"once-per", required_argument, NULL, OPT_ONCE_PER},
     {"json", no_argument, NULL, OPT_JSON},
     {"term", required_argument, NULL, OPT_TERM},
     {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
@@ -87,7 +97,8 @@ static void options_help(FILE *f)
 	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --init\n"
 	      "       leaderrun [CONNECTION OPTIONS] --status [--json] [LEASE]\n"
-	      "       leaderrun [CONNECTION OPTIONS] --release LEASE\n"
+	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
 	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
 	      "\n"
 	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
@@ -105,7 +116,11 @@ static void options_help(FILE *f)
 	      "      --init               create (or upgrade) the lease table, then exit\n"
 	      "Operator:\n"
 	      "      --status [LEASE]     show every lease, or one (--json for JSON)\n"
-	      "      --release LEASE      force the lease to expire now; its holder stops\n"
+	      "      --release LEASE      revoke it: the holder stops its command, then lets go\n"
+	      "      --force              with --release: free it at once (the old command may\n"
+	      "                           still run until its next renew)\n"
+	      "      --pause LEASE        nobody acquires it until --resume (or --for D)\n"
+	      "      --resume LEASE       end a pause\n"
 	      "      --check              exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead\n"
 	      "Lease:\n"
 	      "  -l, --lease NAME         lease name (default: derived from COMMAND)\n"
@@ -121,6 +136,7 @@ static void options_help(FILE *f)
 	      "      --no-wake-hint       poll; do not block on the GET_LOCK hint (for proxies)\n"
 	      "  -E, --busy-exit-code N   exit status when not acquired (default 75)\n"
 	      "      --min-hold D         keep the lease until acquisition + D (cron dedupe)\n"
+	      "      --once-per PERIOD    run at most once per PERIOD slot (cron); exit 75 if done\n"
 	      "Notifications:\n"
 	      "      --ping URL           Healthchecks-style pings: URL/start, URL/STATUS, URL/fail\n"
 	      "      --notify URL         POST a JSON event (acquired, lost, released, exited)\n"
@@ -269,6 +285,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	bool quiet = false;
 	const char *ssl_mode = NULL, *ssl_ca = NULL, *ssl_cert = NULL, *ssl_key = NULL;
 	const char *release_lease = NULL, *term_text = NULL, *log_format = getenv("LEADERRUN_LOG_FORMAT");
+	const char *pause_lease = NULL, *for_text = NULL;
 	const char *lease_arg = NULL, *holder_arg = NULL;
 	int modes = 0;
 	bool dsn_from_argv = false;
@@ -283,6 +300,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->wait_timeout_us = -1;
 	o->kill_signal = SIGTERM;
 	o->busy_exit = 75;
+	o->pause_for_us = -1;
 
 	/* '+': stop at the first non-option, so COMMAND's options stay its own.
 	 * ':' first: report missing arguments ourselves, in one line. */
@@ -346,6 +364,37 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		case OPT_CHECK:
 			o->mode = MODE_CHECK;
 			modes++;
+			break;
+		case OPT_PAUSE:
+		case OPT_RESUME:
+			o->mode = c == OPT_PAUSE ? MODE_PAUSE : MODE_RESUME;
+			pause_lease = optarg;
+			modes++;
+			break;
+		case OPT_FOR:
+			for_text = optarg;
+			if (parse_duration_opt("--for", optarg, &o->pause_for_us, err, errlen) < 0)
+				goto usage;
+			if (o->pause_for_us <= 0) {
+				snprintf(err, errlen, "--for %s is not a time to pause for; give a positive duration",
+					 optarg);
+				goto usage;
+			}
+			break;
+		case OPT_FORCE:
+			o->force = true;
+			break;
+		case OPT_ONCE_PER:
+			if (parse_duration_opt("--once-per", optarg, &o->once_per_us, err, errlen) < 0)
+				goto usage;
+			/* A second at least: slots are cron's, and a period past a
+			 * year is surely a typo (and keeps the arithmetic far from
+			 * overflowing). */
+			if (o->once_per_us < USEC_PER_SEC || o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC) {
+				snprintf(err, errlen, "--once-per %s is out of range; use 1s to 366 days (as 8784h)",
+					 optarg);
+				goto usage;
+			}
 			break;
 		case OPT_JSON:
 			o->json = true;
@@ -487,10 +536,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->command = argv + optind;
 
 	if (modes > 1) {
-		snprintf(err, errlen, "--init, --status, --release and --check are modes of their own; give one");
+		snprintf(err, errlen,
+			 "--init, --status, --release, --check, --pause and --resume are modes of their own; give one");
 		goto usage;
 	}
-	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK) && o->command[0]) {
+	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK || o->mode == MODE_PAUSE ||
+	     o->mode == MODE_RESUME) &&
+	    o->command[0]) {
 		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", o->command[0]);
 		goto usage;
 	}
@@ -504,6 +556,18 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	}
 	if (term_text && o->mode != MODE_CHECK) {
 		snprintf(err, errlen, "--term goes with --check");
+		goto usage;
+	}
+	if (o->force && o->mode != MODE_RELEASE) {
+		snprintf(err, errlen, "--force goes with --release");
+		goto usage;
+	}
+	if (for_text && o->mode != MODE_PAUSE) {
+		snprintf(err, errlen, "--for goes with --pause");
+		goto usage;
+	}
+	if (o->once_per_us && o->mode != MODE_RUN) {
+		snprintf(err, errlen, "--once-per goes with a COMMAND to run");
 		goto usage;
 	}
 	if (log_format && *log_format) {
@@ -626,6 +690,18 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (o->mode == MODE_RELEASE &&
 	    set_name("lease name", o->lease, sizeof(o->lease), release_lease, LEASE_NAME_MAX, err, errlen) < 0)
 		goto usage;
+	if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME) {
+		/* Who paused it, for --status and the skipped runs' messages:
+		 * --holder, else user@host. */
+		if (set_name("lease name", o->lease, sizeof(o->lease), pause_lease, LEASE_NAME_MAX, err, errlen) < 0)
+			goto usage;
+		if (holder_arg && *holder_arg) {
+			if (set_name("holder", o->holder, sizeof(o->holder), holder_arg, LEASE_HOLDER_MAX, err,
+				     errlen) < 0)
+				goto usage;
+		} else
+			leasename_operator(o->holder, sizeof(o->holder));
+	}
 	if (o->mode == MODE_CHECK) {
 		/* The command's own environment names the lease it runs under:
 		 * here LEADERRUN_TERM is the input, not a sign of nesting. */

@@ -12,7 +12,7 @@
 #include "lease.h"
 #include "timing.h"
 
-enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK };
+enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK, MODE_PAUSE, MODE_RESUME };
 
 enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
 
@@ -41,12 +41,15 @@ struct options {
 	char **command; /* NULL-terminated, borrowed from argv */
 
 	/* Operator modes. */
-	bool json;	     /* --status --json */
-	bool all_leases;     /* --status without a name */
-	uint64_t check_term; /* --check: --term or LEADERRUN_TERM */
+	bool json;	      /* --status --json */
+	bool all_leases;      /* --status without a name */
+	uint64_t check_term;  /* --check: --term or LEADERRUN_TERM */
+	bool force;	      /* --release --force: free at once instead of revoking */
+	int64_t pause_for_us; /* --pause --for; -1: until --resume */
 
 	/* Cron and notifications. */
 	int64_t min_hold_us;
+	int64_t once_per_us; /* --once-per; 0: off */
 	const char *ping_url;
 	const char *notify_urls[OPTIONS_MAX_NOTIFY];
 	int nnotify;

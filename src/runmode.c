@@ -128,16 +128,17 @@ void runmode_init(const struct options *o, struct outcome *out)
 	struct lease_sql sql;
 	struct db *db = runmode_open(o, out);
 	enum db_status st;
-	bool upgraded = false;
+	int from = LEASE_SCHEMA;
 	char err[512];
 
 	if (!db)
 		return;
 	lease_sql_render(&sql, o->table);
-	st = lease_create_table(db, &sql, o->table, &upgraded, err, sizeof(err));
+	st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
 	out->kind = runmode_outcome_of(st);
-	if (st == DB_OK && upgraded)
-		log_warn("table %s upgraded in place: added last_exit and finished_at", o->table);
+	if (st == DB_OK && from < LEASE_SCHEMA)
+		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, from,
+			 LEASE_SCHEMA);
 	else if (st == DB_OK)
 		log_info("table %s is ready", o->table);
 	else if (st == DB_DENIED)
@@ -185,6 +186,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
+	job.period_us = o->once_per_us;
 	job.wake_hint = !o->no_wake_hint;
 	job.several_hosts = o->dsn.nhosts > 1;
 	job.name = o->lease;

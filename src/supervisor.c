@@ -28,6 +28,7 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -66,6 +67,7 @@ struct sup {
 	bool stop_sent; /* the kill signal went out because renewing failed */
 	bool killed;	/* SIGKILL went out */
 	bool lost;	/* the row is someone else's: stop renewing */
+	bool revoked;	/* --release revoked our term: stop renewing, stop, reap, release */
 	int64_t stop_sent_at, drain_kill_at;
 	bool orphans_signalled;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
@@ -274,6 +276,62 @@ static bool sup_wait_ended(struct sup *s, int ev, struct outcome *out)
 	return true;
 }
 
+/* A --once-per slot as people read it: UTC, seconds, a fraction only when
+ * the period has one. */
+static void fmt_slot(char *buf, size_t len, int64_t slot_us)
+{
+	time_t t = (time_t)(slot_us / USEC_PER_SEC);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&t, &tm);
+	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+	if (slot_us % USEC_PER_SEC && n < len)
+		snprintf(buf + n, len - n, ".%06lld", (long long)(slot_us % USEC_PER_SEC));
+}
+
+/* A pause's end as the row has it; without --for it lasts until --resume. */
+static const char *pause_until(const struct lease_info *info)
+{
+	return strncmp(info->paused_until, "9999-", 5) == 0 ? "--resume" : info->paused_until;
+}
+
+/* The run skips: says why in one line, to the log (the JSON event names the
+ * reason: busy, paused or slot_used) and to the receivers. */
+static void sup_skip(struct sup *s, const struct lease_info *info, const char *how, struct outcome *out)
+{
+	const char *lease = s->o->lease;
+	char a[32];
+
+	switch (info->why) {
+	case BUSY_SLOT_USED:
+		fmt_slot(a, sizeof(a), info->last_slot_us);
+		if (info->slot_term == info->term && info->holder[0])
+			log_event(LOG_NOTICE, "slot_used",
+				  "lease %s already ran for the %s slot, term %" PRIu64 ", on %s", lease, a,
+				  info->slot_term, info->holder);
+		else
+			log_event(LOG_NOTICE, "slot_used", "lease %s already ran for the %s slot, term %" PRIu64, lease,
+				  a, info->slot_term);
+		notify_event(s->n, "slot_used", info->slot_term, -1, 0);
+		break;
+	case BUSY_PAUSED:
+		log_event(LOG_NOTICE, "paused",
+			  "lease %s is paused by %s until %s (database time, UTC); not running%s; 'leaderrun --resume "
+			  "%s' ends the pause",
+			  lease, info->paused_by[0] ? info->paused_by : "an operator", pause_until(info), how, lease);
+		notify_event(s->n, "paused", info->term, -1, 0);
+		break;
+	case BUSY_HELD:
+		fmt_dur(a, sizeof(a), info->expires_in_us);
+		log_event(LOG_INFO, "busy", "held by %s (term %" PRIu64 ") for another %s; not running%s",
+			  info->holder[0] ? info->holder : "another holder", info->term, a, how);
+		notify_event(s->n, "busy", info->term, -1, 0);
+		break;
+	}
+	out->kind = OUTCOME_BUSY;
+}
+
 /* Acquires the lease. Returns true when held (s->term, deadlines set);
  * false with OUT filled otherwise. */
 static bool sup_acquire(struct sup *s, struct outcome *out)
@@ -282,9 +340,10 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 	int64_t start = timing_now();
 	int64_t give_up = o->wait_timeout_us >= 0 ? start + o->wait_timeout_us : 0;
 	int64_t backoff = 500 * USEC_PER_MSEC;
-	char last_holder[LEASE_HOLDER_MAX + 1] = "";
+	char last_holder[LEASE_HOLDER_MAX + 1] = "", last_paused[32] = "";
 	uint64_t last_term = 0;
 	bool last_was_error = false, first = true, hints = !o->no_wake_hint;
+	struct lease_info last = {.why = BUSY_HELD};
 	/* A wake-up that found the row still held means its leader died
 	 * rather than let go: until that term ends, sleep to the expiry it
 	 * knows instead of waiting on the hint again. */
@@ -327,13 +386,28 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 		if (r.outcome == LEASE_BUSY) {
 			last_was_error = false;
 			backoff = 500 * USEC_PER_MSEC;
-			if (o->no_wait) {
-				fmt_dur(a, sizeof(a), r.info.expires_in_us);
-				log_info("held by %s (term %" PRIu64 ") for another %s; not waiting (--no-wait)",
-					 r.info.holder[0] ? r.info.holder : "another holder", r.info.term, a);
-				out->kind = OUTCOME_BUSY;
+			last = r.info;
+			/* A used slot ends even a wait: the run it was for is done. */
+			if (o->no_wait || r.info.why == BUSY_SLOT_USED) {
+				sup_skip(s, &r.info, o->no_wait ? " (--no-wait)" : "", out);
 				return false;
 			}
+			if (r.info.why == BUSY_PAUSED) {
+				/* Paused: nobody holds the hint for this; look again at
+				 * the retry interval (a --resume) or just past the
+				 * pause's end, whichever is first. */
+				if (strcmp(r.info.paused_until, last_paused) != 0) {
+					log_event(LOG_INFO, "waiting", "waiting: lease paused by %s until %s",
+						  r.info.paused_by[0] ? r.info.paused_by : "an operator",
+						  pause_until(&r.info));
+					snprintf(last_paused, sizeof(last_paused), "%s", r.info.paused_until);
+				}
+				woken = false;
+				wake = sup_jitter(s, o->retry_us * 3 / 4, o->retry_us);
+				wake = min64(wake, r.info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC));
+				goto sleep;
+			}
+			last_paused[0] = '\0';
 			if (r.info.term != last_term || strcmp(r.info.holder, last_holder) != 0) {
 				fmt_dur(a, sizeof(a), r.info.expires_in_us);
 				log_event(LOG_INFO, "waiting", "waiting: held by %s (term %" PRIu64 "), expires in %s",
@@ -425,6 +499,7 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 			backoff = min64(backoff * 2, 30 * USEC_PER_SEC);
 		}
 
+	sleep:
 		if (give_up && timing_now() >= give_up)
 			goto gave_up;
 		wake += timing_now();
@@ -448,8 +523,9 @@ gave_up:
 		log_error("database still unavailable after --wait-timeout %s", a);
 		out->kind = OUTCOME_UNAVAILABLE;
 	} else {
-		log_info("not acquired within --wait-timeout %s (waited %s)", a, b);
-		out->kind = OUTCOME_BUSY;
+		char how[128];
+		snprintf(how, sizeof(how), " (not acquired within --wait-timeout %s; waited %s)", a, b);
+		sup_skip(s, &last, how, out);
 	}
 	return false;
 }
@@ -491,6 +567,25 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		}
 		s->next_renew = r->sent_at + t->renew_us;
 		log_debug("renewed term %" PRIu64, s->term);
+		return;
+	}
+	if (r->outcome == LEASE_REVOKED) {
+		/* Still ours until we let go, and nobody can take it before
+		 * that or its expiry: the normal stop, with the grace, then the
+		 * reap and the release. */
+		s->revoked = true;
+		sup_notify_lost(s);
+		if (!s->stop_sent) {
+			fmt_dur(a, sizeof(a), min64(sup_deadline(s), now + t->grace_us) - now);
+			log_event(LOG_ERROR, "revoked",
+				  "lease revoked by 'leaderrun --release'; sending SIG%s to the command, SIGKILL in %s",
+				  sup_signame(s->o->kill_signal), a);
+			s->stop_sent = true;
+			s->stop_sent_at = now;
+			child_signal(&s->child, s->o->kill_signal);
+			child_kill_orphans(&s->child, s->o->kill_signal);
+		} else
+			log_event(LOG_ERROR, "revoked", "lease revoked by 'leaderrun --release' while stopping");
 		return;
 	}
 	if (r->outcome == LEASE_LOST) {
@@ -560,7 +655,7 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 	 * look again now and then while draining. */
 	if (s->draining)
 		CONSIDER(timing_now() + 50 * USEC_PER_MSEC);
-	if (!s->lost) {
+	if (!s->lost && !s->revoked) {
 		if (worker_busy && !s->attempt_aborted)
 			CONSIDER(s->attempt_started + timing_attempt_budget(t));
 		else if (!worker_busy)
@@ -598,7 +693,7 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		s->killed = true;
 	}
 
-	if (s->lost)
+	if (s->lost || s->revoked)
 		return;
 	if (worker_busy && !s->attempt_aborted && now >= s->attempt_started + timing_attempt_budget(t)) {
 		/* A renew that hangs is cut off, so a retry on a fresh
@@ -660,7 +755,7 @@ static void sup_hold(struct sup *s)
 		int64_t now = timing_now();
 		struct worker_result r;
 
-		if ((ev & EV_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && !s->lost)
+		if ((ev & EV_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && !s->lost && !s->revoked)
 			sup_on_renew(s, &r, now);
 		if (ev & EV_SIGNAL) {
 			bool was_running = s->child_running;
@@ -844,7 +939,7 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 		if (!s.lost)
 			sup_release(&s);
 		out->kind = OUTCOME_LOST;
-		log_error("command stopped: lease lost (term %" PRIu64 ")", s.term);
+		log_error("command stopped: lease %s (term %" PRIu64 ")", s.revoked ? "revoked" : "lost", s.term);
 	} else {
 		sup_release(&s);
 		out->kind = OUTCOME_CHILD_EXITED;

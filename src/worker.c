@@ -16,10 +16,11 @@ struct worker {
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	bool detached;	/* abandoned by worker_stop: the thread frees it all */
-	bool hints;	/* still worth trying; only the worker thread touches it */
-	bool hint_held; /* this session holds the hint's lock */
-	int pipe[2];	/* [0] polled by the supervisor, [1] written here */
+	bool detached;	 /* abandoned by worker_stop: the thread frees it all */
+	bool hints;	 /* still worth trying; only the worker thread touches it */
+	bool hint_held;	 /* this session holds the hint's lock */
+	int64_t slot_us; /* --once-per: the slot this run contends for, once known */
+	int pipe[2];	 /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
 	bool pending, running, done, quit;
@@ -70,8 +71,8 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	}
 	switch (op) {
 	case WORKER_ACQUIRE:
-		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, &r->info, &r->sent_at,
-					   &r->status, r->err, sizeof(r->err));
+		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, &w->slot_us,
+					   &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
 		/* The new leader takes the hint, so that followers block on it
 		 * (a follower woken by it has it already). A follower woken
 		 * while the row is still held (its leader died, not let go)

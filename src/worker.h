@@ -17,6 +17,7 @@ struct worker_job {
 	const struct lease_sql *sql;
 	int64_t ttl_us;
 	int64_t min_hold_us; /* --min-hold, for the release */
+	int64_t period_us;   /* --once-per; 0: off */
 	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
 	bool several_hosts;  /* the DSN names more than one host */
 };

@@ -170,7 +170,7 @@ Test(exit_status, init_creates_the_table_twice_fine)
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	h_start(&p, argv, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "8");
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "13");
 }
 
 Test(exit_status, init_upgrades_a_schema_1_table_in_place)

@@ -22,6 +22,9 @@
  *              watcher too is the unpreventable case, see the fault suite)
  *   stoplr     leaderrun alone stopped past the ttl: the watcher stops the
  *              command at the deadline; leaderrun exits 76 when thawed
+ *   release    `leaderrun --release` (an operator's, not --force): the holder
+ *              stops its command at its next renew, releases after the
+ *              reap and exits 76; nobody else's command starts before that
  *
  * With -g the database is a 3-node Galera cluster (scripts/sandbox-galera,
  * LR_SANDBOX_GALERA), each contender lists the nodes starting with its own,
@@ -74,14 +77,15 @@ enum fault {
 	F_STOPLR,
 	F_NODEKILL,
 	F_NODEPART,
+	F_RELEASE,
 	F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {"kill9",  "blackhole", "noreply", "slow",     "killconn", "dbshort",
-						 "dblong", "freeze",	"stoplr",  "nodekill", "nodepart"};
+						 "dblong", "freeze",	"stoplr",  "nodekill", "nodepart", "release"};
 /* The faults of each mode. */
-static const enum fault single_faults[] = {F_KILL9,   F_BLACKHOLE, F_NOREPLY, F_SLOW,  F_KILLCONN,
-					   F_DBSHORT, F_DBLONG,	   F_FREEZE,  F_STOPLR};
-static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART};
+static const enum fault single_faults[] = {F_KILL9,   F_BLACKHOLE, F_NOREPLY, F_SLOW,	F_KILLCONN,
+					   F_DBSHORT, F_DBLONG,	   F_FREEZE,  F_STOPLR, F_RELEASE};
+static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 
 #define MAX_CONTENDERS 5
 #define LEASE	       "soak"
@@ -495,6 +499,23 @@ static void episode(struct soak *s)
 			fail(s, "%s: holder %d exited %d, want 76 or to keep its lease", fault_names[f],
 			     (int)s->c[h].pid, st);
 		s->st.lost++;
+		restart(s, h);
+		break;
+	}
+	case F_RELEASE: {
+		/* Straight to the server (not through a contender's proxy), as
+		 * an operator would. */
+		char dsn[512], out[512];
+		if (s->galera)
+			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password,
+				 s->node_port[0], s->dbname);
+		else
+			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port,
+				 s->dbname);
+		snprintf(out, sizeof(out), "%s/release.out", s->dir);
+		if (run_quiet((char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL}, out) != 0)
+			fail(s, "release: leaderrun --release failed");
+		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
 		break;
 	}

@@ -352,6 +352,34 @@ Test(options, operator_modes_and_their_arguments)
 	USAGE("--check needs the lease, holder and term", "--check");
 }
 
+Test(options, revocation_pause_and_once_per)
+{
+	struct options o = OK("--release", "nightly");
+
+	cr_assert(!o.force, "--release revokes unless --force is asked for");
+	o = OK("--release", "nightly", "--force");
+	cr_assert(o.force);
+	o = OK("--pause", "nightly");
+	cr_assert_eq(o.mode, MODE_PAUSE);
+	cr_assert_eq(o.pause_for_us, -1, "a pause lasts until --resume");
+	cr_assert(strchr(o.holder, '@'), "the pause names who made it: %s", o.holder);
+	o = OK("--pause", "nightly", "--for", "90m", "--holder", "ops");
+	cr_assert_eq(o.pause_for_us, INT64_C(5400000000));
+	cr_assert_str_eq(o.holder, "ops");
+	o = OK("--resume", "nightly");
+	cr_assert_eq(o.mode, MODE_RESUME);
+	o = OK("--once-per", "5m", "--", "true");
+	cr_assert_eq(o.once_per_us, INT64_C(300000000));
+	USAGE("--force goes with --release", "--force", "--", "true");
+	USAGE("--for goes with --pause", "--resume", "x", "--for", "1m");
+	USAGE("positive duration", "--pause", "x", "--for", "0");
+	USAGE("modes of their own", "--pause", "x", "--release", "x");
+	USAGE("this mode takes no COMMAND", "--pause", "x", "true");
+	USAGE("--once-per goes with a COMMAND", "--once-per", "5m", "--status");
+	USAGE("--once-per 500ms is out of range", "--once-per", "500ms", "--", "true");
+	USAGE("--once-per 9000h is out of range", "--once-per", "9000h", "--", "true");
+}
+
 Test(options, notifications_and_log_format)
 {
 	struct options o = OK("--ping", "https://hc.example/abc", "--notify", "http://a/", "--notify", "http://b/",

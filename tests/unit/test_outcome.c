@@ -124,3 +124,44 @@ Test(outcome, init_ddl_is_the_shipped_schema)
 	lease_sql_render(&sql, "leaderrun_lease");
 	cr_assert_str_eq(sql.create, p, "sql/leaderrun.sql and lease.c disagree");
 }
+
+/* Every statement fits its buffer with the longest table name allowed:
+ * a truncated statement would be a different statement. */
+Test(outcome, statements_fit_with_the_longest_table_name)
+{
+	char table[LEASE_TABLE_MAX + 1];
+	struct lease_sql sql;
+	const struct {
+		const char *name, *text;
+		size_t cap;
+	} all[] = {
+#define S(f) {#f, sql.f, sizeof(sql.f)}
+	    S(acquire), S(acquire_slot), S(renew),  S(renew_why),  S(release),	     S(read),
+	    S(insert),	S(create),	 S(status), S(status_one), S(force_release), S(revoke),
+	    S(check),	S(pause),	 S(resume), S(columns),	   S(upgrade[0]),    S(upgrade[1]),
+#undef S
+	};
+
+	memset(table, 'a', 64);
+	table[64] = '.';
+	memset(table + 65, 'b', 64);
+	table[129] = '\0';
+	cr_assert_eq(lease_table_validate(table, NULL, 0), 0);
+	lease_sql_render(&sql, table);
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
+		cr_assert_lt(strlen(all[i].text), all[i].cap - 1, "statement %s fills its buffer", all[i].name);
+}
+
+Test(outcome, once_per_slot_is_the_nearest_multiple_of_the_period)
+{
+	const int64_t m = 60 * INT64_C(1000000);
+
+	/* 02:05 with 5m: 02:02:30 up to 02:07:29.999999 land there. */
+	int64_t slot = (int64_t)1795917900 * 1000000; /* 2026-11-29 02:05:00 UTC */
+	cr_assert_eq(lease_slot_of(slot, 5 * m), slot);
+	cr_assert_eq(lease_slot_of(slot - 150 * 1000000 + 1, 5 * m), slot);
+	cr_assert_eq(lease_slot_of(slot - 150 * 1000000, 5 * m), slot, "a tie goes to the later slot");
+	cr_assert_eq(lease_slot_of(slot + 150 * 1000000 - 1, 5 * m), slot);
+	cr_assert_eq(lease_slot_of(slot + 150 * 1000000, 5 * m), slot + 5 * m);
+	cr_assert_eq(lease_slot_of(slot - 151 * 1000000, 5 * m), slot - 5 * m);
+}

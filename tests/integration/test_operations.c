@@ -1,0 +1,296 @@
+/* What operators and schedules do to a lease, with the overlap checker
+ * watching: --release revokes (the holder stops, reaps, then lets go; a
+ * frozen holder is waited out), --release --force frees at once, --pause
+ * and --resume hold every contender off, --once-per runs a job once per
+ * cron slot, and --init upgrades an older table in place. */
+#include <signal.h>
+
+#include "harness.h"
+
+HARNESS_MAIN
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+static int run(struct h_proc *p, const char *const args[])
+{
+	h_leaderrun(p, args);
+	return h_finish(p, 30000);
+}
+
+/* The server's clock, in microseconds since the epoch. */
+static int64_t db_now_us(void)
+{
+	return strtoll(h_sql("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))"), NULL, 10);
+}
+
+/* The expiry that --release printed ("... at the latest by TIME"). */
+static void release_deadline(const char *out, char *buf, size_t len)
+{
+	const char *p = strstr(out, "at the latest by ");
+
+	cr_assert_not_null(p, "%s", out);
+	snprintf(buf, len, "%.27s", p + strlen("at the latest by "));
+}
+
+Test(operations, release_of_a_live_holder_hands_over_after_its_command_is_dead)
+{
+	struct h_proc holder, waiter, p;
+	const char *lease = h_lease("rev");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	char ignore_term[512];
+	int64_t released, started_ns[2];
+
+	/* The holder's job ignores SIGTERM, so it lives through the whole
+	 * kill-grace (2.25 s at ttl 9 s) and dies only of SIGKILL: the waiter
+	 * must not start in that window either. */
+	snprintf(ignore_term, sizeof(ignore_term), "trap '' TERM; exec %s %s %s 60", h_probe(), log, lock);
+	LR(&holder, "-t", "9s", "-l", lease, "--", "sh", "-c", ignore_term);
+	cr_assert(h_wait_file(log, "start", 10000));
+	LR(&waiter, "-w", "30s", "-t", "9s", "-l", lease, "--", h_probe(), log, lock, "0.2");
+	h_sleep_ms(500);
+	released = h_now_ms();
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "revoked lease"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "it stops at its next renew, at the latest by "), "%s", h_slurp(p.out));
+	cr_assert_eq(h_finish(&holder, 15000), 76, "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(holder.err), "revoked"), "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&waiter, 15000), 0, "%s", h_slurp(waiter.err));
+	/* No overlap (the probe's flock), the terms grow, and the waiter
+	 * started well before the 9 s expiry: renew interval 3 s + grace. */
+	cr_assert_eq(h_probe_check(log, started_ns, NULL, 2), 2);
+	cr_log_info("waiter started %lld ms after --release", (long long)(h_now_ms() - released));
+	cr_assert_lt(h_now_ms() - released, 8000);
+}
+
+Test(operations, release_of_a_frozen_holder_waits_for_its_expiry)
+{
+	struct h_proc holder, waiter, p;
+	const char *lease = h_lease("frz");
+	char expiry[40];
+	pid_t command = 0;
+	int64_t t0, window;
+
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sh", "-c", "echo $$; exec sleep 60");
+	cr_assert(h_wait_file(holder.out, "\n", 10000));
+	cr_assert_eq(sscanf(h_slurp(holder.out), "%d", &command), 1);
+	LR(&waiter, "-w", "30s", "-t", "3s", "-l", lease, "--", "true");
+	h_sleep_ms(300);
+	/* A frozen holder never sees the revocation: only its expiry can let
+	 * the waiter in. */
+	kill(holder.pid, SIGSTOP);
+	kill(-command, SIGSTOP);
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
+	release_deadline(h_slurp(p.out), expiry, sizeof(expiry));
+	cr_assert_eq(h_finish(&waiter, 15000), 0, "%s", h_slurp(waiter.err));
+	cr_assert_str_eq(h_sql("SELECT acquired_at >= STR_TO_DATE('%s', '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ') FROM "
+			       "leaderrun_lease WHERE name='%s'",
+			       expiry, lease),
+			 "1", "the waiter acquired before the revoked holder's expiry %s", expiry);
+	/* Thawed: the stale command dies at once, the holder says 76. */
+	t0 = h_now_ms();
+	kill(-command, SIGCONT);
+	kill(holder.pid, SIGCONT);
+	cr_assert(h_wait_gone(command, 2000), "stale command %d survived the thaw", (int)command);
+	window = h_now_ms() - t0;
+	cr_log_info("stale command killed %lld ms after the thaw", (long long)window);
+	cr_assert_lt(window, 500);
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+}
+
+Test(operations, release_force_frees_at_once_with_a_larger_term)
+{
+	struct h_proc holder, next, p;
+	const char *lease = h_lease("force");
+	unsigned long long t1 = 0, t2 = 0;
+	int64_t t0;
+
+	LR(&holder, "-t", "30s", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM; exec sleep 60");
+	cr_assert(h_wait_file(holder.out, "\n", 10000));
+	sscanf(h_slurp(holder.out), "%llu", &t1);
+	t0 = h_now_ms();
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, "--force", NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "by force"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "may still run until its holder's next renew"), "%s", h_slurp(p.out));
+	LR(&next, "-n", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
+	cr_assert_eq(h_finish(&next, 10000), 0, "%s", h_slurp(next.err));
+	cr_assert_lt(h_now_ms() - t0, 3000, "not acquired at once");
+	sscanf(h_slurp(next.out), "%llu", &t2);
+	cr_assert_gt(t2, t1);
+	/* The old holder learns at its next renew (10 s at ttl 30 s). */
+	cr_assert_eq(h_finish(&holder, 20000), 76, "%s", h_slurp(holder.err));
+}
+
+Test(operations, pause_refuses_no_wait_holds_waiters_and_resume_lets_them_run)
+{
+	struct h_proc waiter, p;
+	const char *lease = h_lease("pause");
+
+	/* A lease that does not exist yet is created paused. */
+	cr_assert_eq(run(&p, (const char *const[]){"--pause", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "until --resume"), "%s", h_slurp(p.out));
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "echo", "ran", NULL}), 75);
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "is paused by "), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "until --resume"), "%s", h_slurp(p.err));
+	/* -E and the JSON event say paused, not busy. */
+	cr_assert_eq(run(&p, (const char *const[]){"-n", "-E", "0", "--log-format", "json", "-l", lease, "--", "echo",
+						   "ran", NULL}),
+		     0);
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "\"event\":\"paused\""), "%s", h_slurp(p.err));
+	cr_assert_eq(run(&p, (const char *const[]){"--status", "--json", lease, NULL}), 0);
+	cr_assert(strstr(h_slurp(p.out), "\"paused\": true"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), "\"paused_until\": \"9999-12-31T23:59:59.000000Z\""), "%s", h_slurp(p.out));
+
+	LR(&waiter, "-w", "30s", "--retry-interval", "200ms", "-l", lease, "--", "echo", "ran");
+	h_sleep_ms(1500);
+	cr_assert_eq(h_wait(&waiter, 0), -1, "the waiter ran while paused: %s", h_slurp(waiter.err));
+	cr_assert_eq(run(&p, (const char *const[]){"--resume", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "resumed lease"), "%s", h_slurp(p.out));
+	cr_assert_eq(h_finish(&waiter, 10000), 0, "%s", h_slurp(waiter.err));
+	cr_assert_str_eq(h_slurp(waiter.out), "ran\n");
+	cr_assert_eq(run(&p, (const char *const[]){"--resume", "no-such-lease-anywhere", NULL}), 1);
+}
+
+Test(operations, pause_for_a_while_resumes_by_itself)
+{
+	struct h_proc waiter, p;
+	const char *lease = h_lease("pausefor");
+	int64_t t0;
+
+	cr_assert_eq(run(&p, (const char *const[]){"--pause", lease, "--for", "2s", NULL}), 0, "%s", h_slurp(p.err));
+	t0 = h_now_ms();
+	LR(&waiter, "-w", "30s", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&waiter, 15000), 0, "%s", h_slurp(waiter.err));
+	cr_assert_str_eq(h_slurp(waiter.out), "ran\n");
+	cr_log_info("ran %lld ms after --pause --for 2s", (long long)(h_now_ms() - t0));
+	cr_assert_geq(h_now_ms() - t0, 1500, "ran before the pause ended");
+}
+
+Test(operations, pause_keeps_a_running_holder_and_release_then_stops_it)
+{
+	struct h_proc holder, waiter, p;
+	const char *lease = h_lease("pauserun");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+
+	LR(&holder, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60");
+	cr_assert(h_wait_file(log, "start", 10000));
+	cr_assert_eq(run(&p, (const char *const[]){"--pause", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), "keeps running"), "%s", h_slurp(p.out));
+	LR(&waiter, "-w", "30s", "--retry-interval", "200ms", "-l", lease, "--", h_probe(), log, lock, "0");
+	/* Several renews later the holder still runs. */
+	h_sleep_ms(2500);
+	cr_assert_eq(h_wait(&holder, 0), -1, "a pause stopped the holder: %s", h_slurp(holder.err));
+	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+	/* Released, but still paused: the waiter keeps waiting. */
+	h_sleep_ms(1000);
+	cr_assert_eq(h_wait(&waiter, 0), -1, "the waiter ran while paused");
+	cr_assert_eq(run(&p, (const char *const[]){"--resume", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&waiter, 10000), 0, "%s", h_slurp(waiter.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+}
+
+/* Sleeps until the server's clock reads AT_US (the host and the sandbox
+ * share a clock; the server's is what counts). */
+static void sleep_until_db(int64_t at_us)
+{
+	int64_t d = at_us - db_now_us();
+	if (d > 0)
+		h_sleep_ms((int)(d / 1000));
+}
+
+static int once(const char *lease, const char *log, const char *lock, struct h_proc *p)
+{
+	LR(p, "-n", "--once-per", "6s", "-l", lease, "--", h_probe(), log, lock, "0.1");
+	return h_finish(p, 15000);
+}
+
+Test(operations, once_per_slot_starts_once_around_the_slot_and_again_in_the_next)
+{
+	struct h_proc p;
+	const char *lease = h_lease("slot");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	const int64_t period = 6000000;
+	/* The next slot time at least 2 s away: slots are multiples of the
+	 * period from the epoch, a contender belongs to the nearest one. */
+	int64_t slot = (db_now_us() + 2000000 + period - 1) / period * period;
+
+	/* Fired 1 s early: takes the slot. */
+	sleep_until_db(slot - 1000000);
+	cr_assert_eq(once(lease, log, lock, &p), 0, "%s", h_slurp(p.err));
+	/* Fired 1 s late: the same slot, skipped, and the message names it. */
+	sleep_until_db(slot + 1000000);
+	cr_assert_eq(once(lease, log, lock, &p), 75, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "already ran for the "), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), " slot, term "), "%s", h_slurp(p.err));
+	/* The next slot (slot + 6 s), fired early and late: once again. */
+	sleep_until_db(slot + period - 1000000);
+	cr_assert_eq(once(lease, log, lock, &p), 0, "%s", h_slurp(p.err));
+	sleep_until_db(slot + period + 1000000);
+	cr_assert_eq(once(lease, log, lock, &p), 75, "%s", h_slurp(p.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+	cr_assert_eq(run(&p, (const char *const[]){"--status", "--json", lease, NULL}), 0);
+	cr_assert(strstr(h_slurp(p.out), "\"last_slot\": \"2"), "%s", h_slurp(p.out));
+}
+
+Test(operations, once_per_waiters_whose_slot_gets_used_exit_75)
+{
+	struct h_proc holder, w[2];
+	const char *lease = h_lease("slotwait");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	int ran = 0, skipped = 0;
+
+	/* A run without --once-per holds the lease; two cron waiters of one
+	 * slot queue behind it. One takes the slot, the other then skips. */
+	LR(&holder, "-l", lease, "--", h_probe(), log, lock, "1.5");
+	cr_assert(h_wait_file(log, "start", 10000));
+	for (int i = 0; i < 2; i++)
+		LR(&w[i], "-w", "30s", "--once-per", "1h", "-l", lease, "--", h_probe(), log, lock, "0.5");
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	for (int i = 0; i < 2; i++) {
+		int st = h_finish(&w[i], 15000);
+		cr_assert(st == 0 || st == 75, "waiter %d exited %d: %s", i, st, h_slurp(w[i].err));
+		ran += st == 0;
+		skipped += st == 75;
+		if (st == 75)
+			cr_assert(strstr(h_slurp(w[i].err), "already ran for the "), "%s", h_slurp(w[i].err));
+	}
+	cr_assert_eq(ran, 1);
+	cr_assert_eq(skipped, 1);
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+}
+
+Test(operations, init_upgrades_a_schema_2_table_in_place_keeping_rows_and_terms)
+{
+	struct h_proc p;
+	char table[64];
+	const char *init[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL};
+	const char *use[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "-n", "-l", "up", "--", "true", NULL};
+	const char *pause[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--pause", "other", NULL};
+
+	snprintf(table, sizeof(table), "v2_%ld", (long)getpid());
+	h_sql("CREATE TABLE %s (name VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "holder VARCHAR(255) NOT NULL DEFAULT '', term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+	      "acquired_at DATETIME(6) NULL, renewed_at DATETIME(6) NULL, "
+	      "expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00', last_exit INT NULL, "
+	      "finished_at DATETIME(6) NULL, PRIMARY KEY (name))",
+	      table);
+	h_sql("INSERT INTO %s (name, term, last_exit) VALUES ('up', 41, 3), ('other', 7, NULL)", table);
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 78);
+	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 3"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(name, term ORDER BY name) FROM %s", table), "other7,up41");
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='up'", table), "42");
+	h_start(&p, pause, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* And once more: nothing left to do. */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "upgraded"), "%s", h_slurp(p.err));
+}
