@@ -101,7 +101,10 @@ static void options_help(FILE *f)
 	      "      --defaults-file FILE MySQL option file (groups [client] and [leaderrun])\n"
 	      "      --table NAME         lease table (default leaderrun_lease)\n"
 	      "      --ssl-mode MODE      DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
-	      "      --ssl-ca FILE        CA certificate(s) to verify the server with\n"
+	      "                           (default: VERIFY_IDENTITY for any host but the socket,\n"
+	      "                           localhost, 127.0.0.0/8 and ::1)\n"
+	      "      --ssl-ca FILE        CA certificate(s) to verify the server with (default: the\n"
+	      "                           system's bundle, or $SSL_CERT_FILE)\n"
 	      "      --ssl-cert FILE      client certificate; --ssl-key FILE: its key\n"
 	      "      --init               create (or upgrade) the lease table, then exit\n"
 	      "Operator:\n"
@@ -135,7 +138,8 @@ static void options_help(FILE *f)
 	      "\n"
 	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
 	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
-	      "77 access denied, 78 lease table missing, 126/127 COMMAND not executable/not found.\n"
+	      "77 access denied or server not verified (TLS), 78 lease table missing,\n"
+	      "126/127 COMMAND not executable/not found.\n"
 	      "See leaderrun(1).\n",
 	      f);
 }
