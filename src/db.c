@@ -11,6 +11,7 @@
 #include <mysql.h>
 
 #include "galera.h"
+#include "tlspolicy.h"
 
 /* The two client flavours differ in a few spellings; keep them here. */
 #if defined(LIBMARIADB) || (defined(MYSQL_VERSION_ID) && MYSQL_VERSION_ID < 80000)
@@ -19,8 +20,10 @@ typedef my_bool db_bool;
 typedef bool db_bool;
 #endif
 
-/* --ssl-mode and the certificate files, on either client flavour. */
-static void db_set_tls(MYSQL *m, const struct db_config *c)
+/* The TLS options for one host in MODE (tlspolicy_mode), verifying against
+ * CA, on either client flavour. Issue 20: in a VERIFY mode nothing may go
+ * to a server before it is verified, the login included. */
+static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, const char *ca)
 {
 #if defined(LIBMARIADB)
 	/* Connector/C has no mode option: any TLS option asks for TLS when the
@@ -29,13 +32,35 @@ static void db_set_tls(MYSQL *m, const struct db_config *c)
 	 * VERIFY_SERVER_CERT also checks the host name (VERIFY_IDENTITY). */
 	my_bool yes = 1;
 
-	if (c->tls == DB_TLS_DISABLED || (c->tls == DB_TLS_DEFAULT && !c->ssl_ca && !c->ssl_cert && !c->ssl_key))
+	if (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key))
 		return;
-	mysql_ssl_set(m, c->ssl_key, c->ssl_cert, c->ssl_ca, NULL, NULL);
-	if (c->tls >= DB_TLS_REQUIRED)
+	mysql_ssl_set(m, c->ssl_key, c->ssl_cert, ca, NULL, NULL);
+	if (mode >= DB_TLS_REQUIRED)
 		mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
-	if (c->tls == DB_TLS_VERIFY_IDENTITY)
+	if (mode == DB_TLS_VERIFY_IDENTITY)
 		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+#if MARIADB_PACKAGE_VERSION_ID < 30400
+	/* Connector/C 3.3 sends the login in plain text to a server that
+	 * offers no TLS even with SSL_ENFORCE (plugins/auth/my_auth.c,
+	 * send_client_reply_packet): it refuses before the login only with
+	 * VERIFY_SERVER_CERT or a pinned fingerprint. An empty fingerprint
+	 * is "pinned" for that check (it tests the pointer), while the
+	 * fingerprint comparison after the handshake is skipped (ma_pvio.c
+	 * tests fp[0]); the chain is still verified against the CA. So
+	 * REQUIRED and VERIFY_CA refuse a TLS-less server before the login
+	 * too. tests/integration/test_tls.c pins this with the server's
+	 * general log. 3.4 refuses before the login whenever it verifies. */
+	if (mode == DB_TLS_REQUIRED || mode == DB_TLS_VERIFY_CA)
+		mysql_options(m, MARIADB_OPT_TLS_PEER_FP, "");
+#else
+	/* 3.4 verifies by default: REQUIRED is encryption only, as in MySQL.
+	 * It has no chain-only check: VERIFY_CA also checks the name there. */
+	if (mode == DB_TLS_REQUIRED) {
+		my_bool no = 0;
+		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &no);
+	} else if (mode == DB_TLS_VERIFY_CA)
+		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+#endif
 #else
 	static const unsigned modes[] = {
 	    [DB_TLS_DISABLED] = SSL_MODE_DISABLED,
@@ -45,10 +70,12 @@ static void db_set_tls(MYSQL *m, const struct db_config *c)
 	    [DB_TLS_VERIFY_IDENTITY] = SSL_MODE_VERIFY_IDENTITY,
 	};
 
-	if (c->tls != DB_TLS_DEFAULT)
-		mysql_options(m, MYSQL_OPT_SSL_MODE, &modes[c->tls]);
-	if (c->ssl_ca)
-		mysql_options(m, MYSQL_OPT_SSL_CA, c->ssl_ca);
+	/* libmysqlclient 8 verifies before it sends the login in the VERIFY
+	 * modes. */
+	if (mode != DB_TLS_DEFAULT)
+		mysql_options(m, MYSQL_OPT_SSL_MODE, &modes[mode]);
+	if (ca)
+		mysql_options(m, MYSQL_OPT_SSL_CA, ca);
 	if (c->ssl_cert)
 		mysql_options(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
 	if (c->ssl_key)
@@ -92,14 +119,14 @@ void db_library_end(void)
 
 /* The strings of a db_config, each owned by the handle: a handle that
  * outlives its creator on an abandoned thread must not read freed memory. */
-#define DB_CONFIG_MAX_STRINGS (8 + DB_MAX_HOSTS)
+#define DB_CONFIG_MAX_STRINGS (9 + DB_MAX_HOSTS)
 
 /* The addresses of C's strings (the host names included) into OUT;
  * returns how many. */
 static size_t db_config_strings(struct db_config *c, const char **out[DB_CONFIG_MAX_STRINGS])
 {
-	const char **fixed[] = {&c->user,	   &c->password, &c->database, &c->socket,
-				&c->defaults_file, &c->ssl_ca,	 &c->ssl_cert, &c->ssl_key};
+	const char **fixed[] = {&c->user,   &c->password, &c->database, &c->socket,   &c->defaults_file,
+				&c->ssl_ca, &c->ssl_cert, &c->ssl_key,	&c->system_ca};
 	size_t n = 0;
 
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
@@ -310,6 +337,9 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
 	unsigned ct = c->connect_timeout_s ? c->connect_timeout_s : 10;
 	unsigned io = c->io_timeout_s ? c->io_timeout_s : 10;
+	/* A socket given without a host is local whatever the host says. */
+	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
+	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
 	enum db_status st;
 	MYSQL *m;
 
@@ -328,28 +358,43 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 		mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
 	if (c->defaults_file || c->read_option_files)
 		mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
-	db_set_tls(m, c);
+	db_set_tls(m, c, mode, ca);
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
 	 * lost lease. No CLIENT_MULTI_STATEMENTS, ever. */
 	if (!mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket, CLIENT_FOUND_ROWS)) {
 		unsigned e = mysql_errno(m);
-		snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
+		st = mode >= DB_TLS_REQUIRED ? dberr_classify_tls(e, mysql_error(m)) : db_status_of(e);
+		if (st == DB_UNTRUSTED)
+			snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)",
+				 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
+				 tlspolicy_verifies(mode) && ca ? ca : "", mysql_error(m), e);
+		else
+			snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
 		mysql_close(m);
-		return db_status_of(e);
+		return st == DB_OK ? DB_ERROR : st;
 	}
-	/* Connector/C 3.3 connects in plain text to a server without TLS even
-	 * with SSL_ENFORCE set; a required mode is checked here, on both
-	 * flavours. */
-	if (c->tls >= DB_TLS_REQUIRED && !mysql_get_ssl_cipher(m)) {
-		snprintf(err, errlen, "TLS/SSL error: --ssl-mode requires TLS, but the server does not offer it");
+	/* A backstop, on both flavours: whatever the library (or an option
+	 * file it read) made of the options, a required mode never carries
+	 * on in plain text. */
+	if (mode >= DB_TLS_REQUIRED && !mysql_get_ssl_cipher(m)) {
+		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
+			 tlspolicy_mode_name(mode));
 		mysql_close(m);
-		return DB_UNAVAILABLE;
+		return DB_UNTRUSTED;
 	}
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
 	memset(&db->server, 0, sizeof(db->server));
+	if (!mysql_get_ssl_cipher(m))
+		snprintf(db->server.tls, sizeof(db->server.tls), "no TLS");
+	else if (tlspolicy_verifies(mode))
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)",
+			 mysql_get_ssl_cipher(m), tlspolicy_mode_name(mode), ca);
+	else
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified",
+			 mysql_get_ssl_cipher(m));
 	/* The name users gave, or the socket's path; else the library's
 	 * account of what the option files made of it. */
 	if (h->name)
@@ -381,8 +426,8 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
  * (denied, no such database or table) over a passing condition. */
 static enum db_status db_worse(enum db_status a, enum db_status b)
 {
-	static const enum db_status rank[] = {DB_OK,	DB_CONFLICT,	DB_READ_ONLY, DB_UNAVAILABLE,
-					      DB_ERROR, DB_NO_DATABASE, DB_NO_TABLE,  DB_DENIED};
+	static const enum db_status rank[] = {DB_OK,	      DB_CONFLICT, DB_READ_ONLY, DB_UNAVAILABLE, DB_ERROR,
+					      DB_NO_DATABASE, DB_NO_TABLE, DB_DENIED,	 DB_UNTRUSTED};
 	unsigned ra = 0, rb = 0;
 
 	for (unsigned i = 0; i < sizeof(rank) / sizeof(rank[0]); i++) {
@@ -417,8 +462,14 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 			return DB_OK;
 		}
 		worst = db_worse(worst, st);
-		/* One host: its message as it is. Several: each, by name. */
-		if (n == 1)
+		/* One host: its message as it is (named when TLS refused
+		 * it: the way out depends on which server it was). Several:
+		 * each, by name. */
+		if (n == 1 && st == DB_UNTRUSTED && db->cfg.nhosts) {
+			char name[128];
+			db_host_label(&db->cfg.hosts[i], name, sizeof(name));
+			snprintf(err, errlen, "%s: %s", name, why);
+		} else if (n == 1)
 			snprintf(err, errlen, "%s", why);
 		else if (used < errlen) {
 			char name[128];

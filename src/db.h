@@ -12,9 +12,10 @@
 
 #include "dberr.h"
 
-/* --ssl-mode, as MySQL names the modes. DB_TLS_DEFAULT: the client
+/* --ssl-mode, as MySQL names the modes. DB_TLS_DEFAULT: none given; a
+ * networked host then gets VERIFY_IDENTITY, a local one the client
  * library's own default (MariaDB Connector/C: no TLS unless asked; Oracle's
- * libmysqlclient: PREFERRED). */
+ * libmysqlclient: PREFERRED). See tlspolicy.h. */
 enum db_tls {
 	DB_TLS_DEFAULT,
 	DB_TLS_DISABLED,
@@ -36,8 +37,10 @@ struct db_host {
 
 struct db_config {
 	const char *user, *password, *database, *socket;
-	enum db_tls tls;
+	enum db_tls tls; /* as given; each host's own: tlspolicy_mode */
 	const char *ssl_ca, *ssl_cert, *ssl_key;
+	/* The system's CA bundle, for hosts that verify without ssl_ca. */
+	const char *system_ca;
 	/* Tried in order, from the one after the host that last failed;
 	 * none: one attempt with the library's defaults. */
 	struct db_host hosts[DB_MAX_HOSTS];
@@ -95,6 +98,7 @@ void db_fail_over(struct db *db);
 /* What the live connection is connected to. */
 struct db_server {
 	char name[128];		    /* "HOST:PORT", or the socket's path */
+	char tls[160];		    /* "TLS verified (VERIFY_IDENTITY, CA FILE)", "no TLS", ... */
 	bool galera;		    /* @@wsrep_on */
 	int64_t suspect_timeout_us; /* Galera's evs.suspect_timeout; 0: unknown */
 };

@@ -1,6 +1,7 @@
 #include "dberr.h"
 
 #include <stddef.h>
+#include <string.h>
 
 #include "db.h"
 
@@ -58,6 +59,22 @@ enum db_status dberr_classify(unsigned errnum)
 	}
 }
 
+enum db_status dberr_classify_tls(unsigned errnum, const char *msg)
+{
+	/* CR_SSL_CONNECTION_ERROR carries both kinds; the reason tells them
+	 * apart. Words of OpenSSL's X509_verify_cert_error_string and of the
+	 * libraries' own messages ("SSL is required, but the server does not
+	 * support it", "Validation of SSL server certificate failed"). */
+	static const char *const words[] = {"certificate", "not support", "verif",    "Validation", "issuer",
+					    "self-signed", "self signed", "hostname", "expired",    "not yet valid"};
+
+	if (errnum == 2026 && msg)
+		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+			if (strstr(msg, words[i]))
+				return DB_UNTRUSTED;
+	return dberr_classify(errnum);
+}
+
 int db_tls_parse(const char *name)
 {
 	static const char *const names[] = {"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"};
@@ -92,6 +109,8 @@ const char *dberr_name(enum db_status st)
 		return "conflict";
 	case DB_READ_ONLY:
 		return "server is read-only";
+	case DB_UNTRUSTED:
+		return "server not verified";
 	case DB_ERROR:
 		break;
 	}

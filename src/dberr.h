@@ -12,10 +12,17 @@ enum db_status {
 	DB_NO_DATABASE, /* unknown database, or none selected */
 	DB_CONFLICT,	/* deadlock or lock wait timeout: "not acquired, retry" */
 	DB_READ_ONLY,	/* the server refuses writes */
+	DB_UNTRUSTED,	/* TLS refused: the server could not be verified, or offers no TLS */
 	DB_ERROR,	/* anything else */
 };
 
 enum db_status dberr_classify(unsigned errnum);
+
+/* A connect that failed with ERRNUM and MSG while TLS was required: a
+ * verification failure (wrong CA, wrong name, expired, no TLS offered) is
+ * DB_UNTRUSTED, a setting no retry fixes; a network failure during the
+ * handshake stays what dberr_classify says. */
+enum db_status dberr_classify_tls(unsigned errnum, const char *msg);
 
 /* "unavailable", "access denied", ... for messages. */
 const char *dberr_name(enum db_status st);

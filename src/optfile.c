@@ -11,6 +11,7 @@
 #define OPTFILE_MAX_FILES 64 /* files read in all: each once, whatever includes it */
 
 struct optread {
+	const char *key;
 	char *out;
 	size_t len;
 	int found;
@@ -46,6 +47,16 @@ static bool wanted_group(const char *name)
 		if (strcmp(name, groups[i]) == 0)
 			return true;
 	return false;
+}
+
+/* The libraries take '-' and '_' as the same in option names
+ * (ssl_ca is ssl-ca). */
+static bool same_key(const char *a, const char *b)
+{
+	for (; *a && *b; a++, b++)
+		if (*a != *b && !((*a == '-' || *a == '_') && (*b == '-' || *b == '_')))
+			return false;
+	return !*a && !*b;
 }
 
 static char *trim(char *s)
@@ -121,7 +132,7 @@ static void read_file(struct optread *r, const char *path, int depth)
 			continue;
 		*eq = '\0';
 		key = trim(s);
-		if (strcmp(key, "host") != 0)
+		if (!same_key(key, r->key))
 			continue;
 		val = trim(eq + 1);
 		/* A quoted value keeps what is inside the quotes; elsewhere a
@@ -141,6 +152,11 @@ static void read_file(struct optread *r, const char *path, int depth)
 
 int optfile_host(const char *defaults_file, char *out, size_t len)
 {
+	return optfile_get(defaults_file, "host", out, len);
+}
+
+int optfile_get(const char *defaults_file, const char *key, char *out, size_t len)
+{
 	struct optread *r = calloc(1, sizeof(*r));
 	const char *home;
 	char path[4096];
@@ -148,6 +164,7 @@ int optfile_host(const char *defaults_file, char *out, size_t len)
 
 	if (!r)
 		return 0;
+	r->key = key;
 	r->out = out;
 	r->len = len;
 	if (defaults_file)

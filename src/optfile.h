@@ -1,7 +1,9 @@
-/* The one setting leaderrun must read from MySQL option files itself: a
+/* The settings leaderrun must read from MySQL option files itself: a
  * `host` that lists several hosts ("h1:3306,h2"), which only leaderrun's
- * own connect loop understands. Everything else in those files is left to
- * the client library, which reads them at connect time. */
+ * own connect loop understands, and the TLS settings (`ssl-mode`,
+ * `ssl-ca`) that decide whether a server must be verified before the
+ * login goes out (issue 20). Everything else in those files is left to the
+ * client library, which reads them at connect time. */
 #ifndef LEADERRUN_OPTFILE_H
 #define LEADERRUN_OPTFILE_H
 
@@ -14,5 +16,8 @@
  * Returns 1 and fills OUT, or 0 when no file sets it. Unreadable files are
  * skipped, as the library skips them. */
 int optfile_host(const char *defaults_file, char *out, size_t len);
+
+/* The same for any option KEY ('-' and '_' alike). */
+int optfile_get(const char *defaults_file, const char *key, char *out, size_t len);
 
 #endif

@@ -14,6 +14,7 @@
 #include "duration.h"
 #include "leasename.h"
 #include "optfile.h"
+#include "tlspolicy.h"
 
 #define PASSWORD_FILE_MAX 4096
 
@@ -111,7 +112,10 @@ static void options_help(FILE *f)
 	      "      --defaults-file FILE MySQL option file (groups [client] and [leaderrun])\n"
 	      "      --table NAME         lease table (default leaderrun_lease)\n"
 	      "      --ssl-mode MODE      DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
-	      "      --ssl-ca FILE        CA certificate(s) to verify the server with\n"
+	      "                           (default: VERIFY_IDENTITY for any host but the socket,\n"
+	      "                           localhost, 127.0.0.0/8 and ::1)\n"
+	      "      --ssl-ca FILE        CA certificate(s) to verify the server with (default: the\n"
+	      "                           system's bundle, or $SSL_CERT_FILE)\n"
 	      "      --ssl-cert FILE      client certificate; --ssl-key FILE: its key\n"
 	      "      --init               create (or upgrade) the lease table, then exit\n"
 	      "Operator:\n"
@@ -150,7 +154,8 @@ static void options_help(FILE *f)
 	      "\n"
 	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
 	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
-	      "77 access denied, 78 lease table missing, 126/127 COMMAND not executable/not found.\n"
+	      "77 access denied or server not verified (TLS), 78 lease table missing,\n"
+	      "126/127 COMMAND not executable/not found.\n"
 	      "See leaderrun(1).\n",
 	      f);
 }
@@ -275,6 +280,49 @@ static int set_name(const char *what, char *dst, size_t cap, const char *value, 
 	if (lease_name_validate(what, value, max, err, errlen) < 0)
 		return -1;
 	snprintf(dst, cap, "%s", value);
+	return 0;
+}
+
+/* Each host's TLS (tlspolicy_mode): a host that verifies needs a CA (the
+ * system's when --ssl-ca is not given) and an environment that does not
+ * switch verification off inside the client library; a networked host
+ * with DISABLED is remembered for the warning at start. */
+static int options_tls_hosts(struct options *o, char *err, size_t errlen)
+{
+	unsigned n = o->dsn.nhosts ? o->dsn.nhosts : 1;
+	const char *verifying = NULL, *envvar;
+	enum db_tls mode = DB_TLS_DEFAULT;
+
+	for (unsigned i = 0; i < n; i++) {
+		/* No host: the socket, or the library's localhost. */
+		const char *host = o->dsn.nhosts ? o->dsn.hosts[i].name : NULL;
+		enum db_tls m = tlspolicy_mode(o->tls, host);
+		if (tlspolicy_verifies(m) && !verifying) {
+			verifying = host ? host : "localhost";
+			mode = m;
+		}
+		if (m == DB_TLS_DISABLED && !tlspolicy_host_is_local(host) && !o->unverified_host)
+			o->unverified_host = host;
+	}
+	if (!verifying)
+		return 0;
+	/* Refused, not overridden: unsetting it would take it from COMMAND
+	 * too, which may want it; and a warning scrolls by unseen. */
+	if ((envvar = tlspolicy_env_disabling(getenv))) {
+		snprintf(err, errlen,
+			 "%s is set: it would switch off the verification of %s (--ssl-mode %s); unset it (COMMAND "
+			 "can still get it: env %s=1 COMMAND), or give --ssl-mode=DISABLED, which accepts forgeable "
+			 "lease replies",
+			 envvar, verifying, tlspolicy_mode_name(mode), envvar);
+		return -1;
+	}
+	if (!o->ssl_ca && !tlspolicy_system_ca(o->system_ca, sizeof(o->system_ca))) {
+		snprintf(err, errlen,
+			 "no system CA bundle (/etc/ssl/certs/ca-certificates.crt and the like, or $SSL_CERT_FILE) to "
+			 "verify %s with; " TLSPOLICY_WAYS_OUT,
+			 verifying);
+		return -1;
+	}
 	return 0;
 }
 
@@ -595,7 +643,55 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		goto usage;
 	}
 
-	/* TLS: the command line over the DSN's parameters. */
+	if (password_file) {
+		if (o->dsn.password) {
+			snprintf(err, errlen, "the DSN already holds a password; drop it or --password-file");
+			goto usage;
+		}
+		if (read_password_file(password_file, &o->password, err, errlen) < 0)
+			goto usage;
+	} else if (!o->dsn.password) {
+		const char *env = getenv("LEADERRUN_PASSWORD");
+		if (!env)
+			env = getenv("MYSQL_PWD");
+		if (env && !(o->password = strdup(env))) {
+			snprintf(err, errlen, "out of memory");
+			goto usage;
+		}
+	}
+
+	/* A host in the option files ([client] host=h1,h2:3307) is
+	 * leaderrun's to walk, as one in the DSN: the library would take a
+	 * list for one host name (or, Connector/C 3.3, walk it without
+	 * asking whether a host is writable); and even a single host must be
+	 * known here to choose its TLS (issue 20). Only without a DSN, which
+	 * always names its host or socket. Blanks around the commas go: no
+	 * host name holds one. */
+	if (!o->have_dsn) {
+		char host[1024], *w = host;
+		if (optfile_host(o->defaults_file, host, sizeof(host))) {
+			for (const char *r = host; *r; r++)
+				if (*r != ' ' && *r != '\t')
+					*w++ = *r;
+			*w = '\0';
+		}
+		if (w != host && dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "option file host=%s: %s", host, why);
+			goto usage;
+		}
+	}
+
+	/* TLS: the command line over the DSN's parameters over the option
+	 * files' (those only when the library reads the files too: see
+	 * runmode_db_config). */
+	if (!o->have_dsn || (!o->dsn.password && !o->password)) {
+		if (!ssl_mode && !o->dsn.ssl_mode &&
+		    optfile_get(o->defaults_file, "ssl-mode", o->optfile_mode, sizeof(o->optfile_mode)))
+			ssl_mode = o->optfile_mode;
+		if (!ssl_ca && !o->dsn.ssl_ca &&
+		    optfile_get(o->defaults_file, "ssl-ca", o->optfile_ca, sizeof(o->optfile_ca)))
+			ssl_ca = o->optfile_ca;
+	}
 	if (!ssl_mode)
 		ssl_mode = o->dsn.ssl_mode;
 	if (ssl_mode) {
@@ -621,10 +717,6 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 				goto usage;
 			}
 	}
-	if (o->tls >= DB_TLS_VERIFY_CA && !o->ssl_ca) {
-		snprintf(err, errlen, "--ssl-mode %s needs --ssl-ca, the CA to verify the server with", ssl_mode);
-		goto usage;
-	}
 	if (!o->ssl_cert != !o->ssl_key) {
 		snprintf(err, errlen, "--ssl-cert and --ssl-key go together; give both or neither");
 		goto usage;
@@ -633,43 +725,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--ssl-mode DISABLED contradicts --ssl-ca/--ssl-cert; give one");
 		goto usage;
 	}
-
-	if (password_file) {
-		if (o->dsn.password) {
-			snprintf(err, errlen, "the DSN already holds a password; drop it or --password-file");
-			goto usage;
-		}
-		if (read_password_file(password_file, &o->password, err, errlen) < 0)
-			goto usage;
-	} else if (!o->dsn.password) {
-		const char *env = getenv("LEADERRUN_PASSWORD");
-		if (!env)
-			env = getenv("MYSQL_PWD");
-		if (env && !(o->password = strdup(env))) {
-			snprintf(err, errlen, "out of memory");
-			goto usage;
-		}
-	}
-
-	/* A host list in the option files ([client] host=h1,h2:3307) is
-	 * leaderrun's to walk, as one in the DSN: the library would take it
-	 * for one host name (or, Connector/C 3.3, walk it without asking
-	 * whether a host is writable). Only without a DSN, which always
-	 * names its host or socket. Blanks around the commas go: no host
-	 * name holds one. */
-	if (!o->have_dsn) {
-		char host[1024], *w = host;
-		if (optfile_host(o->defaults_file, host, sizeof(host)) && strchr(host, ',')) {
-			for (const char *r = host; *r; r++)
-				if (*r != ' ' && *r != '\t')
-					*w++ = *r;
-			*w = '\0';
-		}
-		if (w != host && dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "option file host=%s: %s", host, why);
-			goto usage;
-		}
-	}
+	if (options_tls_hosts(o, err, errlen) < 0)
+		goto usage;
 
 	if (!table || !*table)
 		table = LEASE_DEFAULT_TABLE;

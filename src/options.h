@@ -25,7 +25,13 @@ struct options {
 	char *password;				 /* owned; NULL: from the DSN, option files or none */
 	const char *defaults_file;		 /* borrowed from argv or environ */
 	enum db_tls tls;			 /* --ssl-mode, else the DSN's ssl-mode */
-	const char *ssl_ca, *ssl_cert, *ssl_key; /* borrowed: argv or o->dsn */
+	const char *ssl_ca, *ssl_cert, *ssl_key; /* borrowed: argv, o->dsn or o->optfile_ca */
+	/* The system's CA bundle, when a host verifies without --ssl-ca. */
+	char system_ca[1024];
+	char optfile_ca[1024]; /* ssl-ca of the option files */
+	char optfile_mode[64]; /* ssl-mode of the option files */
+	/* Some host is networked and --ssl-mode DISABLED: warn at start. */
+	const char *unverified_host;
 	char table[LEASE_TABLE_MAX + 1];
 	char lease[LEASE_NAME_MAX + 1];
 	bool lease_derived; /* the name came from the command line */

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "notify.h"
 #include "supervisor.h"
+#include "tlspolicy.h"
 #include "worker.h"
 
 extern char **environ;
@@ -50,6 +51,7 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 	c->ssl_ca = o->ssl_ca;
 	c->ssl_cert = o->ssl_cert;
 	c->ssl_key = o->ssl_key;
+	c->system_ca = o->system_ca[0] ? o->system_ca : NULL;
 	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works.
 	 * With a DSN but no password from anywhere (a command's --check gets a
 	 * password-less LEADERRUN_DSN), the option files may hold it. With
@@ -77,6 +79,7 @@ enum outcome_kind runmode_outcome_of(enum db_status st)
 	case DB_OK:
 		return OUTCOME_INIT_DONE;
 	case DB_DENIED:
+	case DB_UNTRUSTED:
 		return OUTCOME_DENIED;
 	case DB_NO_TABLE:
 	case DB_NO_DATABASE:
@@ -86,8 +89,17 @@ enum outcome_kind runmode_outcome_of(enum db_status st)
 	}
 }
 
+void runmode_warn_unverified(const struct options *o)
+{
+	if (o->unverified_host)
+		log_warn("--ssl-mode=DISABLED: replies from %s are not verified; anyone on the network path can "
+			 "forge a lease reply and make a second copy run",
+			 o->unverified_host);
+}
+
 struct db *runmode_open(const struct options *o, struct outcome *out)
 {
+	struct db_server srv;
 	struct db_config cfg;
 	struct db *db;
 	enum db_status st;
@@ -107,13 +119,17 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 		db_library_end();
 		return NULL;
 	}
+	runmode_warn_unverified(o);
 	st = db_connect(db, err, sizeof(err));
 	if (st != DB_OK) {
-		log_error("%s: %s", dberr_name(st), err);
+		log_error("%s: %s%s%s", dberr_name(st), err, st == DB_UNTRUSTED ? "; " : "",
+			  st == DB_UNTRUSTED ? TLSPOLICY_WAYS_OUT : "");
 		out->kind = runmode_outcome_of(st);
 		runmode_close(db);
 		return NULL;
 	}
+	if (db_server_info(db, &srv))
+		log_info("database server %s: %s", srv.name, srv.tls);
 	return db;
 }
 
@@ -181,6 +197,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 		out->kind = OUTCOME_INTERNAL;
 		return;
 	}
+	runmode_warn_unverified(o);
 	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);

@@ -19,6 +19,8 @@ void runmode_close(struct db *db);
 
 /* The outcome a database failure ends a mode with. */
 enum outcome_kind runmode_outcome_of(enum db_status st);
+/* The warning for a networked host with --ssl-mode DISABLED, if any. */
+void runmode_warn_unverified(const struct options *o);
 void runmode_run(const struct options *o, struct outcome *out);
 
 #endif

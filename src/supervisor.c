@@ -34,6 +34,7 @@
 #include "child.h"
 #include "duration.h"
 #include "log.h"
+#include "tlspolicy.h"
 
 /* Signals passed on to COMMAND's process group. */
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -211,10 +212,12 @@ static void sup_note_server(struct sup *s, const struct db_server *srv)
 	if (!srv->name[0] || strcmp(srv->name, s->server) == 0)
 		return;
 	if (s->server[0])
-		log_event(LOG_WARN, "server", "now using database server %s%s (was %s)", srv->name,
-			  srv->galera ? " (Galera)" : "", s->server);
+		log_event(LOG_WARN, "server", "now using database server %s%s (was %s): %s", srv->name,
+			  srv->galera ? " (Galera)" : "", s->server, srv->tls);
 	else
-		log_debug("database server %s%s", srv->name, srv->galera ? " (Galera)" : "");
+		/* Once: whether the replies that decide who runs are verified
+		 * (issue 20). */
+		log_info("database server %s%s: %s", srv->name, srv->galera ? " (Galera)" : "", srv->tls);
 	snprintf(s->server, sizeof(s->server), "%s", srv->name);
 	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)
 		return;
@@ -469,6 +472,13 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 				log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s "
 					  "exists (leaderrun --init)",
 					  r.err, o->table);
+				out->kind = OUTCOME_DENIED;
+				return false;
+			case DB_UNTRUSTED:
+				/* Not "unavailable, retry later": a standby that
+				 * waited on would hide a setting (or an attack)
+				 * that no retry fixes. */
+				log_error("%s: %s; %s", dberr_name(r.status), r.err, TLSPOLICY_WAYS_OUT);
 				out->kind = OUTCOME_DENIED;
 				return false;
 			case DB_NO_TABLE:

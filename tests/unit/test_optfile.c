@@ -118,3 +118,15 @@ Test(optfile, directories_that_include_each_other_are_read_once)
 	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1);
 	cr_assert_str_eq(host, "from-b");
 }
+
+Test(optfile, tls_settings_are_read_with_either_spelling)
+{
+	const char *f = write_file("tls.cnf", "[client]\nssl_mode = VERIFY_CA\n[leaderrun]\nssl-ca=/etc/db-ca.pem\n");
+	char v[256];
+
+	cr_assert_eq(optfile_get(f, "ssl-mode", v, sizeof(v)), 1);
+	cr_assert_str_eq(v, "VERIFY_CA");
+	cr_assert_eq(optfile_get(f, "ssl-ca", v, sizeof(v)), 1);
+	cr_assert_str_eq(v, "/etc/db-ca.pem");
+	cr_assert_eq(optfile_get(f, "ssl-cert", v, sizeof(v)), 0);
+}

@@ -311,12 +311,49 @@ Test(options, tls_modes_and_their_rules)
 		     DB_TLS_PREFERRED, "the option wins over the DSN");
 	cr_assert_eq(OK("true").tls, DB_TLS_DEFAULT);
 	USAGE("is not a mode", "--ssl-mode", "maybe", "true");
-	USAGE("needs --ssl-ca", "--ssl-mode", "VERIFY_CA", "true");
+	/* Without --ssl-ca a VERIFY mode uses the system's bundle. */
+	setenv("SSL_CERT_FILE", "/etc/hostname", 1);
+	cr_assert_str_eq(OK("--ssl-mode", "VERIFY_CA", "-d", "mysql://a@db.internal/d", "true").system_ca,
+			 "/etc/hostname");
+	unsetenv("SSL_CERT_FILE");
 	USAGE("--ssl-ca /nonexistent", "--ssl-ca", "/nonexistent", "true");
 	USAGE("go together", "--ssl-cert", "/etc/hostname", "true");
 	/* A device would be read for ever, by us and by the client library. */
 	USAGE("--defaults-file /dev/zero: not a regular file", "--defaults-file", "/dev/zero", "true");
 	USAGE("contradicts", "--ssl-mode", "DISABLED", "--ssl-ca", "/etc/hostname", "true");
+}
+
+Test(options, tls_defaults_by_transport)
+{
+	struct options o;
+
+	setenv("SSL_CERT_FILE", "/etc/hostname", 1);
+	/* Networked: verified against the system bundle, unless --ssl-ca. */
+	o = OK("-d", "mysql://a@db.internal/d", "true");
+	cr_assert_eq(o.tls, DB_TLS_DEFAULT);
+	cr_assert_str_eq(o.system_ca, "/etc/hostname");
+	cr_assert_null(o.unverified_host);
+	cr_assert_str_eq(OK("-d", "mysql://a@db.internal/d", "--ssl-ca", "/etc/passwd", "true").ssl_ca, "/etc/passwd");
+	/* Loopback and the socket: as before, no bundle looked up. */
+	cr_assert_str_eq(OK("-d", "mysql://a@127.0.0.1:3306/d", "true").system_ca, "");
+	cr_assert_str_eq(OK("-d", "mysql://a@[::1]/d", "true").system_ca, "");
+	cr_assert_str_eq(OK("-d", "mysql://a@localhost/d?socket=/run/m.sock", "true").system_ca, "");
+	/* Any host of several counts. */
+	cr_assert_str_eq(OK("-d", "mysql://a@127.0.0.1,db2.internal/d", "true").system_ca, "/etc/hostname");
+	/* DISABLED on a networked host: allowed, remembered for the warning. */
+	o = OK("-d", "mysql://a@127.0.0.1,db2.internal/d?ssl-mode=disabled", "true");
+	cr_assert_str_eq(o.unverified_host, "db2.internal");
+	cr_assert_null(OK("-d", "mysql://a@127.0.0.1/d?ssl-mode=disabled", "true").unverified_host);
+	unsetenv("SSL_CERT_FILE");
+
+	/* The environment may not switch verification off... */
+	setenv("MARIADB_TLS_DISABLE_PEER_VERIFICATION", "1", 1);
+	USAGE("MARIADB_TLS_DISABLE_PEER_VERIFICATION is set", "-d", "mysql://a@db.internal/d", "true");
+	USAGE("--ssl-mode=DISABLED", "-d", "mysql://a@db.internal/d", "--status");
+	/* ...but where nothing is verified it changes nothing. */
+	OK("-d", "mysql://a@127.0.0.1/d", "true");
+	OK("-d", "mysql://a@db.internal/d", "--ssl-mode", "DISABLED", "true");
+	unsetenv("MARIADB_TLS_DISABLE_PEER_VERIFICATION");
 }
 
 Test(options, operator_modes_and_their_arguments)

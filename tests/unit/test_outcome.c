@@ -75,6 +75,22 @@ Test(outcome, server_errors_are_classified)
 	cr_assert_eq(dberr_classify(1064), DB_ERROR);
 }
 
+Test(outcome, tls_refusals_are_untrusted_network_failures_are_not)
+{
+	cr_assert_eq(dberr_classify_tls(2026, "TLS/SSL error: SSL is required, but the server does not support it"),
+		     DB_UNTRUSTED);
+	cr_assert_eq(dberr_classify_tls(2026, "TLS/SSL error: self-signed certificate in certificate chain"),
+		     DB_UNTRUSTED);
+	cr_assert_eq(dberr_classify_tls(2026, "TLS/SSL error: Validation of SSL server certificate failed"),
+		     DB_UNTRUSTED);
+	cr_assert_eq(dberr_classify_tls(2026, "TLS/SSL error: unable to get local issuer certificate"), DB_UNTRUSTED);
+	/* A reset during the handshake: retry, as any lost connection. */
+	cr_assert_eq(dberr_classify_tls(2026, "TLS/SSL error: unexpected eof while reading"), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify_tls(2013, "Lost connection to server at 'handshake'"), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify_tls(1045, "Access denied"), DB_DENIED);
+	cr_assert_str_eq(dberr_name(DB_UNTRUSTED), "server not verified");
+}
+
 Test(outcome, galera_errors_never_count_as_success)
 {
 	/* A node cut off from the primary component: go elsewhere. */
