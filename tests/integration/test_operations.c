@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include "harness.h"
+#include "httpd.h"
 
 HARNESS_MAIN
 
@@ -150,6 +151,28 @@ Test(operations, pause_refuses_no_wait_holds_waiters_and_resume_lets_them_run)
 	cr_assert_eq(h_finish(&waiter, 10000), 0, "%s", h_slurp(waiter.err));
 	cr_assert_str_eq(h_slurp(waiter.out), "ran\n");
 	cr_assert_eq(run(&p, (const char *const[]){"--resume", "no-such-lease-anywhere", NULL}), 1);
+}
+
+Test(operations, a_paused_skip_is_reported_as_paused_to_pings_and_webhooks)
+{
+	struct h_proc p;
+	const char *lease = h_lease("pausenote");
+	const char *log = h_path("http.log");
+	char ping[128], hook[128];
+	int port = httpd_start(log, 200);
+
+	snprintf(ping, sizeof(ping), "http://127.0.0.1:%d/hc", port);
+	snprintf(hook, sizeof(hook), "http://127.0.0.1:%d/hook", port);
+	cr_assert_eq(run(&p, (const char *const[]){"--pause", lease, NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert_eq(
+	    run(&p, (const char *const[]){"-n", "--ping", ping, "--notify", hook, "-l", lease, "--", "true", NULL}), 75,
+	    "%s", h_slurp(p.err));
+	/* A note on the check's log, neither up nor down; the webhook says
+	 * paused, not busy. */
+	cr_assert(strstr(h_slurp(log), "GET /hc/log"), "%s", h_slurp(log));
+	cr_assert_null(strstr(h_slurp(log), "GET /hc/fail"), "%s", h_slurp(log));
+	cr_assert(strstr(h_slurp(log), "\"event\":\"paused\""), "%s", h_slurp(log));
+	cr_assert_null(strstr(h_slurp(log), "\"event\":\"busy\""), "%s", h_slurp(log));
 }
 
 Test(operations, pause_for_a_while_resumes_by_itself)
