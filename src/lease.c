@@ -170,7 +170,8 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 		}
 		*slot_us = info->slot_us;
 		info->why = lease_why(info, period_us);
-		if (info->why == BUSY_SLOT_USED)
+		/* Held or paused as well: the compare-and-set could only fail. */
+		if (info->why != BUSY_HELD || info->expires_in_us > 0)
 			return LEASE_BUSY;
 	}
 	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);

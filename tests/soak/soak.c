@@ -25,6 +25,14 @@
  *   release    `leaderrun --release` (an operator's, not --force): the holder
  *              stops its command at its next renew, releases after the
  *              reap and exits 76; nobody else's command starts before that
+ *   clockrate  the holder is stopped (SIGTERM, a clean handover) and started
+ *              again with its clocks running fast or slow (libfaketime, a
+ *              rate within the man page's bound: 0.9x to 1.1x); it keeps
+ *              that rate, and contends on
+ *   dbhint     the database killed (-9) and restarted, within the margin,
+ *              while a follower is blocked on the wake-up hint: as dbshort,
+ *              and the table counts how often a follower blocked on the
+ *              hint again within a few ttls of the restart
  *
  * With -g the database is a 3-node Galera cluster (scripts/sandbox-galera,
  * LR_SANDBOX_GALERA), each contender lists the nodes starting with its own,
@@ -78,13 +86,16 @@ enum fault {
 	F_NODEKILL,
 	F_NODEPART,
 	F_RELEASE,
+	F_CLOCKRATE,
+	F_DBHINT,
 	F_COUNT
 };
-static const char *const fault_names[F_COUNT] = {"kill9",  "blackhole", "noreply", "slow",     "killconn", "dbshort",
-						 "dblong", "freeze",	"stoplr",  "nodekill", "nodepart", "release"};
+static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply",   "slow",	 "killconn",
+						 "dbshort",  "dblong",	  "freeze",    "stoplr", "nodekill",
+						 "nodepart", "release",	  "clockrate", "dbhint"};
 /* The faults of each mode. */
-static const enum fault single_faults[] = {F_KILL9,   F_BLACKHOLE, F_NOREPLY, F_SLOW,	F_KILLCONN,
-					   F_DBSHORT, F_DBLONG,	   F_FREEZE,  F_STOPLR, F_RELEASE};
+static const enum fault single_faults[] = {F_KILL9,  F_BLACKHOLE, F_NOREPLY, F_SLOW,	F_KILLCONN,  F_DBSHORT,
+					   F_DBLONG, F_FREEZE,	  F_STOPLR,  F_RELEASE, F_CLOCKRATE, F_DBHINT};
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 
 #define MAX_CONTENDERS 5
@@ -94,6 +105,7 @@ struct contender {
 	pid_t pid;
 	struct proxy *proxy;
 	int restarts;
+	char faketime[32]; /* a libfaketime spec it runs under, or "" */
 };
 
 struct stats {
@@ -103,10 +115,11 @@ struct stats {
 	int64_t failover_ms[4096];
 	int nfailover;
 	int64_t max_stale_ms;
+	int hint_back, hint_restarts; /* dbhint: followers blocked on the hint again / restarts */
 };
 
 struct soak {
-	const char *bin, *sandbox, *probe;
+	const char *bin, *sandbox, *probe, *faketime_lib;
 	char dir[256], dbdir[300], log[320], lock[320];
 	char socket[300], port[16], user[64], password[128], dbname[64];
 	int ncont;
@@ -227,7 +240,27 @@ static void start_contender(struct soak *s, int i)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-	if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, environ) != 0) {
+	if (s->c[i].faketime[0]) {
+		/* The whole environment plus the faker: leaderrun and its
+		 * command see the faked clocks. No shared memory: it would
+		 * outlive the run in /dev/shm. */
+		size_t n = 0;
+		while (environ[n])
+			n++;
+		char **env = calloc(n + 4, sizeof(*env));
+		static char preload[320], spec[64];
+		snprintf(preload, sizeof(preload), "LD_PRELOAD=%s", s->faketime_lib);
+		snprintf(spec, sizeof(spec), "FAKETIME=%s", s->c[i].faketime);
+		memcpy(env, environ, n * sizeof(*env));
+		env[n++] = preload;
+		env[n++] = spec;
+		env[n++] = "FAKETIME_DISABLE_SHM=1";
+		if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, env) != 0) {
+			fprintf(stderr, "soak: cannot start %s\n", s->bin);
+			exit(2);
+		}
+		free(env);
+	} else if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, environ) != 0) {
 		fprintf(stderr, "soak: cannot start %s\n", s->bin);
 		exit(2);
 	}
@@ -371,6 +404,32 @@ static int holder_node(struct soak *s, int i, int *moves)
 		if (s->node_port[n] == port)
 			return n + 1;
 	return 0;
+}
+
+/* Sessions of the test user blocked in the hint's GET_LOCK now. */
+static int hint_blocked(struct soak *s)
+{
+	char q[256], out[64];
+
+	snprintf(q, sizeof(q),
+		 "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND INFO LIKE '%%GET_LOCK%%'",
+		 s->user);
+	if (sql(s, q, out, sizeof(out)) != 0)
+		return 0;
+	return atoi(out);
+}
+
+/* Waits up to TIMEOUT_MS for a follower blocked on the hint. */
+static bool wait_hint_blocked(struct soak *s, int timeout_ms)
+{
+	int64_t end = procs_now_ms() + timeout_ms;
+
+	while (hint_blocked(s) == 0) {
+		if (procs_now_ms() >= end)
+			return false;
+		procs_sleep_ms(100);
+	}
+	return true;
 }
 
 static void restart(struct soak *s, int i)
@@ -519,6 +578,33 @@ static void episode(struct soak *s)
 		restart(s, h);
 		break;
 	}
+	case F_CLOCKRATE: {
+		static const char *const rates[] = {"+0 x0.9", "+0 x0.95", "+0 x1.05", "+0 x1.1"};
+		if (!s->faketime_lib) {
+			fail(s, "clockrate: libfaketime is not installed (scripts/install-deps test)");
+			break;
+		}
+		kill(s->c[h].pid, SIGTERM);
+		/* The probe dies of the forwarded SIGTERM: 128 + 15. */
+		expect_exit(s, h, 143, fault_names[f]);
+		snprintf(s->c[h].faketime, sizeof(s->c[h].faketime), "%s", rates[rnd(s) % 4]);
+		printf("soak: contender %d now runs at %s\n", h, s->c[h].faketime);
+		restart(s, h);
+		break;
+	}
+	case F_DBHINT:
+		if (!wait_hint_blocked(s, s->ttl_ms * 3)) {
+			fail(s, "dbhint: no follower blocked on the hint within %d ms", s->ttl_ms * 3);
+			break;
+		}
+		sandbox(s, "kill");
+		procs_sleep_ms(100);
+		sandbox(s, "restart");
+		outage_ms = procs_now_ms() - t0;
+		s->st.hint_restarts++;
+		if (wait_hint_blocked(s, s->ttl_ms * 3))
+			s->st.hint_back++;
+		break;
 	case F_COUNT:
 		break;
 	}
@@ -529,22 +615,23 @@ static void episode(struct soak *s)
 		if (!procs_alive(command))
 			fail(s, "%s: the holder kept its lease but its command %d is gone", fault_names[f],
 			     (int)command);
-	} else if (f == F_KILLCONN || f == F_DBSHORT) {
+	} else if (f == F_KILLCONN || f == F_DBSHORT || f == F_DBHINT) {
 		struct probe_state p = probe_read(s);
 		/* The promise: an outage shorter than ttl - margin - grace, less
 		 * one retry step and a round trip, never disturbs the command
 		 * (with the defaults: 55% of the ttl, less 1/30 of it). A restart
 		 * that a loaded machine made slower is no such outage. */
 		int64_t budget = s->ttl_ms * 55 / 100 - s->ttl_ms / 30 - 20;
-		if (f == F_DBSHORT && p.last_term != before.last_term) {
+		if ((f == F_DBSHORT || f == F_DBHINT) && p.last_term != before.last_term) {
 			if (outage_ms < budget)
 				fail(s,
-				     "dbshort: an outage of %lld ms (budget %lld ms) disturbed the command (term %llu "
+				     "%s: an outage of %lld ms (budget %lld ms) disturbed the command (term %llu "
 				     "-> %llu)",
-				     (long long)outage_ms, (long long)budget, before.last_term, p.last_term);
+				     fault_names[f], (long long)outage_ms, (long long)budget, before.last_term,
+				     p.last_term);
 			else
-				printf("soak: dbshort took %lld ms, over the %lld ms budget: a long outage after all\n",
-				       (long long)outage_ms, (long long)budget);
+				printf("soak: %s took %lld ms, over the %lld ms budget: a long outage after all\n",
+				       fault_names[f], (long long)outage_ms, (long long)budget);
 			/* Either way the holder stopped: it must have said 76. */
 			expect_exit(s, h, 76, fault_names[f]);
 			restart(s, h);
@@ -658,6 +745,14 @@ int main(int argc, char *argv[])
 	s.sandbox = getenv(s.galera ? "LR_SANDBOX_GALERA" : "LR_SANDBOX");
 	s.root = geteuid() == 0;
 	s.probe = getenv("LR_PROBE");
+	{
+		static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+						   "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+						   "/usr/lib/faketime/libfaketimeMT.so.1"};
+		for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]) && !s.faketime_lib; i++)
+			if (access(libs[i], R_OK) == 0)
+				s.faketime_lib = libs[i];
+	}
 	if (!s.bin || !s.sandbox || !s.probe) {
 		fprintf(stderr, "soak: LEADERRUN_BIN, LR_SANDBOX%s and LR_PROBE must be set (use scripts/soak)\n",
 			s.galera ? "_GALERA" : "");
@@ -724,6 +819,9 @@ int main(int argc, char *argv[])
 	if (s.galera)
 		printf("| node faults: holder kept its lease via another node / exited 76 | %d / %d |\n", s.st.kept,
 		       s.st.lost);
+	if (s.st.hint_restarts)
+		printf("| dbhint: a follower blocked on the hint again after the restart | %d of %d |\n",
+		       s.st.hint_back, s.st.hint_restarts);
 	printf("| faults |");
 	for (int f = 0, first = 1; f < F_COUNT; f++)
 		if (s.st.per_fault[f]) {
