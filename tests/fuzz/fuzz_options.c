@@ -225,7 +225,14 @@ static void check_ok(const struct options *o, char **argv, int argc)
 	FUZZ_CHECK(o->busy_exit >= 0 && o->busy_exit <= 255, "busy exit %d", o->busy_exit);
 	FUZZ_CHECK(o->verbosity >= -1, "verbosity %d", o->verbosity);
 	FUZZ_CHECK(o->tls >= DB_TLS_DEFAULT && o->tls <= DB_TLS_VERIFY_IDENTITY, "tls mode %d", (int)o->tls);
-	FUZZ_CHECK(o->tls < DB_TLS_VERIFY_CA || o->ssl_ca, "ssl mode %d without a CA", (int)o->tls);
+	/* A VERIFY mode without --ssl-ca is fine: it verifies against the
+	 * system's CA bundle. */
+	FUZZ_CHECK(!o->force || o->mode == MODE_RELEASE, "--force accepted outside --release");
+	FUZZ_CHECK(o->pause_for_us == -1 || (o->pause_for_us > 0 && o->mode == MODE_PAUSE), "pause for %lld",
+		   (long long)o->pause_for_us);
+	FUZZ_CHECK(o->once_per_us == 0 ||
+		       (o->mode == MODE_RUN && o->once_per_us >= 1000000 && o->once_per_us <= INT64_C(31622400000000)),
+		   "--once-per %lld", (long long)o->once_per_us);
 	FUZZ_CHECK(!o->ssl_cert == !o->ssl_key, "--ssl-cert without --ssl-key or the other way round");
 	FUZZ_CHECK(o->tls != DB_TLS_DISABLED || (!o->ssl_ca && !o->ssl_cert), "TLS disabled with certificates");
 
