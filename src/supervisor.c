@@ -565,7 +565,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 				  struct outcome *out)
 {
 	const struct options *o = s->o;
-	int64_t poll = sup_jitter(s, o->retry_us * 9 / 10, o->retry_us), us;
+	int64_t poll = sup_jitter(s, o->retry_us * 19 / 20, o->retry_us * 21 / 20), us;
 	int64_t past_expiry = r->info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
 	enum block how;
 	enum step st;
