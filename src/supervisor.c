@@ -340,7 +340,8 @@ static void sup_skip(struct sup *s, const struct lease_info *info, const char *h
 /* What a contender knows while it waits. */
 struct waiting {
 	int64_t start, give_up; /* give_up 0: no --wait-timeout */
-	int64_t backoff;	/* the next pause after a database error */
+	int64_t backoff;	/* the longest next pause after a database error */
+	int64_t pause;		/* the pause after the last error */
 	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
@@ -416,6 +417,7 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 {
 	const struct options *o = s->o;
 	bool refused = strstr(r->err, "(error 1040)") || strstr(r->err, "(error 1203)");
+	char a[32];
 
 	switch (r->status) {
 	case DB_DENIED:
@@ -450,6 +452,9 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 		return STEP_END;
 	}
 	w->last_was_error = true;
+	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
+	w->backoff = min64(w->backoff * 2, 30 * USEC_PER_SEC);
+	fmt_dur(a, sizeof(a), w->pause);
 	if (refused && !w->refused)
 		log_warn("the server has no connection to spare (%s); waiting, and trying again with backoff up to "
 			 "30s (see max_connections in leaderrun(1))",
@@ -457,7 +462,7 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	else if (refused)
 		log_debug("still refused: %s", r->err);
 	else
-		log_warn("%s: %s; retrying", dberr_name(r->status), r->err);
+		log_warn("%s: %s; retrying in %s", dberr_name(r->status), r->err, a);
 	w->refused = w->refused || refused;
 	return STEP_ON;
 }
@@ -573,9 +578,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	*op = WORKER_LOOK;
 	if (r->outcome == LEASE_ERROR) {
 		w->woken_for = 0;
-		us = sup_jitter(s, w->backoff / 2, w->backoff);
-		w->backoff = min64(w->backoff * 2, 30 * USEC_PER_SEC);
-		return sup_sleep(s, w, us, out);
+		return sup_sleep(s, w, w->pause, out);
 	}
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
