@@ -149,9 +149,16 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 	return LEASE_OK;
 }
 
+/* Is the row, as read, free for this contender now? */
+static bool lease_free(const struct lease_info *info, int64_t period_us)
+{
+	return lease_why(info, period_us) == BUSY_HELD && info->expires_in_us <= 0;
+}
+
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, int64_t *slot_us, struct lease_info *info,
-				 int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+				 int64_t ttl_us, int64_t period_us, bool look_first, int64_t *slot_us,
+				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				 size_t errlen)
 {
 	enum lease_outcome o;
 
@@ -159,19 +166,23 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *slot_us : 0;
 	/* --once-per: the first look fixes the slot, by the server's clock,
-	 * and a slot already taken ends the attempt without a write. */
-	if (period_us > 0 && info->slot_us == 0) {
+	 * and a slot already taken ends the attempt without a write. A waiter
+	 * that was not woken looks first too: while the lease is held, one
+	 * statement a look. */
+	if (look_first || (period_us > 0 && info->slot_us == 0)) {
 		if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
 			return LEASE_ERROR;
-		if (info->slot_us == 0) {
+		if (period_us > 0 && info->slot_us == 0) {
 			snprintf(err, errlen, "the server did not say which --once-per slot it is in");
 			*st = DB_UNAVAILABLE;
 			return LEASE_ERROR;
 		}
-		*slot_us = info->slot_us;
+		if (period_us > 0)
+			*slot_us = info->slot_us;
 		info->why = lease_why(info, period_us);
-		/* Held or paused as well: the compare-and-set could only fail. */
-		if (info->why != BUSY_HELD || info->expires_in_us > 0)
+		/* Held, paused or its slot used: the compare-and-set could only
+		 * fail. */
+		if (!lease_free(info, period_us))
 			return LEASE_BUSY;
 	}
 	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
@@ -182,7 +193,7 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
 		return LEASE_ERROR;
 	info->why = lease_why(info, period_us);
-	if (info->why != BUSY_HELD || info->expires_in_us > 0)
+	if (!lease_free(info, period_us))
 		return LEASE_BUSY;
 	/* Free now (a new row, or one that expired in between): once more. */
 	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
@@ -424,28 +435,57 @@ static enum db_status hint_query(struct db *db, const char *q, bool *one, char *
 	return st;
 }
 
-enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen)
-{
-	char q[96];
-
-	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s', 0)", sql->hint_name);
-	return hint_query(db, q, got, err, errlen);
-}
-
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, enum lease_hint *how,
-			       char *err, size_t errlen)
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, uint64_t term, bool *got, char *err,
+			       size_t errlen)
 {
 	char q[160];
 	int64_t v;
 	enum db_status st;
 
-	/* A free lock is not taken: a leader that could not take the hint
-	 * (a follower held it at that moment) takes it at its next renew, and
-	 * a follower that grabbed it meanwhile would wake for nothing. */
-	snprintf(q, sizeof(q), "SELECT IF(IS_USED_LOCK('%s') IS NULL, 2, GET_LOCK('%s', %u))", sql->hint_name,
-		 sql->hint_name, timeout_s);
+	/* Both: the hint, and the term's mark, which says to followers that
+	 * the hint's holder is this term's leader (the mark is never taken
+	 * by anyone else: terms are unique). */
+	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s:%llu', 0) + 2 * GET_LOCK('%s', 0)", sql->hint_name,
+		 (unsigned long long)term, sql->hint_name);
 	st = db_query_int(db, q, &v, err, errlen);
-	*how = v == 1 ? HINT_WOKEN : v == 2 ? HINT_UNHELD : HINT_TIMED_OUT;
+	*got = st == DB_OK && v == 3;
+	return st;
+}
+
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint64_t term, int64_t timeout_us,
+			       enum lease_hint *how, char *err, size_t errlen)
+{
+	char q[512];
+	int64_t v, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
+	enum db_status st;
+
+	/* Only a hint that TERM's leader holds is worth blocking on: it lets
+	 * go when that leader does, or dies with it. A free lock is not
+	 * taken (a leader that could not take the hint takes it at its next
+	 * renew, and a follower that grabbed it would wake for nothing); one
+	 * held by somebody else (a follower woken by a dead leader, or a
+	 * leader frozen out of its term) would not wake us when TERM's leader
+	 * lets go.
+	 * No table in this statement: a follower blocks here for up to a ttl,
+	 * and a statement that kept the lease table open that long would hold
+	 * its metadata lock, so that an ALTER TABLE queued behind it would
+	 * stall the leader's renews (measured on MariaDB 10.11). The timeout
+	 * has millisecond steps (MariaDB takes fractions; MySQL rounds). */
+	snprintf(q, sizeof(q),
+		 "SELECT CASE WHEN IS_USED_LOCK('%s') IS NULL THEN 2 "
+		 "WHEN NOT IS_USED_LOCK('%s') <=> IS_USED_LOCK('%s:%llu') THEN 3 "
+		 "ELSE GET_LOCK('%s', %lld.%03lld) + 10 * (IS_USED_LOCK('%s:%llu') IS NULL) END",
+		 sql->hint_name, sql->hint_name, sql->hint_name, (unsigned long long)term, sql->hint_name,
+		 (long long)(ms / 1000), (long long)(ms % 1000), sql->hint_name, (unsigned long long)term);
+	st = db_query_int(db, q, &v, err, errlen);
+	/* Woken, and the mark gone too: the leader's session ended (it let go,
+	 * or died with the lease unreleased). Woken with the mark still held:
+	 * somebody else handed the lock on, and the leader lives. */
+	*how = v == 11	? HINT_WOKEN
+	       : v == 1 ? HINT_PASSED
+	       : v == 2 ? HINT_UNHELD
+	       : v == 3 ? HINT_NOT_LEADERS
+			: HINT_TIMED_OUT;
 	return st;
 }
 

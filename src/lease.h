@@ -97,10 +97,15 @@ void lease_sql_render(struct lease_sql *sql, const char *table);
  * *SLOT_US, the multiple of PERIOD_US nearest to the server's time; 0 in
  * *SLOT_US means "not known yet": it is read from the server first and
  * kept there for the next attempts, so a waiter stays in the slot it
- * started in. */
+ * started in.
+ * LOOK_FIRST reads the row first and writes only when it is free: one
+ * statement a look while somebody holds the lease (a waiter's poll).
+ * Without it the compare-and-set goes first (a first attempt, or a follower
+ * woken by the hint, which expects to win). */
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, int64_t *slot_us, struct lease_info *info,
-				 int64_t *sent_at, enum db_status *st, char *err, size_t errlen);
+				 int64_t ttl_us, int64_t period_us, bool look_first, int64_t *slot_us,
+				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				 size_t errlen);
 
 enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
 			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
@@ -152,19 +157,26 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * hint: it is node- and session-local, dies with a connection, and means
  * nothing behind connection-multiplexing proxies or on Galera; every
  * decision is still the row's compare-and-set.
- * lease_hint_name derives the lock's name (<= 64 bytes) from table and
- * lease. lease_hint_take tries once without waiting; lease_hint_wait
- * blocks up to TIMEOUT_S seconds on a lock that somebody holds, and says
- * how it ended; lease_hint_drop lets it go. */
+ * Next to it the leader holds a mark named for its term, so that a
+ * follower can tell whether the hint's holder is the leader of the term it
+ * read from the row (IS_USED_LOCK gives the holder's connection id).
+ * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
+ * table and lease. lease_hint_take tries once, without waiting, to take
+ * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
+ * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
+ * leader holds it, and says how it ended; lease_hint_drop lets both go. */
 enum lease_hint {
-	HINT_WOKEN,	/* got the lock: its holder let go, or its session died */
-	HINT_TIMED_OUT, /* still held after TIMEOUT_S */
-	HINT_UNHELD,	/* nobody held it, so nothing to wait for: poll */
+	HINT_WOKEN,	  /* got the lock: TERM's leader let go, or its session died */
+	HINT_PASSED,	  /* got the lock, but TERM's leader still holds its mark */
+	HINT_TIMED_OUT,	  /* still held after TIMEOUT_US */
+	HINT_UNHELD,	  /* nobody held it, so nothing to wait for: poll */
+	HINT_NOT_LEADERS, /* somebody other than TERM's leader holds it: poll */
 };
 void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
-enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, bool *got, char *err, size_t errlen);
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned timeout_s, enum lease_hint *how,
-			       char *err, size_t errlen);
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, uint64_t term, bool *got, char *err,
+			       size_t errlen);
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint64_t term, int64_t timeout_us,
+			       enum lease_hint *how, char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for

@@ -62,11 +62,13 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 		 * the stop signal; the deadline never depends on these. */
 		unsigned attempt_s = ceil_seconds(timing_attempt_budget(&o->timing));
 		c->connect_timeout_s = connect_s < attempt_s ? connect_s : attempt_s;
-		/* A backstop only; but above the follower's GET_LOCK wait
-		 * (one retry interval), which must not look like a hung read. */
+		/* A backstop only; but above the follower's longest GET_LOCK
+		 * wait (ttl + 1 s, see sup_await_change), which must not look
+		 * like a hung read: a cut connection would wake every follower.
+		 * (The session's wait_timeout, 28800 s, is far above it.) */
 		c->io_timeout_s = ceil_seconds(o->timing.renew_us);
-		if (c->io_timeout_s < ceil_seconds(o->retry_us) + 2)
-			c->io_timeout_s = ceil_seconds(o->retry_us) + 2;
+		if (c->io_timeout_s < ceil_seconds(o->timing.ttl_us) + 5)
+			c->io_timeout_s = ceil_seconds(o->timing.ttl_us) + 5;
 	} else {
 		c->connect_timeout_s = connect_s;
 		c->io_timeout_s = 30;

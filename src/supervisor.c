@@ -1,7 +1,9 @@
 /* The lease loop, in the order it happens:
  *
- *   1. wait: ask the worker to acquire; on "busy" sleep until the holder's
- *      lease expires (never longer than --retry-interval) and ask again;
+ *   1. wait: ask the worker to acquire; on "busy" block on the holder's
+ *      wake-up hint until it lets go or dies, or until the expiry the row
+ *      reported, whichever is first (without the hint: poll, one look a
+ *      --retry-interval); then look again;
  *   2. run: spawn COMMAND in its own process group;
  *   3. hold: renew every renew interval; the local deadline runs from the
  *      send time of the last successful renew; at deadline - grace the group
@@ -335,209 +337,310 @@ static void sup_skip(struct sup *s, const struct lease_info *info, const char *h
 	out->kind = OUTCOME_BUSY;
 }
 
-/* Acquires the lease. Returns true when held (s->term, deadlines set);
- * false with OUT filled otherwise. */
-static bool sup_acquire(struct sup *s, struct outcome *out)
+/* What a contender knows while it waits. */
+struct waiting {
+	int64_t start, give_up; /* give_up 0: no --wait-timeout */
+	int64_t backoff;	/* the longest next pause after a database error */
+	int64_t pause;		/* the pause after the last error */
+	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
+	bool hints;		/* block on the wake-up hint; false: poll the row */
+	bool last_was_error;
+	bool refused;	    /* "too many connections" said once */
+	uint64_t woken_for; /* the term whose dead leader's hint woke us; 0: none */
+	struct lease_info last;
+	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
+	uint64_t last_term;
+};
+
+enum step { STEP_TAKEN, STEP_END, STEP_ON };
+
+/* --wait-timeout ran out: says so, with the row as last seen. */
+static enum step sup_gave_up(struct sup *s, const struct waiting *w, struct outcome *out)
 {
-	const struct options *o = s->o;
-	int64_t start = timing_now();
-	int64_t give_up = o->wait_timeout_us >= 0 ? start + o->wait_timeout_us : 0;
-	int64_t backoff = 500 * USEC_PER_MSEC;
-	char last_holder[LEASE_HOLDER_MAX + 1] = "", last_paused[32] = "";
-	uint64_t last_term = 0;
-	bool last_was_error = false, first = true, hints = !o->no_wake_hint;
-	struct lease_info last = {.why = BUSY_HELD};
-	/* A wake-up that found the row still held means its leader died
-	 * rather than let go: until that term ends, sleep to the expiry it
-	 * knows instead of waiting on the hint again. */
-	bool woken = false, dead_leader = false;
-	uint64_t dead_term = 0;
-	struct worker_result r;
-	char a[32], b[32];
+	char a[32], b[32], how[128];
 
-	for (;;) {
-		int64_t wake;
-
-		if (worker_submit(s->w, WORKER_ACQUIRE, 0, -1) < 0) {
-			log_error("internal error: database worker busy");
-			out->kind = OUTCOME_INTERNAL;
-			return false;
-		}
-		for (;;) {
-			/* The first attempt always gets its answer (bounded by the
-			 * connect timeout), so that -w 0 means "try once". */
-			int ev = sup_poll(s, first ? 0 : give_up);
-			if (sup_wait_ended(s, ev, out))
-				return false;
-			if ((ev & EV_WORKER) && sup_take(s, &r) == 0)
-				break;
-			if (!first && give_up && timing_now() >= give_up)
-				goto gave_up;
-		}
-		first = false;
-		/* Galera, or a DSN with several hosts: no named-lock hint. */
-		if (r.hints_off)
-			hints = false;
-
-		if (r.outcome == LEASE_OK) {
-			s->term = r.info.term;
-			s->sent_at = r.sent_at;
-			s->next_renew = r.sent_at + o->timing.renew_us;
-			return true;
-		}
-
-		if (r.outcome == LEASE_BUSY) {
-			last_was_error = false;
-			backoff = 500 * USEC_PER_MSEC;
-			last = r.info;
-			/* A used slot ends even a wait: the run it was for is done. */
-			if (o->no_wait || r.info.why == BUSY_SLOT_USED) {
-				sup_skip(s, &r.info, o->no_wait ? " (--no-wait)" : "", out);
-				return false;
-			}
-			if (r.info.why == BUSY_PAUSED) {
-				/* Paused: nobody holds the hint for this; look again at
-				 * the retry interval (a --resume) or just past the
-				 * pause's end, whichever is first. */
-				if (strcmp(r.info.paused_until, last_paused) != 0) {
-					log_event(LOG_INFO, "waiting", "waiting: lease paused by %s until %s",
-						  r.info.paused_by[0] ? r.info.paused_by : "an operator",
-						  pause_until(&r.info));
-					snprintf(last_paused, sizeof(last_paused), "%s", r.info.paused_until);
-				}
-				woken = false;
-				wake = sup_jitter(s, o->retry_us * 3 / 4, o->retry_us);
-				wake = min64(wake, r.info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC));
-				goto sleep;
-			}
-			last_paused[0] = '\0';
-			if (r.info.term != last_term || strcmp(r.info.holder, last_holder) != 0) {
-				fmt_dur(a, sizeof(a), r.info.expires_in_us);
-				log_event(LOG_INFO, "waiting", "waiting: held by %s (term %" PRIu64 "), expires in %s",
-					  r.info.holder, r.info.term, a);
-				last_term = r.info.term;
-				snprintf(last_holder, sizeof(last_holder), "%s", r.info.holder);
-			}
-			if (woken) {
-				dead_leader = true;
-				dead_term = r.info.term;
-			}
-			woken = false;
-			/* Woken, not polling: block on the leader's hint lock for
-			 * up to a retry interval. Exactly one follower wakes when
-			 * the leader lets go (no herd), and tries the row at once;
-			 * it holds the hint, and keeps it if it wins. */
-			if (hints && !(dead_leader && r.info.term == dead_term)) {
-				int64_t left = give_up ? give_up - timing_now() : o->retry_us;
-				int64_t span = min64(o->retry_us, left > 0 ? left : 1);
-				struct worker_result wr;
-				if (worker_submit(s->w, WORKER_WAIT, 0,
-						  (int)((span + USEC_PER_SEC - 1) / USEC_PER_SEC)) < 0)
-					hints = false;
-				else {
-					s->waiting_on_hint = true;
-					for (;;) {
-						int ev = sup_poll(s, give_up);
-						if (sup_wait_ended(s, ev, out))
-							return false;
-						if ((ev & EV_WORKER) && sup_take(s, &wr) == 0)
-							break;
-						if (give_up && timing_now() >= give_up)
-							goto gave_up;
-					}
-					s->waiting_on_hint = false;
-					if (wr.hints_off) {
-						log_debug("the wake-up hint does not work here; polling");
-						hints = false;
-						continue;
-					}
-					woken = wr.woken;
-					/* Nobody holds it (the leader has not taken it
-					 * yet): sleep below, as polling does. */
-					if (!wr.hint_unheld)
-						continue;
-				}
-			}
-			/* Jittered so that followers do not stampede; and a follower
-			 * that knows the expiry sleeps just past it, never longer
-			 * than the interval. */
-			wake = sup_jitter(s, o->retry_us * 3 / 4, o->retry_us);
-			if (r.status == DB_OK && r.info.expires_in_us >= 0)
-				wake = min64(wake, r.info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC));
-		} else {
-			woken = false;
-			/* Errors that retrying cannot fix end the run now. */
-			switch (r.status) {
-			case DB_DENIED:
-				log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s "
-					  "exists (leaderrun --init)",
-					  r.err, o->table);
-				out->kind = OUTCOME_DENIED;
-				return false;
-			case DB_UNTRUSTED:
-				/* Not "unavailable, retry later": a standby that
-				 * waited on would hide a setting (or an attack)
-				 * that no retry fixes. */
-				log_error("%s: %s; %s", dberr_name(r.status), r.err, TLSPOLICY_WAYS_OUT);
-				out->kind = OUTCOME_DENIED;
-				return false;
-			case DB_NO_TABLE:
-				log_error(
-				    "lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also "
-				    "upgrades an older table) or apply sql/",
-				    o->table, r.err);
-				out->kind = OUTCOME_NO_TABLE;
-				return false;
-			case DB_NO_DATABASE:
-				log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in "
-					  "--table DB.TABLE",
-					  r.err);
-				out->kind = OUTCOME_NO_TABLE;
-				return false;
-			default:
-				break;
-			}
-			if (o->no_wait) {
-				log_error("%s: %s", dberr_name(r.status), r.err);
-				out->kind = OUTCOME_UNAVAILABLE;
-				return false;
-			}
-			last_was_error = true;
-			wake = sup_jitter(s, backoff / 2, backoff);
-			fmt_dur(a, sizeof(a), wake);
-			log_warn("%s: %s; retrying in %s", dberr_name(r.status), r.err, a);
-			backoff = min64(backoff * 2, 30 * USEC_PER_SEC);
-		}
-
-	sleep:
-		if (give_up && timing_now() >= give_up)
-			goto gave_up;
-		wake += timing_now();
-		if (give_up && wake > give_up)
-			wake = give_up;
-		for (;;) {
-			int ev = sup_poll(s, wake);
-			if (sup_wait_ended(s, ev, out))
-				return false;
-			if (timing_now() >= wake)
-				break;
-		}
-		if (give_up && timing_now() >= give_up)
-			goto gave_up;
-	}
-
-gave_up:
-	fmt_dur(a, sizeof(a), o->wait_timeout_us);
-	fmt_dur(b, sizeof(b), timing_now() - start);
-	if (last_was_error) {
+	fmt_dur(a, sizeof(a), s->o->wait_timeout_us);
+	fmt_dur(b, sizeof(b), timing_now() - w->start);
+	if (w->last_was_error) {
 		log_error("database still unavailable after --wait-timeout %s", a);
 		out->kind = OUTCOME_UNAVAILABLE;
 	} else {
-		char how[128];
 		snprintf(how, sizeof(how), " (not acquired within --wait-timeout %s; waited %s)", a, b);
-		sup_skip(s, &last, how, out);
+		sup_skip(s, &w->last, how, out);
 	}
-	return false;
+	return STEP_END;
+}
+
+/* Waits for the worker's answer to what was just submitted, ending the
+ * wait on a signal or at --wait-timeout. */
+static enum step sup_await(struct sup *s, struct waiting *w, struct worker_result *r, struct outcome *out)
+{
+	for (;;) {
+		int ev = sup_poll(s, w->first ? 0 : w->give_up);
+		if (sup_wait_ended(s, ev, out))
+			return STEP_END;
+		if ((ev & EV_WORKER) && sup_take(s, r) == 0)
+			break;
+		if (!w->first && w->give_up && timing_now() >= w->give_up)
+			return sup_gave_up(s, w, out);
+	}
+	w->first = false;
+	/* Galera, or a DSN with several hosts: no named-lock hint. */
+	if (r->hints_off)
+		w->hints = false;
+	return STEP_ON;
+}
+
+/* Sleeps for US (not past --wait-timeout), ending on a signal. */
+static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct outcome *out)
+{
+	int64_t wake = timing_now() + us;
+
+	if (w->give_up && wake > w->give_up)
+		wake = w->give_up;
+	for (;;) {
+		int ev = sup_poll(s, wake);
+		if (sup_wait_ended(s, ev, out))
+			return STEP_END;
+		if (timing_now() >= wake)
+			break;
+	}
+	if (w->give_up && timing_now() >= w->give_up)
+		return sup_gave_up(s, w, out);
+	return STEP_ON;
+}
+
+/* A database error while waiting: fatal ones end the run, the rest are
+ * retried with backoff. A server out of connections (1040) is a wait, said
+ * once. */
+static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+{
+	const struct options *o = s->o;
+	bool refused = strstr(r->err, "(error 1040)") || strstr(r->err, "(error 1203)");
+	char a[32];
+
+	switch (r->status) {
+	case DB_DENIED:
+		log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s exists (leaderrun "
+			  "--init)",
+			  r->err, o->table);
+		out->kind = OUTCOME_DENIED;
+		return STEP_END;
+	case DB_UNTRUSTED:
+		/* Not "unavailable, retry later": a standby that waited on
+		 * would hide a setting (or an attack) that no retry fixes. */
+		log_error("%s: %s; %s", dberr_name(r->status), r->err, TLSPOLICY_WAYS_OUT);
+		out->kind = OUTCOME_DENIED;
+		return STEP_END;
+	case DB_NO_TABLE:
+		log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also upgrades an "
+			  "older table) or apply sql/",
+			  o->table, r->err);
+		out->kind = OUTCOME_NO_TABLE;
+		return STEP_END;
+	case DB_NO_DATABASE:
+		log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in --table DB.TABLE",
+			  r->err);
+		out->kind = OUTCOME_NO_TABLE;
+		return STEP_END;
+	default:
+		break;
+	}
+	if (o->no_wait) {
+		log_error("%s: %s", dberr_name(r->status), r->err);
+		out->kind = OUTCOME_UNAVAILABLE;
+		return STEP_END;
+	}
+	w->last_was_error = true;
+	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
+	w->backoff = min64(w->backoff * 2, 30 * USEC_PER_SEC);
+	fmt_dur(a, sizeof(a), w->pause);
+	if (refused && !w->refused)
+		log_warn("the server has no connection to spare (%s); waiting, and trying again with backoff up to "
+			 "30s (see max_connections in leaderrun(1))",
+			 r->err);
+	else if (refused)
+		log_debug("still refused: %s", r->err);
+	else
+		log_warn("%s: %s; retrying in %s", dberr_name(r->status), r->err, a);
+	w->refused = w->refused || refused;
+	return STEP_ON;
+}
+
+/* What an attempt's answer means: the lease is ours, the run ends (a
+ * skip, a fatal error), or the wait goes on. */
+static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+{
+	const struct options *o = s->o;
+	char a[32];
+
+	if (r->outcome == LEASE_OK) {
+		s->term = r->info.term;
+		s->sent_at = r->sent_at;
+		s->next_renew = r->sent_at + o->timing.renew_us;
+		return STEP_TAKEN;
+	}
+	if (r->outcome != LEASE_BUSY)
+		return sup_judge_error(s, w, r, out);
+	if (w->refused && w->last_was_error)
+		log_info("the server takes connections again");
+	w->last_was_error = false;
+	w->backoff = 500 * USEC_PER_MSEC;
+	w->last = r->info;
+	/* A used slot ends even a wait: the run it was for is done. */
+	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
+		sup_skip(s, &r->info, o->no_wait ? " (--no-wait)" : "", out);
+		return STEP_END;
+	}
+	if (r->info.why == BUSY_PAUSED) {
+		if (strcmp(r->info.paused_until, w->last_paused) != 0) {
+			log_event(LOG_INFO, "waiting", "waiting: lease paused by %s until %s",
+				  r->info.paused_by[0] ? r->info.paused_by : "an operator", pause_until(&r->info));
+			snprintf(w->last_paused, sizeof(w->last_paused), "%s", r->info.paused_until);
+		}
+		return STEP_ON;
+	}
+	w->last_paused[0] = '\0';
+	if (r->info.term != w->last_term || strcmp(r->info.holder, w->last_holder) != 0) {
+		fmt_dur(a, sizeof(a), r->info.expires_in_us);
+		log_event(LOG_INFO, "waiting", "waiting: held by %s (term %" PRIu64 "), expires in %s", r->info.holder,
+			  r->info.term, a);
+		w->last_term = r->info.term;
+		snprintf(w->last_holder, sizeof(w->last_holder), "%s", r->info.holder);
+	}
+	return STEP_ON;
+}
+
+/* One attempt at the lease: OP, its answer, and what it means. */
+static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op, struct worker_result *r,
+			     struct outcome *out)
+{
+	enum step st;
+
+	if (worker_submit(s->w, op, w->woken_for, -1) < 0) {
+		log_error("internal error: database worker busy");
+		out->kind = OUTCOME_INTERNAL;
+		return STEP_END;
+	}
+	st = sup_await(s, w, r, out);
+	return st == STEP_ON ? sup_judge(s, w, r, out) : st;
+}
+
+/* Blocks on the leader's hint for up to US. *HOW: woken (try the row at
+ * once), timed out (look again), or nothing to block on (poll). */
+enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, uint64_t term, int64_t us, enum block *how,
+				   struct outcome *out)
+{
+	struct worker_result r;
+	enum step st;
+
+	*how = BLOCK_POLL;
+	if (worker_submit_wait(s->w, term, us) < 0) {
+		w->hints = false;
+		return STEP_ON;
+	}
+	s->waiting_on_hint = true;
+	st = sup_await(s, w, &r, out);
+	if (st != STEP_ON)
+		return st;
+	s->waiting_on_hint = false;
+	if (r.hints_off) {
+		log_debug("the wake-up hint does not work here; polling");
+		return STEP_ON;
+	}
+	/* A leader that died with the lease unreleased leaves us its hint:
+	 * we keep it to the expiry (worker_keeps_hint), and the others keep
+	 * blocking behind us. */
+	w->woken_for = r.woken && r.leader_gone ? term : 0;
+	*how = r.woken ? BLOCK_WOKEN : r.hint_unheld ? BLOCK_POLL : BLOCK_TIMED_OUT;
+	if (r.woken)
+		log_debug("woken by the hint of term %" PRIu64 "%s", term, r.leader_gone ? "" : " (handed on)");
+	return STEP_ON;
+}
+
+/* Waits until the lease can change, and says how to try next (*OP):
+ *   - after an error: back off, then look;
+ *   - paused: sleep to the pause's end, never longer than --retry-interval;
+ *   - holding a dead leader's hint: sleep to its expiry, then look;
+ *   - with the hint: block on it up to the expiry the row reported (plus
+ *     jitter); woken, try the row at once; timed out, look again;
+ *   - without it: poll, one look a --retry-interval (or at the expiry). */
+static enum step sup_await_change(struct sup *s, struct waiting *w, const struct worker_result *r, enum worker_op *op,
+				  struct outcome *out)
+{
+	const struct options *o = s->o;
+	int64_t poll = sup_jitter(s, o->retry_us * 19 / 20, o->retry_us * 21 / 20), us;
+	int64_t past_expiry = r->info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
+	enum block how;
+	enum step st;
+
+	*op = WORKER_LOOK;
+	if (r->outcome == LEASE_ERROR) {
+		w->woken_for = 0;
+		return sup_sleep(s, w, w->pause, out);
+	}
+	if (r->info.why == BUSY_PAUSED)
+		return sup_sleep(s, w, min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
+				 out);
+	if (r->hint_held && w->woken_for == r->info.term) {
+		/* The look that follows gives the hint back unless it wins. */
+		w->woken_for = 0;
+		return sup_sleep(s, w, past_expiry, out);
+	}
+	w->woken_for = 0;
+	if (w->hints) {
+		/* Not a moment before the expiry, and a little after it: a
+		 * follower woken by a dead leader's hint takes the lease then,
+		 * and the others find it taken. The block is bounded by the
+		 * follower's ttl (a holder with a longer one is looked at once
+		 * a ttl), and --wait-timeout. */
+		us = r->info.expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
+		us = min64(us, o->timing.ttl_us + USEC_PER_SEC);
+		if (w->give_up)
+			us = min64(us, w->give_up - timing_now());
+		st = sup_block_on_hint(s, w, r->info.term, us > 0 ? us : 0, &how, out);
+		if (st != STEP_ON)
+			return st;
+		if (how == BLOCK_WOKEN)
+			*op = WORKER_ACQUIRE;
+		if (how != BLOCK_POLL)
+			return STEP_ON;
+	}
+	/* Polling: jittered so that followers do not stampede, and just past
+	 * the expiry when that comes first. */
+	return sup_sleep(s, w, r->info.expires_in_us >= 0 ? min64(poll, past_expiry) : poll, out);
+}
+
+/* Acquires the lease, waiting for it as the options say. Returns true when
+ * held (s->term, deadlines set); false with OUT filled otherwise. */
+static bool sup_acquire(struct sup *s, struct outcome *out)
+{
+	const struct options *o = s->o;
+	struct waiting w = {.first = true, .hints = !o->no_wake_hint, .backoff = 500 * USEC_PER_MSEC};
+	/* The first attempt goes straight at the row; later ones look first. */
+	enum worker_op op = WORKER_ACQUIRE;
+	struct worker_result r;
+
+	w.start = timing_now();
+	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
+	w.last.why = BUSY_HELD;
+	for (;;) {
+		switch (sup_attempt(s, &w, op, &r, out)) {
+		case STEP_TAKEN:
+			return true;
+		case STEP_END:
+			return false;
+		case STEP_ON:
+			break;
+		}
+		if (w.give_up && timing_now() >= w.give_up) {
+			sup_gave_up(s, &w, out);
+			return false;
+		}
+		if (sup_await_change(s, &w, &r, &op, out) == STEP_END)
+			return false;
+	}
 }
 
 /* ---- 3. hold, 4. drain ------------------------------------------------- */
@@ -844,7 +947,7 @@ static void sup_abandon_acquire(struct sup *s)
 		if (ev & EV_SIGNAL)
 			sup_signals_while_waiting(s);
 		if ((ev & EV_WORKER) && sup_take(s, &r) == 0) {
-			if (r.op == WORKER_ACQUIRE && r.outcome == LEASE_OK) {
+			if ((r.op == WORKER_ACQUIRE || r.op == WORKER_LOOK) && r.outcome == LEASE_OK) {
 				s->term = r.info.term;
 				s->sent_at = r.sent_at;
 				log_info("an acquire in flight took term %" PRIu64 "; releasing it", s->term);

@@ -19,6 +19,7 @@ struct worker {
 	bool detached;	 /* abandoned by worker_stop: the thread frees it all */
 	bool hints;	 /* still worth trying; only the worker thread touches it */
 	bool hint_held;	 /* this session holds the hint's lock */
+	uint64_t marked; /* the term whose mark this session holds with the hint; 0: none */
 	int64_t slot_us; /* --once-per: the slot this run contends for, once known */
 	int pipe[2];	 /* [0] polled by the supervisor, [1] written here */
 
@@ -27,19 +28,34 @@ struct worker {
 	enum worker_op op;
 	uint64_t term;
 	int exit_status;
+	int64_t wait_us;
 	struct worker_result result;
 };
 
-static void worker_take_hint(struct worker *w)
+/* The leader of TERM takes the hint and the term's mark. */
+static void worker_take_hint(struct worker *w, uint64_t term)
 {
 	char err[256];
 	bool got;
 
-	if (!w->hints || w->hint_held)
+	if (!w->hints || (w->hint_held && w->marked == term))
 		return;
-	if (lease_hint_take(w->db, w->job.sql, &got, err, sizeof(err)) != DB_OK)
+	if (lease_hint_take(w->db, w->job.sql, term, &got, err, sizeof(err)) != DB_OK)
 		w->hints = false;
+	/* A follower woken by the hint holds it already: GET_LOCK on a lock
+	 * of one's own succeeds (and counts; lease_hint_drop lets go of all). */
 	w->hint_held = w->hints && got;
+	w->marked = w->hint_held ? term : 0;
+}
+
+/* A follower woken by the hint of WOKEN_FOR whose attempt found that term
+ * still holding the row: its leader's session died with the lease
+ * unreleased. It keeps the hint until the expiry, so that the others stay
+ * blocked behind it (exactly one wakes), and takes the lease then. */
+static bool worker_keeps_hint(const struct worker_result *r, uint64_t woken_for)
+{
+	return woken_for != 0 && r->outcome == LEASE_BUSY && r->info.why == BUSY_HELD && r->info.term == woken_for &&
+	       r->info.expires_in_us > 0;
 }
 
 static void worker_drop_hint(struct worker *w)
@@ -48,9 +64,11 @@ static void worker_drop_hint(struct worker *w)
 
 	lease_hint_drop(w->db, w->job.sql, err, sizeof(err));
 	w->hint_held = false;
+	w->marked = 0;
 }
 
-static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, struct worker_result *r)
+static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, int64_t wait_us,
+			  struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 
@@ -63,6 +81,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			return;
 		}
 		w->hint_held = false; /* it went with the old session */
+		w->marked = 0;
 		/* The hint's named lock is local to one node and session: on
 		 * Galera (where MariaDB refuses it anyway) a follower could wait
 		 * on a lock the leader never took. (Several hosts: worker_start.) */
@@ -71,25 +90,28 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	}
 	switch (op) {
 	case WORKER_ACQUIRE:
-		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, &w->slot_us,
-					   &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+	case WORKER_LOOK:
+		r->outcome =
+		    lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, op == WORKER_LOOK,
+				  &w->slot_us, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
 		/* The new leader takes the hint, so that followers block on it
-		 * (a follower woken by it has it already). A follower woken
-		 * while the row is still held (its leader died, not let go)
-		 * gives it back, for the next leader to take. */
+		 * (a follower woken by it has it already). A follower that did
+		 * not win gives it back, for the next leader to take, unless its
+		 * leader died (worker_keeps_hint). */
 		if (r->outcome == LEASE_OK)
-			worker_take_hint(w);
-		else if (w->hint_held && db_connected(w->db))
+			worker_take_hint(w, r->info.term);
+		else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(r, term))
 			worker_drop_hint(w);
 		break;
 	case WORKER_WAIT: {
 		char err[256];
 		enum lease_hint how = HINT_UNHELD;
 		r->outcome = LEASE_OK;
-		if (!w->hints || lease_hint_wait(w->db, j->sql, (unsigned)exit_status, &how, err, sizeof(err)) != DB_OK)
+		if (!w->hints || lease_hint_wait(w->db, j->sql, term, wait_us, &how, err, sizeof(err)) != DB_OK)
 			w->hints = false;
-		r->woken = w->hints && how == HINT_WOKEN;
-		r->hint_unheld = w->hints && how == HINT_UNHELD;
+		r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
+		r->leader_gone = r->woken && how == HINT_WOKEN;
+		r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
 		w->hint_held = w->hint_held || r->woken;
 		break;
 	}
@@ -100,7 +122,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		 * follower held it just then) tries again: one statement a
 		 * renew, only until it has it. */
 		if (r->outcome == LEASE_OK)
-			worker_take_hint(w);
+			worker_take_hint(w, term);
 		break;
 	case WORKER_RELEASE:
 		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
@@ -110,6 +132,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			worker_drop_hint(w);
 		break;
 	}
+	r->hint_held = w->hint_held;
 	db_server_info(w->db, &r->server);
 	/* The next attempt goes out on a fresh connection, to the next host
 	 * first: the failure may be this server's alone (a cut-off Galera
@@ -142,6 +165,7 @@ static void *worker_main(void *arg)
 		enum worker_op op;
 		uint64_t term;
 		int exit_status;
+		int64_t wait_us;
 
 		while (!w->pending && !w->quit)
 			pthread_cond_wait(&w->wake, &w->lock);
@@ -150,11 +174,12 @@ static void *worker_main(void *arg)
 		op = w->op;
 		term = w->term;
 		exit_status = w->exit_status;
+		wait_us = w->wait_us;
 		w->pending = false;
 		w->running = true;
 		pthread_mutex_unlock(&w->lock);
 
-		worker_run_op(w, op, term, exit_status, &r);
+		worker_run_op(w, op, term, exit_status, wait_us, &r);
 		r.hints_off = !w->hints;
 
 		pthread_mutex_lock(&w->lock);
@@ -211,7 +236,7 @@ int worker_fd(const struct worker *w)
 	return w->pipe[0];
 }
 
-int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
+static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int exit_status, int64_t wait_us)
 {
 	int rc = -1;
 
@@ -220,12 +245,23 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 		w->op = op;
 		w->term = term;
 		w->exit_status = exit_status;
+		w->wait_us = wait_us;
 		w->pending = true;
 		pthread_cond_signal(&w->wake);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&w->lock);
 	return rc;
+}
+
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
+{
+	return worker_queue(w, op, term, exit_status, 0);
+}
+
+int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us)
+{
+	return worker_queue(w, WORKER_WAIT, term, -1, timeout_us);
 }
 
 int worker_busy(struct worker *w)

@@ -10,7 +10,11 @@
 #include "db.h"
 #include "lease.h"
 
-enum worker_op { WORKER_ACQUIRE, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT };
+/* WORKER_ACQUIRE tries the compare-and-set first (a first attempt, or a
+ * follower woken by the hint); WORKER_LOOK reads the row first and writes
+ * only when it is free (a waiter's look: one statement while the lease is
+ * held); WORKER_WAIT blocks on the wake-up hint. */
+enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT };
 
 struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
@@ -29,7 +33,9 @@ struct worker_result {
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
 	bool woken;		 /* WORKER_WAIT: the hint's lock came free */
-	bool hint_unheld;	 /* WORKER_WAIT: nobody holds the hint: poll */
+	bool leader_gone;	 /* WORKER_WAIT, woken: the term's leader's session ended with it */
+	bool hint_unheld;	 /* WORKER_WAIT: the term's leader does not hold the hint: poll */
+	bool hint_held;		 /* this session holds the hint now */
 	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
 	struct db_server server; /* the connection's server; name "" when none */
 	char err[384];
@@ -45,9 +51,16 @@ struct worker *worker_start(struct db *db, const struct worker_job *job);
 int worker_fd(const struct worker *w);
 
 /* Queues OP (TERM for renew and release; EXIT_STATUS, or -1, for the
- * release's record; for WORKER_WAIT, EXIT_STATUS is the wait in seconds).
- * Returns -1 if busy. */
+ * release's record). For WORKER_ACQUIRE and WORKER_LOOK, TERM is the term
+ * whose hint woke this follower (0: none): a follower that finds that term
+ * still holding the row keeps the hint (its holder died without letting
+ * go), so that the followers queued behind it keep blocking; in any other
+ * case an attempt that did not win gives the hint back. Returns -1 if busy. */
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
+
+/* Queues WORKER_WAIT: blocks up to TIMEOUT_US on the hint, if TERM's leader
+ * holds it. Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us);
 
 int worker_busy(struct worker *w);
 

@@ -1,0 +1,161 @@
+/* Waiting at scale (issue 15): followers block on the leader's wake-up hint
+ * up to the expiry the row reported, and wake when the lease can change. */
+#include <signal.h>
+
+#include "harness.h"
+#include "lease.h"
+
+HARNESS_MAIN
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+static unsigned long long term_of(const char *lease)
+{
+	return strtoull(h_sql("SELECT term FROM leaderrun_lease WHERE name='%s'", lease), NULL, 10);
+}
+
+/* How many of P[0..N) logged a wake-up by the hint (-vv). */
+static int woken(struct h_proc *p, int n)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += strstr(h_slurp(p[i].err), "woken by the hint") != NULL;
+	return k;
+}
+
+static void stop_all(struct h_proc *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		if (p[i].status < 0 && h_alive(p[i].pid))
+			kill(p[i].pid, SIGTERM);
+	for (int i = 0; i < n; i++)
+		h_finish(&p[i], 20000);
+}
+
+Test(waiting, holder_killed_wakes_exactly_one_follower_and_the_others_keep_blocking)
+{
+	const char *lease = h_lease("killed");
+	struct h_proc holder, f[4];
+	unsigned long long term;
+	int64_t t0;
+
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(1500);
+	term = term_of(lease);
+	for (int i = 0; i < 4; i++)
+		LR(&f[i], "-t", "3s", "-vv", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(2000);
+	cr_assert_eq(h_hint_waiters(lease), 4, "the followers block on the leader's hint");
+	cr_assert_eq(kill(holder.pid, SIGKILL), 0);
+	t0 = h_now_ms();
+	h_wait(&holder, 5000);
+	h_sleep_ms(700);
+	/* Before the expiry: one follower holds the dead leader's hint, the
+	 * others still block behind it. */
+	cr_assert_eq(woken(f, 4), 1, "exactly one follower woke");
+	cr_assert_eq(h_hint_waiters(lease), 3, "the other three keep blocking");
+	/* After the expiry the woken one leads, and the others block on its
+	 * hint again. */
+	while (term_of(lease) == term && h_now_ms() - t0 < 6000)
+		h_sleep_ms(50);
+	cr_assert_gt(term_of(lease), term, "nobody took over within the ttl");
+	h_sleep_ms(1500);
+	cr_assert_eq(woken(f, 4), 1, "still exactly one follower woke");
+	cr_assert_eq(h_hint_waiters(lease), 3, "the others block on the new leader's hint");
+	stop_all(f, 4);
+}
+
+Test(waiting, frozen_holder_with_its_session_open_is_taken_over_after_expiry)
+{
+	const char *lease = h_lease("frozen");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	struct h_proc holder, f[2];
+	unsigned long long term;
+	int64_t t0, took;
+
+	LR(&holder, "-t", "3s", "-l", lease, "--", h_probe(), log, lock, "60");
+	cr_assert(h_wait_file(log, "start", 10000));
+	term = term_of(lease);
+	for (int i = 0; i < 2; i++)
+		LR(&f[i], "-t", "3s", "-l", lease, "--", h_probe(), log, lock, "0.2");
+	h_sleep_ms(1500);
+	/* Frozen: its session (and hint) stays open; only the expiry ends the
+	 * followers' wait. Its watcher stops the command at the deadline. */
+	cr_assert_eq(kill(holder.pid, SIGSTOP), 0);
+	t0 = h_now_ms();
+	while (term_of(lease) == term && h_now_ms() - t0 < 10000)
+		h_sleep_ms(20);
+	took = h_now_ms() - t0;
+	cr_assert_gt(term_of(lease), term, "nobody took over from the frozen holder");
+	/* The row expires within the ttl of the last renew; + 1 s, + slack
+	 * for a loaded machine. */
+	cr_assert_lt(took, 3000 + 1000 + 1500, "takeover took %lld ms", (long long)took);
+	kill(holder.pid, SIGCONT);
+	cr_assert_eq(h_finish(&holder, 20000), 76, "%s", h_slurp(holder.err));
+	for (int i = 0; i < 2; i++)
+		cr_assert_eq(h_finish(&f[i], 20000), 0, "%s", h_slurp(f[i].err));
+	cr_assert_geq(h_probe_check(log, NULL, NULL, 3), 2);
+}
+
+Test(waiting, release_revokes_and_a_follower_takes_over_within_the_stated_bound)
+{
+	/* man leaderrun(1), --release: a follower takes over within a renew
+	 * interval plus --kill-grace of the revocation, plus round trips.
+	 * ttl 6s: renew 2 s, grace 1.5 s; its expiry would be 4-6 s away. */
+	const char *lease = h_lease("revoked");
+	struct h_proc holder, f, op;
+	unsigned long long term;
+	int64_t t0, took;
+
+	LR(&holder, "-t", "6s", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(1000);
+	term = term_of(lease);
+	LR(&f, "-t", "6s", "-l", lease, "--", "sh", "-c", "echo took; sleep 1");
+	h_sleep_ms(1500);
+	t0 = h_now_ms();
+	LR(&op, "--release", lease);
+	cr_assert_eq(h_finish(&op, 30000), 0, "%s", h_slurp(op.err));
+	cr_assert(h_wait_file(f.out, "took", 10000), "the follower never took over");
+	took = h_now_ms() - t0;
+	cr_assert_gt(term_of(lease), term);
+	cr_assert_lt(took, 2000 + 1500 + 1500, "the follower took %lld ms", (long long)took);
+	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&f, 10000), 0, "%s", h_slurp(f.err));
+}
+
+Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
+{
+	/* man leaderrun(1), CONNECTIONS AND LOAD: behind a healthy holder a
+	 * follower sends at most two statements (a look and the blocked
+	 * GET_LOCK) per ttl minus renew interval. ttl 3s, renew 1 s: a cycle
+	 * is at least 2 s long. Counted per session in the general log. */
+	const char *lease = h_lease("cost");
+	struct lease_sql sql;
+	struct h_proc holder, f;
+	const int window_s = 12;
+	long id, n;
+
+	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(1000);
+	LR(&f, "-t", "3s", "-l", lease, "--", "true");
+	h_sleep_ms(1500);
+	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(''%s''%%' LIMIT 1",
+			sql.hint_name));
+	cr_assert_gt(id, 0, "the follower does not block on the hint");
+	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
+	h_sleep_ms(window_s * 1000);
+	h_sql("SET GLOBAL general_log=0");
+	n = atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND command_type IN "
+		       "('Query', 'Execute', 'Prepare')",
+		       id));
+	h_sql("TRUNCATE mysql.general_log");
+	/* A cycle in flight at each end of the window: + 1. */
+	cr_assert_leq(n, 2 * (window_s / 2 + 1), "%ld statements in %d s", n, window_s);
+	cr_assert_geq(n, 2, "the follower never looked: %ld", n);
+	kill(f.pid, SIGTERM);
+	kill(holder.pid, SIGTERM);
+	h_finish(&f, 10000);
+	h_finish(&holder, 10000);
+}
