@@ -456,7 +456,7 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint6
 			       enum lease_hint *how, char *err, size_t errlen)
 {
 	char q[512];
-	int64_t v, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
+	int64_t v = 0, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
 	enum db_status st;
 
 	/* Only a hint that TERM's leader holds is worth blocking on: it lets

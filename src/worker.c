@@ -32,19 +32,31 @@ struct worker {
 	struct worker_result result;
 };
 
+/* A hint statement failed. A lost connection (a server restart, a killed
+ * session) says nothing about the hint: the next statement reconnects and
+ * it works again. Anything else (the server refuses named locks) switches
+ * it off for the rest of the run. */
+static void worker_hint_failed(struct worker *w, enum db_status st)
+{
+	if (st != DB_UNAVAILABLE && db_connected(w->db))
+		w->hints = false;
+}
+
 /* The leader of TERM takes the hint and the term's mark. */
 static void worker_take_hint(struct worker *w, uint64_t term)
 {
 	char err[256];
-	bool got;
+	bool got = false;
+	enum db_status st;
 
 	if (!w->hints || (w->hint_held && w->marked == term))
 		return;
-	if (lease_hint_take(w->db, w->job.sql, term, &got, err, sizeof(err)) != DB_OK)
-		w->hints = false;
+	st = lease_hint_take(w->db, w->job.sql, term, &got, err, sizeof(err));
+	if (st != DB_OK)
+		worker_hint_failed(w, st);
 	/* A follower woken by the hint holds it already: GET_LOCK on a lock
 	 * of one's own succeeds (and counts; lease_hint_drop lets go of all). */
-	w->hint_held = w->hints && got;
+	w->hint_held = w->hints && st == DB_OK && got;
 	w->marked = w->hint_held ? term : 0;
 }
 
@@ -107,8 +119,14 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		char err[256];
 		enum lease_hint how = HINT_UNHELD;
 		r->outcome = LEASE_OK;
-		if (!w->hints || lease_hint_wait(w->db, j->sql, term, wait_us, &how, err, sizeof(err)) != DB_OK)
-			w->hints = false;
+		if (w->hints) {
+			enum db_status st = lease_hint_wait(w->db, j->sql, term, wait_us, &how, err, sizeof(err));
+			if (st != DB_OK) {
+				/* Not woken, whatever the reply said: look again. */
+				how = HINT_UNHELD;
+				worker_hint_failed(w, st);
+			}
+		}
 		r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
 		r->leader_gone = r->woken && how == HINT_WOKEN;
 		r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
