@@ -76,6 +76,22 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 
 void options_free(struct options *o);
 
+/* One option of the table that drives parsing, --help, and the tests that
+ * hold the man page and the bash completion to it. */
+struct parse;
+struct options_def {
+	const char *name;    /* long name, without "--" */
+	int short_name;	     /* 0: none */
+	const char *arg;     /* its value as --help shows it; NULL: none */
+	const char *section; /* --help starts this section here */
+	const char *help;    /* NULL: described in another option's line */
+	int (*set)(struct parse *p, const char *arg);
+	bool takes_value;
+};
+
+/* The table, in --help's order. */
+const struct options_def *options_table(size_t *n);
+
 /* Parses a signal name (TERM, SIGTERM, term) or number. Returns the
  * number, or -1. */
 int options_parse_signal(const char *text);
