@@ -185,6 +185,7 @@ struct parse {
 	const char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key;
 	const char *release_lease, *term_text, *log_format, *pause_lease, *for_text;
 	const char *lease_arg, *holder_arg;
+	const char *history_lease, *format, *limit_text, *keep_text;
 	bool quiet, dsn_from_argv;
 	int modes;
 };
@@ -294,6 +295,33 @@ static int set_resume(struct parse *p, const char *arg)
 {
 	p->pause_lease = arg;
 	return set_mode(p, MODE_RESUME);
+}
+static int set_history(struct parse *p, const char *arg)
+{
+	p->history_lease = arg;
+	return set_mode(p, MODE_HISTORY);
+}
+static int set_format(struct parse *p, const char *arg)
+{
+	p->format = arg;
+	return 0;
+}
+static int set_limit(struct parse *p, const char *arg)
+{
+	p->limit_text = arg;
+	return 0;
+}
+static int set_history_keep(struct parse *p, const char *arg)
+{
+	p->keep_text = arg;
+	return 0;
+}
+static int set_metrics_file(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		FAIL("--metrics-file needs a path");
+	p->o->metrics_file = arg;
+	return 0;
 }
 static int set_for(struct parse *p, const char *arg)
 {
@@ -470,6 +498,12 @@ static const struct options_def defs[] = {
     {"for", 0, "D", NULL, NULL, set_for, true},
     {"resume", 0, "LEASE", NULL, "end a pause", set_resume, true},
     {"check", 0, NULL, NULL, "exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead", set_check, false},
+    {"history", 0, "LEASE", NULL, "its last runs: term, holder, host, start, end, outcome", set_history, true},
+    {"limit", 0, "N", NULL, "with --history: the newest N runs only", set_limit, true},
+    {"format", 0, "F", NULL,
+     "text (default), json, or for --status prometheus (the\n"
+     "fleet's metrics); --json is --format json",
+     set_format, true},
     {"json", 0, NULL, NULL, NULL, set_json, false},
     {"term", 0, "N", NULL, NULL, set_term, true},
     {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", set_lease, true},
@@ -488,6 +522,11 @@ static const struct options_def defs[] = {
     {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail", set_ping, true},
     {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, released, exited)", set_notify, true},
     {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", set_ready_file, true},
+    {"metrics-file", 0, "PATH", NULL,
+     "Prometheus textfile of this process's lease (%l: the\n"
+     "lease name), replaced atomically",
+     set_metrics_file, true},
+    {"history-keep", 0, "N", NULL, "runs kept in the history per lease (default 100; 0: none)", set_history_keep, true},
     {"verbose", 'v', NULL, "Output", "more messages (repeatable)", set_verbose, false},
     {"quiet", 'q', NULL, NULL, "errors only", set_quiet, false},
     {"log-format", 0, "F", NULL, "text (default) or json", set_log_format, true},
@@ -511,10 +550,11 @@ static int show_help(struct parse *p, const char *arg)
 
 	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --init\n"
-	      "       leaderrun [CONNECTION OPTIONS] --status [--json] [LEASE]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --status [--json | --format prometheus] [LEASE]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
 	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --history LEASE [--json] [--limit N]\n"
 	      "\n"
 	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
 	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
@@ -626,6 +666,86 @@ static int options_read(struct parse *p, int argc, char *argv[])
 	return 0;
 }
 
+/* A count for --limit or --history-keep: 0 to MAX. */
+static int parse_count(const char *opt, const char *text, unsigned max, unsigned *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(text, &end, 10);
+	if (errno || end == text || *end || *text == '-' || n > max) {
+		snprintf(err, errlen, "%s '%s' must be a number from 0 to %u", opt, text, max);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* --format, --limit, --history-keep and --metrics-file, and the modes
+ * they go with. */
+static int options_check_observe(struct parse *p)
+{
+	struct options *o = p->o;
+
+	if (p->format) {
+		if (strcmp(p->format, "json") == 0)
+			o->json = true;
+		else if (strcmp(p->format, "prometheus") == 0)
+			o->format = FORMAT_PROMETHEUS;
+		else if (strcmp(p->format, "text") != 0)
+			FAIL("--format '%s' is not a format; use text, json or prometheus", p->format);
+		if (o->mode != MODE_STATUS && o->mode != MODE_HISTORY)
+			FAIL("--format goes with --status or --history (for JSON logs: --log-format json)");
+		if (o->format == FORMAT_PROMETHEUS && o->mode != MODE_STATUS)
+			FAIL("--format prometheus goes with --status");
+		if (o->json && o->format == FORMAT_PROMETHEUS)
+			FAIL("--json and --format prometheus contradict each other; give one");
+	}
+	if (o->json)
+		o->format = FORMAT_JSON;
+	o->history_limit = 0;
+	if (p->limit_text) {
+		if (o->mode != MODE_HISTORY)
+			FAIL("--limit goes with --history");
+		if (parse_count("--limit", p->limit_text, 1000000, &o->history_limit, p->err, p->errlen) < 0)
+			return -1;
+	}
+	o->history_keep = 100;
+	if (p->keep_text) {
+		if (o->mode != MODE_RUN)
+			FAIL("--history-keep goes with a COMMAND to run");
+		if (parse_count("--history-keep", p->keep_text, 1000000, &o->history_keep, p->err, p->errlen) < 0)
+			return -1;
+	}
+	if (o->metrics_file && o->mode != MODE_RUN)
+		FAIL("--metrics-file goes with a COMMAND to run (for the fleet: --status --format prometheus)");
+	return 0;
+}
+
+/* The history table sits next to the lease table: leaderrun_lease ->
+ * leaderrun_history, any other NAME -> NAME_history, same database. */
+static int options_history_table(struct options *o, char *err, size_t errlen)
+{
+	const char *dot = strchr(o->table, '.');
+	const char *base = dot ? dot + 1 : o->table;
+	size_t n = strlen(base);
+	char name[LEASE_TABLE_MAX + 16];
+
+	if (n >= 6 && strcmp(base + n - 6, "_lease") == 0)
+		n -= 6;
+	snprintf(name, sizeof(name), "%.*s%.*s_history", dot ? (int)(dot - o->table + 1) : 0, o->table, (int)n, base);
+	if (n + 8 > 64) {
+		snprintf(err, errlen,
+			 "--table %s: the name is too long to add _history for its history table; use at most 56 "
+			 "characters",
+			 o->table);
+		return -1;
+	}
+	snprintf(o->history_table, sizeof(o->history_table), "%s", name);
+	return 0;
+}
+
 enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen)
 {
 	struct parse p = {
@@ -679,13 +799,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->command = argv + optind;
 
 	if (p.modes > 1) {
-		snprintf(
-		    err, errlen,
-		    "--init, --status, --release, --check, --pause and --resume are p.modes of their own; give one");
+		snprintf(err, errlen,
+			 "--init, --status, --history, --release, --check, --pause and --resume are modes of their "
+			 "own; give one");
 		goto usage;
 	}
 	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK || o->mode == MODE_PAUSE ||
-	     o->mode == MODE_RESUME) &&
+	     o->mode == MODE_RESUME || o->mode == MODE_HISTORY) &&
 	    o->command[0]) {
 		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", o->command[0]);
 		goto usage;
@@ -694,8 +814,10 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--status takes at most one LEASE, not '%s'", o->command[1]);
 		goto usage;
 	}
-	if (o->json && o->mode != MODE_STATUS) {
-		snprintf(err, errlen, "--json goes with --status (for JSON logs: --log-format json)");
+	if (options_check_observe(&p) < 0)
+		goto usage;
+	if (o->json && o->mode != MODE_STATUS && o->mode != MODE_HISTORY) {
+		snprintf(err, errlen, "--json goes with --status or --history (for JSON logs: --log-format json)");
 		goto usage;
 	}
 	if (p.term_text && o->mode != MODE_CHECK) {
@@ -842,6 +964,11 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	}
 	if (o->mode == MODE_RELEASE &&
 	    set_name("lease name", o->lease, sizeof(o->lease), p.release_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		goto usage;
+	if (o->mode == MODE_HISTORY &&
+	    set_name("lease name", o->lease, sizeof(o->lease), p.history_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		goto usage;
+	if (options_history_table(o, err, errlen) < 0)
 		goto usage;
 	if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME) {
 		/* Who paused it, for --status and the skipped runs' messages:

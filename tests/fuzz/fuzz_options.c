@@ -225,7 +225,7 @@ static void check_ok(const struct options *o, char **argv, int argc)
 	FUZZ_CHECK(o->busy_exit >= 0 && o->busy_exit <= 255, "busy exit %d", o->busy_exit);
 	FUZZ_CHECK(o->verbosity >= -1, "verbosity %d", o->verbosity);
 	FUZZ_CHECK(o->tls >= DB_TLS_DEFAULT && o->tls <= DB_TLS_VERIFY_IDENTITY, "tls mode %d", (int)o->tls);
-	FUZZ_CHECK(o->tls < DB_TLS_VERIFY_CA || o->ssl_ca, "ssl mode %d without a CA", (int)o->tls);
+	FUZZ_CHECK(o->tls < DB_TLS_VERIFY_CA || o->ssl_ca || o->system_ca[0], "ssl mode %d without a CA", (int)o->tls);
 	FUZZ_CHECK(!o->ssl_cert == !o->ssl_key, "--ssl-cert without --ssl-key or the other way round");
 	FUZZ_CHECK(o->tls != DB_TLS_DISABLED || (!o->ssl_ca && !o->ssl_cert), "TLS disabled with certificates");
 
