@@ -4,3 +4,6 @@
 -- Replace `ops` with your database and 'leaderrun'@'%' with your account:
 --   CREATE USER 'leaderrun'@'%' IDENTIFIED BY '...';
 GRANT SELECT, INSERT, UPDATE ON ops.leaderrun_lease TO 'leaderrun'@'%';
+-- Schema 4, the run history: written by the holders, pruned to the last
+-- --history-keep runs per lease (hence DELETE, on this table only).
+GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_history TO 'leaderrun'@'%';

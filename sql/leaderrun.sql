@@ -8,7 +8,8 @@
 -- holder stops, then lets go), paused_until/paused_by a `--pause`, and
 -- last_slot/slot_term the last `--once-per` slot a run took and its term.
 -- Older tables are upgraded in place, every row and term kept, by
--- `leaderrun --init` or sql/upgrade-1-to-2.sql then sql/upgrade-2-to-3.sql.
+-- `leaderrun --init` or sql/upgrade-1-to-2.sql, sql/upgrade-2-to-3.sql, then
+-- sql/upgrade-3-to-4.sql (schema 4: the run history, below).
 CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
@@ -24,4 +25,20 @@ CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   last_slot    DATETIME(6) NULL,
   slot_term    BIGINT UNSIGNED NULL,
   PRIMARY KEY (name)
+) ENGINE=InnoDB;
+
+-- Schema 4: one row per run (acquisition to release, loss or crash), kept
+-- for the last --history-keep terms of each lease (default 100). Pruned by
+-- DELETE on this table only.
+CREATE TABLE IF NOT EXISTS `leaderrun_history` (
+  lease       VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  term        BIGINT UNSIGNED NOT NULL,
+  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  host        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  started_at  DATETIME(6) NOT NULL,
+  ended_at    DATETIME(6) NULL,
+  outcome     VARCHAR(16) NOT NULL DEFAULT '',
+  exit_status INT NULL,
+  exit_signal INT NULL,
+  PRIMARY KEY (lease, term)
 ) ENGINE=InnoDB;

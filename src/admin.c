@@ -1,16 +1,22 @@
 #include "admin.h"
 
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "db.h"
+#include "history_sql.h"
 #include "duration.h"
 #include "json.h"
 #include "lease.h"
 #include "log.h"
 #include "runmode.h"
+
+/* Statement slots of the history on the admin connection (after lease.c's). */
+enum { SLOT_A_LIST = 20, SLOT_A_SUCCESS = 21 };
 
 struct rows {
 	struct lease_row *v;
@@ -153,6 +159,158 @@ static void print_table(const struct rows *r, const char *server)
 		printf("(times are the database's, UTC; now %s; server %s)\n", r->v[0].now, server);
 }
 
+/* Prometheus label values escape backslash, double quote and newline. */
+static void prom_label(char *out, size_t len, const char *v)
+{
+	size_t k = 0;
+
+	for (; *v && k + 2 < len; v++) {
+		if (*v == '\\' || *v == '"' || *v == '\n') {
+			out[k++] = '\\';
+			out[k++] = *v == '\n' ? 'n' : *v;
+		} else
+			out[k++] = *v;
+	}
+	out[k] = '\0';
+}
+
+/* "2024-01-02T03:04:05.123456Z" (the database's UTC) as Unix seconds. */
+static double iso_seconds(const char *t)
+{
+	struct tm tm = {0};
+	double frac = 0;
+	const char *rest;
+
+	if (!t[0])
+		return 0;
+	rest = strptime(t, "%Y-%m-%dT%H:%M:%S", &tm);
+	if (!rest)
+		return 0;
+	if (*rest == '.')
+		frac = strtod(rest, NULL);
+	return (double)timegm(&tm) + frac;
+}
+
+struct success {
+	char lease[LEASE_NAME_MAX + 1];
+	int64_t at_us;
+};
+struct successes {
+	struct success *v;
+	size_t n, cap;
+};
+
+static void collect_success(void *ctx, const struct db_value *c)
+{
+	struct successes *r = ctx;
+
+	if (c[1].is_null)
+		return;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct success *v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return;
+		r->v = v;
+		r->cap = cap;
+	}
+	snprintf(r->v[r->n].lease, sizeof(r->v[r->n].lease), "%s", c[0].buf);
+	r->v[r->n++].at_us = c[1].i64;
+}
+
+/* --status --format prometheus: every lease as metrics, all times by the
+ * database's clock, for one scrape (cron into a textfile, or a sidecar)
+ * that watches the whole fleet. */
+static void print_prometheus(const struct rows *r, const struct successes *ok, bool have_history)
+{
+	char l[4 * LEASE_NAME_MAX + 8], hl[4 * LEASE_HOLDER_MAX + 8];
+	struct {
+		const char *name, *type, *help;
+	} fam[] = {
+	    {"leaderrun_lease_held", "gauge",
+	     "Whether somebody holds the lease now (1) or not (0), by the database's clock."},
+	    {"leaderrun_lease_holder_info", "gauge", "The lease's current or last holder, as a label; always 1."},
+	    {"leaderrun_lease_term", "gauge", "The lease's fencing term: it grows by one per acquisition."},
+	    {"leaderrun_lease_expiry_seconds", "gauge", "Seconds until the lease expires; 0 when not held."},
+	    {"leaderrun_lease_revoked", "gauge", "Whether the lease is held but revoked by --release (1) or not (0)."},
+	    {"leaderrun_lease_paused", "gauge", "Whether the lease is paused (1) or not (0)."},
+	    {"leaderrun_lease_last_exit_status", "gauge", "Exit status of the last run's command (128+N: signal N)."},
+	    {"leaderrun_lease_last_finish_timestamp_seconds", "gauge",
+	     "Unix time the last run finished (database clock)."},
+	    {"leaderrun_lease_last_success_timestamp_seconds", "gauge",
+	     "Unix time the last run that exited 0 finished (database clock; from the run history)."},
+	};
+	enum { NFAM = sizeof(fam) / sizeof(fam[0]) };
+
+	for (int f = 0; f < NFAM; f++) {
+		if (f == NFAM - 1 && !have_history)
+			continue;
+		printf("# HELP %s %s\n# TYPE %s %s\n", fam[f].name, fam[f].help, fam[f].name, fam[f].type);
+		for (size_t i = 0; i < r->n; i++) {
+			const struct lease_row *w = &r->v[i];
+			prom_label(l, sizeof(l), w->name);
+			switch (f) {
+			case 0:
+				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->held ? 1 : 0);
+				break;
+			case 1:
+				prom_label(hl, sizeof(hl), w->holder);
+				printf("%s{lease=\"%s\",holder=\"%s\"} 1\n", fam[f].name, l, hl);
+				break;
+			case 2:
+				printf("%s{lease=\"%s\"} %" PRIu64 "\n", fam[f].name, l, w->term);
+				break;
+			case 3:
+				printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l,
+				       w->held && w->expires_in_us > 0 ? (double)w->expires_in_us / 1e6 : 0.0);
+				break;
+			case 4:
+				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->revoked ? 1 : 0);
+				break;
+			case 5:
+				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->paused_until[0] ? 1 : 0);
+				break;
+			case 6:
+				if (w->has_exit)
+					printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->last_exit);
+				break;
+			case 7:
+				if (w->finished_at[0])
+					printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l, iso_seconds(w->finished_at));
+				break;
+			case 8:
+				for (size_t k = 0; k < ok->n; k++)
+					if (strcmp(ok->v[k].lease, w->name) == 0)
+						printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l,
+						       (double)ok->v[k].at_us / 1e6);
+				break;
+			}
+		}
+	}
+	printf("# HELP leaderrun_status_history_available Whether the run history table could be read (1) or not "
+	       "(0).\n# TYPE leaderrun_status_history_available gauge\nleaderrun_status_history_available %d\n",
+	       have_history ? 1 : 0);
+}
+
+/* The last successful run of each lease, from the history. False (and a
+ * warning) when the history cannot be read: a schema-3 database. */
+static bool read_successes(const struct options *o, struct db *db, struct successes *ok)
+{
+	struct history_sql h;
+	char lease[LEASE_NAME_MAX + 1], err[512];
+	struct db_value c[] = {{.type = DB_STR, .buf = lease, .cap = sizeof(lease)}, {.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	history_sql_render(&h, o->history_table, o->table);
+	st = db_exec_each(db, SLOT_A_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r, err, sizeof(err));
+	if (st == DB_OK)
+		return true;
+	log_warn("--status: no last success times: the run history %s cannot be read (%s: %s)%s", o->history_table,
+		 dberr_name(st), err, st == DB_NO_TABLE ? "; 'leaderrun --init' creates it" : "");
+	return false;
+}
+
 static void admin_status(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
@@ -176,7 +334,12 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 		log_error("no lease named '%s' in table %s", o->lease, o->table);
 		out->kind = OUTCOME_NO;
 	} else {
-		if (o->json)
+		if (o->format == FORMAT_PROMETHEUS) {
+			struct successes ok = {0};
+			bool have = read_successes(o, db, &ok);
+			print_prometheus(&r, &ok, have);
+			free(ok.v);
+		} else if (o->json)
 			print_json(&r, server);
 		else
 			print_table(&r, server);
@@ -267,6 +430,170 @@ static void admin_check(const struct options *o, struct db *db, const struct lea
 	out->kind = held ? OUTCOME_INIT_DONE : OUTCOME_NO;
 }
 
+/* ---- --history ---------------------------------------------------------- */
+
+struct run {
+	uint64_t term;
+	char holder[LEASE_HOLDER_MAX + 1], host[256], started[32], ended[32], outcome[16];
+	bool has_exit, has_signal, has_duration;
+	int exit_status, signo;
+	int64_t duration_us;
+};
+struct runs {
+	struct run *v;
+	size_t n, cap;
+	bool oom;
+};
+
+static void collect_run(void *ctx, const struct db_value *c)
+{
+	struct runs *r = ctx;
+	struct run *x;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct run *v = realloc(r->v, cap * sizeof(*v));
+		if (!v) {
+			r->oom = true;
+			return;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	x = &r->v[r->n++];
+	memset(x, 0, sizeof(*x));
+	x->term = c[0].u64;
+	snprintf(x->holder, sizeof(x->holder), "%s", c[1].buf);
+	snprintf(x->host, sizeof(x->host), "%s", c[2].buf);
+	snprintf(x->started, sizeof(x->started), "%s", c[3].is_null ? "" : c[3].buf);
+	snprintf(x->ended, sizeof(x->ended), "%s", c[4].is_null ? "" : c[4].buf);
+	snprintf(x->outcome, sizeof(x->outcome), "%s", c[5].buf);
+	x->has_exit = !c[6].is_null;
+	x->exit_status = (int)c[6].i64;
+	x->has_signal = !c[7].is_null;
+	x->signo = (int)c[7].i64;
+	x->has_duration = !c[8].is_null;
+	x->duration_us = c[8].i64;
+}
+
+static void print_runs_json(const struct runs *r)
+{
+	char q[4 * LEASE_HOLDER_MAX + 8];
+
+	fputs("[", stdout);
+	for (size_t i = 0; i < r->n; i++) {
+		const struct run *x = &r->v[i];
+		printf("%s\n  {\"term\": %" PRIu64 ", ", i ? "," : "", x->term);
+		json_quote(q, sizeof(q), x->holder);
+		printf("\"holder\": %s, ", q);
+		json_quote(q, sizeof(q), x->host);
+		printf("\"host\": %s, ", q);
+		print_time("started", x->started);
+		print_time("ended", x->ended);
+		printf("\"outcome\": \"%s\", ", x->outcome);
+		if (x->has_exit)
+			printf("\"exit_status\": %d, ", x->exit_status);
+		else
+			fputs("\"exit_status\": null, ", stdout);
+		if (x->has_signal)
+			printf("\"signal\": %d, \"signal_name\": \"SIG%s\", ", x->signo,
+			       sigabbrev_np(x->signo) ? sigabbrev_np(x->signo) : "?");
+		else
+			fputs("\"signal\": null, ", stdout);
+		if (x->has_duration)
+			printf("\"duration_ms\": %" PRId64 "}", x->duration_us / 1000);
+		else
+			fputs("\"duration_ms\": null}", stdout);
+	}
+	fputs(r->n ? "\n]\n" : "]\n", stdout);
+}
+
+static void print_runs_table(const struct runs *r)
+{
+	enum { NCOL = 7 };
+	static const char *const head[NCOL] = {"TERM", "OUTCOME", "HOST", "HOLDER", "STARTED", "ENDED", "DURATION"};
+	char cell[NCOL][LEASE_HOLDER_MAX + 64];
+	int w[NCOL];
+
+	for (int k = 0; k < NCOL; k++)
+		w[k] = (int)strlen(head[k]);
+	for (int pass = 0; pass < 2; pass++) {
+		if (pass == 1)
+			for (int k = 0; k < NCOL; k++)
+				printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n", w[k], head[k]);
+		for (size_t i = 0; i < r->n; i++) {
+			const struct run *x = &r->v[i];
+			snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, x->term);
+			if (x->has_signal)
+				snprintf(cell[1], sizeof(cell[1]), "%s (SIG%s)", x->outcome,
+					 sigabbrev_np(x->signo) ? sigabbrev_np(x->signo) : "?");
+			else if (x->has_exit)
+				snprintf(cell[1], sizeof(cell[1]), "%s (%d)", x->outcome, x->exit_status);
+			else
+				snprintf(cell[1], sizeof(cell[1]), "%s", x->outcome);
+			snprintf(cell[2], sizeof(cell[2]), "%s", or_dash(x->host));
+			snprintf(cell[3], sizeof(cell[3]), "%s", or_dash(x->holder));
+			snprintf(cell[4], sizeof(cell[4]), "%s", or_dash(x->started));
+			snprintf(cell[5], sizeof(cell[5]), "%s", or_dash(x->ended));
+			if (x->has_duration)
+				duration_format(x->duration_us, cell[6], sizeof(cell[6]));
+			else
+				snprintf(cell[6], sizeof(cell[6]), "-");
+			for (int k = 0; k < NCOL; k++) {
+				if (pass == 0 && (int)strlen(cell[k]) > w[k])
+					w[k] = (int)strlen(cell[k]);
+				if (pass == 1)
+					printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n",
+					       k < NCOL - 1 ? w[k] : (int)sizeof(cell[k]), cell[k]);
+			}
+		}
+	}
+	if (r->n)
+		puts("(times are the database's, UTC)");
+}
+
+static void admin_history(const struct options *o, struct db *db, struct outcome *out)
+{
+	struct history_sql h;
+	char b[6][LEASE_HOLDER_MAX + 1], err[512];
+	struct db_value p[] = {{.type = DB_STR, .str = o->lease},
+			       {.type = DB_U64, .u64 = o->history_limit ? o->history_limit : UINT64_C(1000000000)}};
+	struct db_value c[] = {
+	    {.type = DB_U64},
+	    {.type = DB_STR, .buf = b[0], .cap = sizeof(b[0])},
+	    {.type = DB_STR, .buf = b[1], .cap = sizeof(b[1])},
+	    {.type = DB_STR, .buf = b[2], .cap = 32},
+	    {.type = DB_STR, .buf = b[3], .cap = 32},
+	    {.type = DB_STR, .buf = b[4], .cap = 16},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	};
+	struct runs r = {0};
+	struct db_result res;
+	enum db_status st;
+
+	history_sql_render(&h, o->history_table, o->table);
+	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 9, collect_run, &r, &res, err, sizeof(err));
+	if (st != DB_OK) {
+		log_error("--history: %s: %s%s", dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table (schema 4)" : "");
+		out->kind = runmode_outcome_of(st);
+	} else if (r.oom) {
+		log_error("out of memory");
+		out->kind = OUTCOME_INTERNAL;
+	} else {
+		if (o->json)
+			print_runs_json(&r);
+		else if (r.n)
+			print_runs_table(&r);
+		else
+			printf("no runs of lease %s in %s\n", o->lease, o->history_table);
+		out->kind = OUTCOME_INIT_DONE;
+	}
+	free(r.v);
+}
+
 void admin_run(const struct options *o, struct outcome *out)
 {
 	struct lease_sql sql;
@@ -277,6 +604,8 @@ void admin_run(const struct options *o, struct outcome *out)
 	lease_sql_render(&sql, o->table);
 	if (o->mode == MODE_STATUS)
 		admin_status(o, db, &sql, out);
+	else if (o->mode == MODE_HISTORY)
+		admin_history(o, db, out);
 	else if (o->mode == MODE_RELEASE)
 		admin_release(o, db, &sql, out);
 	else if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME)

@@ -404,7 +404,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	struct db_result r;
 	enum db_status st;
 
-	*from = LEASE_SCHEMA;
+	*from = LEASE_ROWS_SCHEMA;
 	st = db_query(db, sql->create, err, errlen);
 	if (st != DB_OK)
 		return st;
@@ -418,7 +418,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	if (st != DB_OK || !r.have_row)
 		return st;
 	*from = c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
-	for (int v = *from; v < LEASE_SCHEMA && st == DB_OK; v++)
+	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
 		st = db_query(db, sql->upgrade[v - 1], err, errlen);
 	return st;
 }

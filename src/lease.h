@@ -57,8 +57,12 @@ struct lease_sql {
 	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
 };
 
-/* The schema this build writes; --init upgrades older tables to it. */
-#define LEASE_SCHEMA 3
+/* The schema this build writes; --init upgrades older tables to it.
+ * Schema 4 is schema 3's lease table plus the run history, a table of its
+ * own (history_sql.h): the lease statements are the same for both, so a
+ * build of either contends on either. */
+#define LEASE_SCHEMA	  4
+#define LEASE_ROWS_SCHEMA 3 /* the lease table's own columns */
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
 struct lease_row {
@@ -147,8 +151,8 @@ enum db_status lease_check(struct db *db, const struct lease_sql *sql, const cha
 
 /* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
- * every row and term. *FROM receives the schema the table had (LEASE_SCHEMA
- * when nothing was done). */
+ * every row and term. *FROM receives the schema the table had, 1 to
+ * LEASE_ROWS_SCHEMA (the history's table is runmode_init's). */
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
 				  size_t errlen);
 

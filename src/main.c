@@ -6,7 +6,9 @@
  *   options.c     argv + LEADERRUN_* -> const struct options
  *     duration.c, dsn.c, leasename.c, timing.c (defaults, safety check)
  *   runmode.c     --init, or a run: precheck, subreaper, worker, supervisor
- *   admin.c       --status, --release, --check
+ *   admin.c       --status (also as Prometheus metrics), --history, --release, --check
+ *   metrics.c     --metrics-file: counters, and a thread that writes the file
+ *   history.c     the run history's writes, on a thread and connection of their own
  *   supervisor.c  the lease loop: wait, spawn, renew, stop, drain, release
  *   worker.c      database thread: one statement at a time, own connection
  *   lease.c       the SQL protocol (compare-and-set on one row)
@@ -53,6 +55,7 @@ int main(int argc, char *argv[])
 	case MODE_CHECK:
 	case MODE_PAUSE:
 	case MODE_RESUME:
+	case MODE_HISTORY:
 		admin_run(&o, &out);
 		break;
 	}

@@ -18,148 +18,6 @@
 
 #define PASSWORD_FILE_MAX 4096
 
-enum {
-	OPT_PASSWORD_FILE = 256,
-	OPT_DEFAULTS_FILE,
-	OPT_TABLE,
-	OPT_INIT,
-	OPT_HOLDER,
-	OPT_RENEW,
-	OPT_GRACE,
-	OPT_SIGNAL,
-	OPT_RETRY,
-	OPT_SSL_MODE,
-	OPT_SSL_CA,
-	OPT_SSL_CERT,
-	OPT_SSL_KEY,
-	OPT_STATUS,
-	OPT_RELEASE,
-	OPT_CHECK,
-	OPT_JSON,
-	OPT_TERM,
-	OPT_MIN_HOLD,
-	OPT_PING,
-	OPT_NOTIFY,
-	OPT_LOG_FORMAT,
-	OPT_READY_FILE,
-	OPT_NO_WAKE_HINT,
-	OPT_PAUSE,
-	OPT_RESUME,
-	OPT_FOR,
-	OPT_FORCE,
-	OPT_ONCE_PER,
-};
-
-static const struct option long_options[] = {
-    {"dsn", required_argument, NULL, 'd'},
-    {"password-file", required_argument, NULL, OPT_PASSWORD_FILE},
-    {"defaults-file", required_argument, NULL, OPT_DEFAULTS_FILE},
-    {"table", required_argument, NULL, OPT_TABLE},
-    {"ssl-mode", required_argument, NULL, OPT_SSL_MODE},
-    {"ssl-ca", required_argument, NULL, OPT_SSL_CA},
-    {"ssl-cert", required_argument, NULL, OPT_SSL_CERT},
-    {"ssl-key", required_argument, NULL, OPT_SSL_KEY},
-    {"init", no_argument, NULL, OPT_INIT},
-    {"status", no_argument, NULL, OPT_STATUS},
-    {"release", required_argument, NULL, OPT_RELEASE},
-    {"check", no_argument, NULL, OPT_CHECK},
-    {"pause", required_argument, NULL, OPT_PAUSE},
-    {"resume", required_argument, NULL, OPT_RESUME},
-    {"for", required_argument, NULL, OPT_FOR},
-    {"force", no_argument, NULL, OPT_FORCE},
-    {"once-per", required_argument, NULL, OPT_ONCE_PER},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"term", required_argument, NULL, OPT_TERM},
-    {"min-hold", required_argument, NULL, OPT_MIN_HOLD},
-    {"ping", required_argument, NULL, OPT_PING},
-    {"notify", required_argument, NULL, OPT_NOTIFY},
-    {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
-    {"ready-file", required_argument, NULL, OPT_READY_FILE},
-    {"no-wake-hint", no_argument, NULL, OPT_NO_WAKE_HINT},
-    {"lease", required_argument, NULL, 'l'},
-    {"holder", required_argument, NULL, OPT_HOLDER},
-    {"ttl", required_argument, NULL, 't'},
-    {"renew-interval", required_argument, NULL, OPT_RENEW},
-    {"kill-grace", required_argument, NULL, OPT_GRACE},
-    {"kill-signal", required_argument, NULL, OPT_SIGNAL},
-    {"no-wait", no_argument, NULL, 'n'},
-    {"wait-timeout", required_argument, NULL, 'w'},
-    {"retry-interval", required_argument, NULL, OPT_RETRY},
-    {"busy-exit-code", required_argument, NULL, 'E'},
-    {"verbose", no_argument, NULL, 'v'},
-    {"quiet", no_argument, NULL, 'q'},
-    {"help", no_argument, NULL, 'h'},
-    {"version", no_argument, NULL, 'V'},
-    {NULL, 0, NULL, 0},
-};
-
-static void options_help(FILE *f)
-{
-	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
-	      "       leaderrun [CONNECTION OPTIONS] --init\n"
-	      "       leaderrun [CONNECTION OPTIONS] --status [--json] [LEASE]\n"
-	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
-	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
-	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
-	      "\n"
-	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
-	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
-	      "\n"
-	      "Connection:\n"
-	      "  -d, --dsn DSN            mysql://USER[:PASS]@HOST[:PORT][,HOST[:PORT]...]/DB[?PARAM=VALUE&...]\n"
-	      "                           (socket, connect-timeout, host-order=random, ssl-*)\n"
-	      "      --password-file FILE read the password from FILE\n"
-	      "      --defaults-file FILE MySQL option file (groups [client] and [leaderrun])\n"
-	      "      --table NAME         lease table (default leaderrun_lease)\n"
-	      "      --ssl-mode MODE      DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
-	      "                           (default: VERIFY_IDENTITY for any host but the socket,\n"
-	      "                           localhost, 127.0.0.0/8 and ::1)\n"
-	      "      --ssl-ca FILE        CA certificate(s) to verify the server with (default: the\n"
-	      "                           system's bundle, or $SSL_CERT_FILE)\n"
-	      "      --ssl-cert FILE      client certificate; --ssl-key FILE: its key\n"
-	      "      --init               create (or upgrade) the lease table, then exit\n"
-	      "Operator:\n"
-	      "      --status [LEASE]     show every lease, or one (--json for JSON)\n"
-	      "      --release LEASE      revoke it: the holder stops its command, then lets go\n"
-	      "      --force              with --release: free it at once (the old command may\n"
-	      "                           still run until its next renew)\n"
-	      "      --pause LEASE        nobody acquires it until --resume (or --for D)\n"
-	      "      --resume LEASE       end a pause\n"
-	      "      --check              exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead\n"
-	      "Lease:\n"
-	      "  -l, --lease NAME         lease name (default: derived from COMMAND)\n"
-	      "      --holder ID          holder identity (default HOST:PID:RANDOM)\n"
-	      "  -t, --ttl DURATION       lease time to live (default 15s)\n"
-	      "      --renew-interval D   renew period (default ttl/3)\n"
-	      "      --kill-grace D       kill signal to SIGKILL (default min(3s, ttl/4))\n"
-	      "      --kill-signal SIG    signal that asks COMMAND to stop (default TERM)\n"
-	      "Waiting:\n"
-	      "  -n, --no-wait            try once; exit 75 if the lease is held\n"
-	      "  -w, --wait-timeout D     give up waiting after D; exit 75\n"
-	      "      --retry-interval D   how often a follower looks (default 1s)\n"
-	      "      --no-wake-hint       poll; do not block on the GET_LOCK hint (for proxies)\n"
-	      "  -E, --busy-exit-code N   exit status when not acquired (default 75)\n"
-	      "      --min-hold D         keep the lease until acquisition + D (cron dedupe)\n"
-	      "      --once-per PERIOD    run at most once per PERIOD slot (cron); exit 75 if done\n"
-	      "Notifications:\n"
-	      "      --ping URL           Healthchecks-style pings: URL/start, URL/STATUS, URL/fail\n"
-	      "      --notify URL         POST a JSON event (acquired, lost, released, exited)\n"
-	      "      --ready-file PATH    exists while the command runs (readiness probe)\n"
-	      "Output:\n"
-	      "  -v, --verbose            more messages (repeatable)\n"
-	      "  -q, --quiet              errors only\n"
-	      "      --log-format F       text (default) or json\n"
-	      "  -h, --help               this help\n"
-	      "  -V, --version            version\n"
-	      "\n"
-	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
-	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
-	      "77 access denied or server not verified (TLS), 78 lease table missing,\n"
-	      "126/127 COMMAND not executable/not found.\n"
-	      "See leaderrun(1).\n",
-	      f);
-}
-
 int options_parse_signal(const char *text)
 {
 	const char *name = text;
@@ -200,17 +58,6 @@ static bool signal_stops_process(int sig)
 	default:
 		return true;
 	}
-}
-
-static int parse_duration_opt(const char *opt, const char *text, int64_t *out, char *err, size_t errlen)
-{
-	char why[160];
-
-	if (duration_parse(text, out, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s: %s", opt, why);
-		return -1;
-	}
-	return 0;
 }
 
 static int read_password_file(const char *path, char **out, char *err, size_t errlen)
@@ -326,19 +173,593 @@ static int options_tls_hosts(struct options *o, char *err, size_t errlen)
 	return 0;
 }
 
+/* What the command line gave, before it is checked as a whole: the values
+ * that later steps combine (a DSN with the option files, a lease name with
+ * the mode) wait here; the rest go straight into the options. */
+struct parse {
+	struct options *o;
+	FILE *out;
+	char *err;
+	size_t errlen;
+	const char *dsn_text, *dsn_from, *table, *password_file;
+	const char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key;
+	const char *release_lease, *term_text, *log_format, *pause_lease, *for_text;
+	const char *lease_arg, *holder_arg;
+	const char *history_lease, *format, *limit_text, *keep_text;
+	bool quiet, dsn_from_argv;
+	int modes;
+};
+
+/* An option's effect: 0, -1 with p->err filled (a usage error), or
+ * OPT_DONE when it printed what was asked (--help, --version). */
+#define OPT_DONE 1
+typedef int opt_set_fn(struct parse *p, const char *arg);
+
+#define FAIL(...)                                                                                                      \
+	do {                                                                                                           \
+		snprintf(p->err, p->errlen, __VA_ARGS__);                                                              \
+		return -1;                                                                                             \
+	} while (0)
+
+static int parse_duration_opt(const char *opt, const char *text, int64_t *out, char *err, size_t errlen)
+{
+	char why[160];
+
+	if (duration_parse(text, out, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "%s: %s", opt, why);
+		return -1;
+	}
+	return 0;
+}
+
+#define DURATION(opt, field) parse_duration_opt(opt, arg, &p->o->field, p->err, p->errlen)
+
+static int set_dsn(struct parse *p, const char *arg)
+{
+	p->dsn_text = arg;
+	p->dsn_from = "--dsn";
+	p->dsn_from_argv = true;
+	return 0;
+}
+static int set_password_file(struct parse *p, const char *arg)
+{
+	p->password_file = arg;
+	return 0;
+}
+static int set_defaults_file(struct parse *p, const char *arg)
+{
+	struct stat st;
+
+	if (access(arg, R_OK) != 0)
+		FAIL("--defaults-file %s: %s", arg, strerror(errno));
+	/* The client library would read a device like /dev/zero for ever. */
+	if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode))
+		FAIL("--defaults-file %s: not a regular file", arg);
+	p->o->defaults_file = arg;
+	return 0;
+}
+static int set_table(struct parse *p, const char *arg)
+{
+	p->table = arg;
+	return 0;
+}
+static int set_ssl_mode(struct parse *p, const char *arg)
+{
+	p->ssl_mode = arg;
+	return 0;
+}
+static int set_ssl_ca(struct parse *p, const char *arg)
+{
+	p->ssl_ca = arg;
+	return 0;
+}
+static int set_ssl_cert(struct parse *p, const char *arg)
+{
+	p->ssl_cert = arg;
+	return 0;
+}
+static int set_ssl_key(struct parse *p, const char *arg)
+{
+	p->ssl_key = arg;
+	return 0;
+}
+static int set_mode(struct parse *p, enum options_mode m)
+{
+	p->o->mode = m;
+	p->modes++;
+	return 0;
+}
+static int set_init(struct parse *p, const char *arg)
+{
+	return set_mode(p, MODE_INIT);
+}
+static int set_status(struct parse *p, const char *arg)
+{
+	return set_mode(p, MODE_STATUS);
+}
+static int set_release(struct parse *p, const char *arg)
+{
+	p->release_lease = arg;
+	return set_mode(p, MODE_RELEASE);
+}
+static int set_check(struct parse *p, const char *arg)
+{
+	return set_mode(p, MODE_CHECK);
+}
+static int set_pause(struct parse *p, const char *arg)
+{
+	p->pause_lease = arg;
+	return set_mode(p, MODE_PAUSE);
+}
+static int set_resume(struct parse *p, const char *arg)
+{
+	p->pause_lease = arg;
+	return set_mode(p, MODE_RESUME);
+}
+static int set_history(struct parse *p, const char *arg)
+{
+	p->history_lease = arg;
+	return set_mode(p, MODE_HISTORY);
+}
+static int set_format(struct parse *p, const char *arg)
+{
+	p->format = arg;
+	return 0;
+}
+static int set_limit(struct parse *p, const char *arg)
+{
+	p->limit_text = arg;
+	return 0;
+}
+static int set_history_keep(struct parse *p, const char *arg)
+{
+	p->keep_text = arg;
+	return 0;
+}
+static int set_metrics_file(struct parse *p, const char *arg)
+{
+	if (!*arg)
+		FAIL("--metrics-file needs a path");
+	p->o->metrics_file = arg;
+	return 0;
+}
+static int set_for(struct parse *p, const char *arg)
+{
+	p->for_text = arg;
+	if (DURATION("--for", pause_for_us) < 0)
+		return -1;
+	if (p->o->pause_for_us <= 0)
+		FAIL("--for %s is not a time to pause for; give a positive duration", arg);
+	return 0;
+}
+static int set_force(struct parse *p, const char *arg)
+{
+	p->o->force = true;
+	return 0;
+}
+static int set_once_per(struct parse *p, const char *arg)
+{
+	if (DURATION("--once-per", once_per_us) < 0)
+		return -1;
+	/* A second at least: slots are cron's, and a period past a year is
+	 * surely a typo (and keeps the arithmetic far from overflowing). */
+	if (p->o->once_per_us < USEC_PER_SEC || p->o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC)
+		FAIL("--once-per %s is out of range; use 1s to 366 days (as 8784h)", arg);
+	return 0;
+}
+static int set_json(struct parse *p, const char *arg)
+{
+	p->o->json = true;
+	return 0;
+}
+static int set_term(struct parse *p, const char *arg)
+{
+	p->term_text = arg;
+	return 0;
+}
+static int set_min_hold(struct parse *p, const char *arg)
+{
+	return DURATION("--min-hold", min_hold_us);
+}
+static int set_ping(struct parse *p, const char *arg)
+{
+	p->o->ping_url = arg;
+	return 0;
+}
+static int set_notify(struct parse *p, const char *arg)
+{
+	if (p->o->nnotify == OPTIONS_MAX_NOTIFY)
+		FAIL("at most %d --notify URLs", OPTIONS_MAX_NOTIFY);
+	p->o->notify_urls[p->o->nnotify++] = arg;
+	return 0;
+}
+static int set_log_format(struct parse *p, const char *arg)
+{
+	p->log_format = arg;
+	return 0;
+}
+static int set_ready_file(struct parse *p, const char *arg)
+{
+	p->o->ready_file = arg;
+	return 0;
+}
+static int set_no_wake_hint(struct parse *p, const char *arg)
+{
+	p->o->no_wake_hint = true;
+	return 0;
+}
+static int set_lease(struct parse *p, const char *arg)
+{
+	p->lease_arg = arg;
+	return 0;
+}
+static int set_holder(struct parse *p, const char *arg)
+{
+	p->holder_arg = arg;
+	return 0;
+}
+static int set_ttl(struct parse *p, const char *arg)
+{
+	return DURATION("--ttl", timing.ttl_us);
+}
+static int set_renew(struct parse *p, const char *arg)
+{
+	return DURATION("--renew-interval", timing.renew_us);
+}
+static int set_grace(struct parse *p, const char *arg)
+{
+	return DURATION("--kill-grace", timing.grace_us);
+}
+static int set_kill_signal(struct parse *p, const char *arg)
+{
+	p->o->kill_signal = options_parse_signal(arg);
+	if (p->o->kill_signal < 0)
+		FAIL("--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number", arg);
+	if (!signal_stops_process(p->o->kill_signal))
+		FAIL("--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL", arg);
+	return 0;
+}
+static int set_no_wait(struct parse *p, const char *arg)
+{
+	p->o->no_wait = true;
+	return 0;
+}
+static int set_wait_timeout(struct parse *p, const char *arg)
+{
+	return DURATION("--wait-timeout", wait_timeout_us);
+}
+static int set_retry(struct parse *p, const char *arg)
+{
+	if (DURATION("--retry-interval", retry_us) < 0)
+		return -1;
+	if (p->o->retry_us < 10 * USEC_PER_MSEC)
+		FAIL("--retry-interval %s is too short; use at least 10ms", arg);
+	return 0;
+}
+static int set_busy_exit(struct parse *p, const char *arg)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < 0 || n > 255)
+		FAIL("--busy-exit-code '%s' must be a number from 0 to 255", arg);
+	p->o->busy_exit = (int)n;
+	return 0;
+}
+static int set_verbose(struct parse *p, const char *arg)
+{
+	p->o->verbosity++;
+	return 0;
+}
+static int set_quiet(struct parse *p, const char *arg)
+{
+	p->quiet = true;
+	return 0;
+}
+static int show_help(struct parse *p, const char *arg);
+static int show_version(struct parse *p, const char *arg)
+{
+	fprintf(p->out, "leaderrun %s\n", LEADERRUN_VERSION);
+	return OPT_DONE;
+}
+
+/* Every option, once: getopt_long's table and short options, --help, and
+ * the tests that hold the man page and the bash completion to it are all
+ * made from this. The order is --help's. */
+static const struct options_def defs[] = {
+    {"dsn", 'd', "DSN", "Connection",
+     "mysql://USER[:PASS]@HOST[:PORT][,HOST[:PORT]...]/DB[?PARAM=VALUE&...]\n"
+     "(socket, connect-timeout, host-order=random, ssl-*)",
+     set_dsn, true},
+    {"password-file", 0, "FILE", NULL, "read the password from FILE", set_password_file, true},
+    {"defaults-file", 0, "FILE", NULL, "MySQL option file (groups [client] and [leaderrun])", set_defaults_file, true},
+    {"table", 0, "NAME", NULL, "lease table (default leaderrun_lease)", set_table, true},
+    {"ssl-mode", 0, "MODE", NULL,
+     "DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
+     "(default: VERIFY_IDENTITY for any host but the socket,\n"
+     "localhost, 127.0.0.0/8 and ::1)",
+     set_ssl_mode, true},
+    {"ssl-ca", 0, "FILE", NULL,
+     "CA certificate(s) to verify the server with (default: the\n"
+     "system's bundle, or $SSL_CERT_FILE)",
+     set_ssl_ca, true},
+    {"ssl-cert", 0, "FILE", NULL, "client certificate; --ssl-key FILE: its key", set_ssl_cert, true},
+    {"ssl-key", 0, "FILE", NULL, NULL, set_ssl_key, true},
+    {"init", 0, NULL, NULL, "create (or upgrade) the lease table, then exit", set_init, false},
+    {"status", 0, "[LEASE]", "Operator", "show every lease, or one (--json for JSON)", set_status, false},
+    {"release", 0, "LEASE", NULL, "revoke it: the holder stops its command, then lets go", set_release, true},
+    {"force", 0, NULL, NULL,
+     "with --release: free it at once (the old command may\n"
+     "still run until its next renew)",
+     set_force, false},
+    {"pause", 0, "LEASE", NULL, "nobody acquires it until --resume (or --for D)", set_pause, true},
+    {"for", 0, "D", NULL, NULL, set_for, true},
+    {"resume", 0, "LEASE", NULL, "end a pause", set_resume, true},
+    {"check", 0, NULL, NULL, "exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead", set_check, false},
+    {"history", 0, "LEASE", NULL, "its last runs: term, holder, host, start, end, outcome", set_history, true},
+    {"limit", 0, "N", NULL, "with --history: the newest N runs only", set_limit, true},
+    {"format", 0, "F", NULL,
+     "text (default), json, or for --status prometheus (the\n"
+     "fleet's metrics); --json is --format json",
+     set_format, true},
+    {"json", 0, NULL, NULL, NULL, set_json, false},
+    {"term", 0, "N", NULL, NULL, set_term, true},
+    {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", set_lease, true},
+    {"holder", 0, "ID", NULL, "holder identity (default HOST:PID:RANDOM)", set_holder, true},
+    {"ttl", 't', "DURATION", NULL, "lease time to live (default 15s)", set_ttl, true},
+    {"renew-interval", 0, "D", NULL, "renew period (default ttl/3)", set_renew, true},
+    {"kill-grace", 0, "D", NULL, "kill signal to SIGKILL (default min(3s, ttl/4))", set_grace, true},
+    {"kill-signal", 0, "SIG", NULL, "signal that asks COMMAND to stop (default TERM)", set_kill_signal, true},
+    {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", set_no_wait, false},
+    {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", set_wait_timeout, true},
+    {"retry-interval", 0, "D", NULL, "how often a follower looks (default 1s)", set_retry, true},
+    {"no-wake-hint", 0, NULL, NULL, "poll; do not block on the GET_LOCK hint (for proxies)", set_no_wake_hint, false},
+    {"busy-exit-code", 'E', "N", NULL, "exit status when not acquired (default 75)", set_busy_exit, true},
+    {"min-hold", 0, "D", NULL, "keep the lease until acquisition + D (cron dedupe)", set_min_hold, true},
+    {"once-per", 0, "PERIOD", NULL, "run at most once per PERIOD slot (cron); exit 75 if done", set_once_per, true},
+    {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail", set_ping, true},
+    {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, released, exited)", set_notify, true},
+    {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", set_ready_file, true},
+    {"metrics-file", 0, "PATH", NULL,
+     "Prometheus textfile of this process's lease (%l: the\n"
+     "lease name), replaced atomically",
+     set_metrics_file, true},
+    {"history-keep", 0, "N", NULL, "runs kept in the history per lease (default 100; 0: none)", set_history_keep, true},
+    {"verbose", 'v', NULL, "Output", "more messages (repeatable)", set_verbose, false},
+    {"quiet", 'q', NULL, NULL, "errors only", set_quiet, false},
+    {"log-format", 0, "F", NULL, "text (default) or json", set_log_format, true},
+    {"help", 'h', NULL, NULL, "this help", show_help, false},
+    {"version", 'V', NULL, NULL, "version", show_version, false},
+};
+#define NDEFS (sizeof(defs) / sizeof(defs[0]))
+
+const struct options_def *options_table(size_t *n)
+{
+	*n = NDEFS;
+	return defs;
+}
+
+/* The left column of --help: "  -d, --dsn DSN" or "      --table NAME". */
+#define HELP_COLUMN 27
+
+static int show_help(struct parse *p, const char *arg)
+{
+	FILE *f = p->out;
+
+	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --init\n"
+	      "       leaderrun [CONNECTION OPTIONS] --status [--json | --format prometheus] [LEASE]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
+	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --history LEASE [--json] [--limit N]\n"
+	      "\n"
+	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
+	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
+	      "\n",
+	      f);
+	for (size_t i = 0; i < NDEFS; i++) {
+		const struct options_def *d = &defs[i];
+		char left[64];
+		int n;
+
+		if (d->section)
+			fprintf(f, "%s:\n", d->section);
+		/* Options described in another's line (--ssl-key, --for, ...). */
+		if (!d->help)
+			continue;
+		if (d->short_name)
+			n = snprintf(left, sizeof(left), "  -%c, --%s%s%s", d->short_name, d->name, d->arg ? " " : "",
+				     d->arg ? d->arg : "");
+		else
+			n = snprintf(left, sizeof(left), "      --%s%s%s", d->name, d->arg ? " " : "",
+				     d->arg ? d->arg : "");
+		fprintf(f, "%-*s", HELP_COLUMN - 1, left);
+		fputc(' ', f);
+		(void)n;
+		for (const char *h = d->help; *h; h++) {
+			fputc(*h, f);
+			if (*h == '\n')
+				fprintf(f, "%*s", HELP_COLUMN, "");
+		}
+		fputc('\n', f);
+	}
+	fputs("\n"
+	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
+	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
+	      "77 access denied or server not verified (TLS), 78 lease table missing,\n"
+	      "126/127 COMMAND not executable/not found.\n"
+	      "See leaderrun(1).\n",
+	      f);
+	return OPT_DONE;
+}
+
+/* getopt_long's view of the table: the long options, and the short ones
+ * as "+:d:l:...". An option's getopt value is its short letter, or 256
+ * plus its index. */
+static void options_getopt_table(struct option *longs, char *shorts, size_t shortcap)
+{
+	size_t k = 0;
+
+	/* '+': stop at the first non-option, so COMMAND's options stay its
+	 * own. ':' first: report missing arguments ourselves, in one line. */
+	shorts[k++] = '+';
+	shorts[k++] = ':';
+	for (size_t i = 0; i < NDEFS; i++) {
+		longs[i] = (struct option){defs[i].name, defs[i].takes_value ? required_argument : no_argument, NULL,
+					   defs[i].short_name ? defs[i].short_name : 256 + (int)i};
+		if (defs[i].short_name && k + 3 < shortcap) {
+			shorts[k++] = (char)defs[i].short_name;
+			if (defs[i].takes_value)
+				shorts[k++] = ':';
+		}
+	}
+	longs[NDEFS] = (struct option){NULL, 0, NULL, 0};
+	shorts[k] = '\0';
+}
+
+static const struct options_def *options_def_of(int c)
+{
+	if (c >= 256 && c < 256 + (int)NDEFS)
+		return &defs[c - 256];
+	for (size_t i = 0; i < NDEFS; i++)
+		if (defs[i].short_name && defs[i].short_name == c)
+			return &defs[i];
+	return NULL;
+}
+
+/* Reads the options up to COMMAND into P. Returns 0, -1 (usage) or
+ * OPT_DONE. */
+static int options_read(struct parse *p, int argc, char *argv[])
+{
+	struct option longs[NDEFS + 1];
+	char shorts[2 * NDEFS + 3];
+	int c;
+
+	options_getopt_table(longs, shorts, sizeof(shorts));
+	opterr = 0;
+	/* 0, not 1: glibc's full reset, which also forgets a half-read
+	 * bundle (-Vv) of an earlier call. */
+	optind = 0;
+	while ((c = getopt_long(argc, argv, shorts, longs, NULL)) != -1) {
+		const struct options_def *d = options_def_of(c);
+		int rc;
+
+		if (d) {
+			rc = d->set(p, optarg);
+			if (rc != 0)
+				return rc;
+			continue;
+		}
+		if (c == ':')
+			FAIL("option '%s' needs a value; see leaderrun --help", argv[optind - 1]);
+		if (strncmp(argv[optind - 1], "--", 2) == 0)
+			/* Also "--init=1": a value for a flag that takes none. */
+			FAIL("unknown option '%s' (or one that takes no value); see leaderrun --help",
+			     argv[optind - 1]);
+		if (optopt)
+			FAIL("unknown option '-%c'; see leaderrun --help", optopt);
+		FAIL("unknown option '%s'; see leaderrun --help", argv[optind - 1]);
+	}
+	return 0;
+}
+
+/* A count for --limit or --history-keep: 0 to MAX. */
+static int parse_count(const char *opt, const char *text, unsigned max, unsigned *out, char *err, size_t errlen)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(text, &end, 10);
+	if (errno || end == text || *end || *text == '-' || n > max) {
+		snprintf(err, errlen, "%s '%s' must be a number from 0 to %u", opt, text, max);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* --format, --limit, --history-keep and --metrics-file, and the modes
+ * they go with. */
+static int options_check_observe(struct parse *p)
+{
+	struct options *o = p->o;
+
+	if (p->format) {
+		if (strcmp(p->format, "json") == 0)
+			o->json = true;
+		else if (strcmp(p->format, "prometheus") == 0)
+			o->format = FORMAT_PROMETHEUS;
+		else if (strcmp(p->format, "text") != 0)
+			FAIL("--format '%s' is not a format; use text, json or prometheus", p->format);
+		if (o->mode != MODE_STATUS && o->mode != MODE_HISTORY)
+			FAIL("--format goes with --status or --history (for JSON logs: --log-format json)");
+		if (o->format == FORMAT_PROMETHEUS && o->mode != MODE_STATUS)
+			FAIL("--format prometheus goes with --status");
+		if (o->json && o->format == FORMAT_PROMETHEUS)
+			FAIL("--json and --format prometheus contradict each other; give one");
+	}
+	if (o->json)
+		o->format = FORMAT_JSON;
+	o->history_limit = 0;
+	if (p->limit_text) {
+		if (o->mode != MODE_HISTORY)
+			FAIL("--limit goes with --history");
+		if (parse_count("--limit", p->limit_text, 1000000, &o->history_limit, p->err, p->errlen) < 0)
+			return -1;
+	}
+	o->history_keep = 100;
+	if (p->keep_text) {
+		if (o->mode != MODE_RUN)
+			FAIL("--history-keep goes with a COMMAND to run");
+		if (parse_count("--history-keep", p->keep_text, 1000000, &o->history_keep, p->err, p->errlen) < 0)
+			return -1;
+	}
+	if (o->metrics_file && o->mode != MODE_RUN)
+		FAIL("--metrics-file goes with a COMMAND to run (for the fleet: --status --format prometheus)");
+	return 0;
+}
+
+/* The history table sits next to the lease table: leaderrun_lease ->
+ * leaderrun_history, any other NAME -> NAME_history, same database. */
+static int options_history_table(struct options *o, char *err, size_t errlen)
+{
+	const char *dot = strchr(o->table, '.');
+	const char *base = dot ? dot + 1 : o->table;
+	size_t n = strlen(base);
+	char name[LEASE_TABLE_MAX + 16];
+
+	if (n >= 6 && strcmp(base + n - 6, "_lease") == 0)
+		n -= 6;
+	snprintf(name, sizeof(name), "%.*s%.*s_history", dot ? (int)(dot - o->table + 1) : 0, o->table, (int)n, base);
+	if (n + 8 > 64) {
+		snprintf(err, errlen,
+			 "--table %s: the name is too long to add _history for its history table; use at most 56 "
+			 "characters",
+			 o->table);
+		return -1;
+	}
+	snprintf(o->history_table, sizeof(o->history_table), "%s", name);
+	return 0;
+}
+
 enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen)
 {
-	const char *dsn_text = getenv("LEADERRUN_DSN"), *dsn_from = "LEADERRUN_DSN";
-	const char *table = getenv("LEADERRUN_TABLE"), *password_file = NULL;
-	bool quiet = false;
-	const char *ssl_mode = NULL, *ssl_ca = NULL, *ssl_cert = NULL, *ssl_key = NULL;
-	const char *release_lease = NULL, *term_text = NULL, *log_format = getenv("LEADERRUN_LOG_FORMAT");
-	const char *pause_lease = NULL, *for_text = NULL;
-	const char *lease_arg = NULL, *holder_arg = NULL;
-	int modes = 0;
-	bool dsn_from_argv = false;
-	int c;
+	struct parse p = {
+	    .o = o,
+	    .out = out,
+	    .err = err,
+	    .errlen = errlen,
+	    .dsn_text = getenv("LEADERRUN_DSN"),
+	    .dsn_from = "LEADERRUN_DSN",
+	    .table = getenv("LEADERRUN_TABLE"),
+	    .log_format = getenv("LEADERRUN_LOG_FORMAT"),
+	};
 	char why[256];
+	int rc;
 
 	memset(o, 0, sizeof(*o));
 	o->timing.ttl_us = 15 * USEC_PER_SEC;
@@ -350,218 +771,12 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->busy_exit = 75;
 	o->pause_for_us = -1;
 
-	/* '+': stop at the first non-option, so COMMAND's options stay its own.
-	 * ':' first: report missing arguments ourselves, in one line. */
-	opterr = 0;
-	/* 0, not 1: glibc's full reset, which also forgets a half-read
-	 * bundle (-Vv) of an earlier call. */
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "+:d:l:t:nw:E:vqhV", long_options, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			dsn_text = optarg;
-			dsn_from = "--dsn";
-			dsn_from_argv = true;
-			break;
-		case OPT_PASSWORD_FILE:
-			password_file = optarg;
-			break;
-		case OPT_DEFAULTS_FILE: {
-			struct stat st;
-			if (access(optarg, R_OK) != 0) {
-				snprintf(err, errlen, "--defaults-file %s: %s", optarg, strerror(errno));
-				goto usage;
-			}
-			/* The client library would read a device like /dev/zero
-			 * for ever. */
-			if (stat(optarg, &st) != 0 || !S_ISREG(st.st_mode)) {
-				snprintf(err, errlen, "--defaults-file %s: not a regular file", optarg);
-				goto usage;
-			}
-			o->defaults_file = optarg;
-			break;
-		}
-		case OPT_TABLE:
-			table = optarg;
-			break;
-		case OPT_SSL_MODE:
-			ssl_mode = optarg;
-			break;
-		case OPT_SSL_CA:
-			ssl_ca = optarg;
-			break;
-		case OPT_SSL_CERT:
-			ssl_cert = optarg;
-			break;
-		case OPT_SSL_KEY:
-			ssl_key = optarg;
-			break;
-		case OPT_INIT:
-			o->mode = MODE_INIT;
-			modes++;
-			break;
-		case OPT_STATUS:
-			o->mode = MODE_STATUS;
-			modes++;
-			break;
-		case OPT_RELEASE:
-			o->mode = MODE_RELEASE;
-			release_lease = optarg;
-			modes++;
-			break;
-		case OPT_CHECK:
-			o->mode = MODE_CHECK;
-			modes++;
-			break;
-		case OPT_PAUSE:
-		case OPT_RESUME:
-			o->mode = c == OPT_PAUSE ? MODE_PAUSE : MODE_RESUME;
-			pause_lease = optarg;
-			modes++;
-			break;
-		case OPT_FOR:
-			for_text = optarg;
-			if (parse_duration_opt("--for", optarg, &o->pause_for_us, err, errlen) < 0)
-				goto usage;
-			if (o->pause_for_us <= 0) {
-				snprintf(err, errlen, "--for %s is not a time to pause for; give a positive duration",
-					 optarg);
-				goto usage;
-			}
-			break;
-		case OPT_FORCE:
-			o->force = true;
-			break;
-		case OPT_ONCE_PER:
-			if (parse_duration_opt("--once-per", optarg, &o->once_per_us, err, errlen) < 0)
-				goto usage;
-			/* A second at least: slots are cron's, and a period past a
-			 * year is surely a typo (and keeps the arithmetic far from
-			 * overflowing). */
-			if (o->once_per_us < USEC_PER_SEC || o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC) {
-				snprintf(err, errlen, "--once-per %s is out of range; use 1s to 366 days (as 8784h)",
-					 optarg);
-				goto usage;
-			}
-			break;
-		case OPT_JSON:
-			o->json = true;
-			break;
-		case OPT_TERM:
-			term_text = optarg;
-			break;
-		case OPT_MIN_HOLD:
-			if (parse_duration_opt("--min-hold", optarg, &o->min_hold_us, err, errlen) < 0)
-				goto usage;
-			break;
-		case OPT_PING:
-			o->ping_url = optarg;
-			break;
-		case OPT_NOTIFY:
-			if (o->nnotify == OPTIONS_MAX_NOTIFY) {
-				snprintf(err, errlen, "at most %d --notify URLs", OPTIONS_MAX_NOTIFY);
-				goto usage;
-			}
-			o->notify_urls[o->nnotify++] = optarg;
-			break;
-		case OPT_LOG_FORMAT:
-			log_format = optarg;
-			break;
-		case OPT_READY_FILE:
-			o->ready_file = optarg;
-			break;
-		case OPT_NO_WAKE_HINT:
-			o->no_wake_hint = true;
-			break;
-		case 'l':
-			lease_arg = optarg;
-			break;
-		case OPT_HOLDER:
-			holder_arg = optarg;
-			break;
-		case 't':
-			if (parse_duration_opt("--ttl", optarg, &o->timing.ttl_us, err, errlen) < 0)
-				goto usage;
-			break;
-		case OPT_RENEW:
-			if (parse_duration_opt("--renew-interval", optarg, &o->timing.renew_us, err, errlen) < 0)
-				goto usage;
-			break;
-		case OPT_GRACE:
-			if (parse_duration_opt("--kill-grace", optarg, &o->timing.grace_us, err, errlen) < 0)
-				goto usage;
-			break;
-		case OPT_SIGNAL:
-			o->kill_signal = options_parse_signal(optarg);
-			if (o->kill_signal < 0) {
-				snprintf(err, errlen,
-					 "--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number",
-					 optarg);
-				goto usage;
-			}
-			if (!signal_stops_process(o->kill_signal)) {
-				snprintf(err, errlen,
-					 "--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL",
-					 optarg);
-				goto usage;
-			}
-			break;
-		case 'n':
-			o->no_wait = true;
-			break;
-		case 'w':
-			if (parse_duration_opt("--wait-timeout", optarg, &o->wait_timeout_us, err, errlen) < 0)
-				goto usage;
-			break;
-		case OPT_RETRY:
-			if (parse_duration_opt("--retry-interval", optarg, &o->retry_us, err, errlen) < 0)
-				goto usage;
-			if (o->retry_us < 10 * USEC_PER_MSEC) {
-				snprintf(err, errlen, "--retry-interval %s is too short; use at least 10ms", optarg);
-				goto usage;
-			}
-			break;
-		case 'E': {
-			char *end;
-			long n;
-			errno = 0;
-			n = strtol(optarg, &end, 10);
-			if (errno || end == optarg || *end || n < 0 || n > 255) {
-				snprintf(err, errlen, "--busy-exit-code '%s' must be a number from 0 to 255", optarg);
-				goto usage;
-			}
-			o->busy_exit = (int)n;
-			break;
-		}
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			options_help(out);
-			return OPTIONS_EXIT;
-		case 'V':
-			fprintf(out, "leaderrun %s\n", LEADERRUN_VERSION);
-			return OPTIONS_EXIT;
-		case ':':
-			snprintf(err, errlen, "option '%s' needs a value; see leaderrun --help", argv[optind - 1]);
-			goto usage;
-		default:
-			if (strncmp(argv[optind - 1], "--", 2) == 0)
-				/* Also "--init=1": a value for a flag that takes none. */
-				snprintf(err, errlen,
-					 "unknown option '%s' (or one that takes no value); see leaderrun --help",
-					 argv[optind - 1]);
-			else if (optopt)
-				snprintf(err, errlen, "unknown option '-%c'; see leaderrun --help", optopt);
-			else
-				snprintf(err, errlen, "unknown option '%s'; see leaderrun --help", argv[optind - 1]);
-			goto usage;
-		}
-	}
-	if (quiet) {
+	rc = options_read(&p, argc, argv);
+	if (rc == OPT_DONE)
+		return OPTIONS_EXIT;
+	if (rc < 0)
+		goto usage;
+	if (p.quiet) {
 		if (o->verbosity > 0) {
 			snprintf(err, errlen, "-q and -v contradict each other; give one");
 			goto usage;
@@ -571,25 +786,26 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	/* Parse the DSN first and wipe its password from argv right after,
 	 * before any other check can fail: even a rejected command line must
 	 * not linger with the secret. */
-	if (dsn_text && *dsn_text) {
-		int rc = dsn_parse(dsn_text, &o->dsn, why, sizeof(why));
-		if (dsn_from_argv)
+	if (p.dsn_text && *p.dsn_text) {
+		rc = dsn_parse(p.dsn_text, &o->dsn, why, sizeof(why));
+		if (p.dsn_from_argv)
 			wipe_argv_passwords(argv, optind);
 		if (rc < 0) {
-			snprintf(err, errlen, "%s: %s", dsn_from, why);
+			snprintf(err, errlen, "%s: %s", p.dsn_from, why);
 			goto usage;
 		}
 		o->have_dsn = true;
 	}
 	o->command = argv + optind;
 
-	if (modes > 1) {
+	if (p.modes > 1) {
 		snprintf(err, errlen,
-			 "--init, --status, --release, --check, --pause and --resume are modes of their own; give one");
+			 "--init, --status, --history, --release, --check, --pause and --resume are modes of their "
+			 "own; give one");
 		goto usage;
 	}
 	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK || o->mode == MODE_PAUSE ||
-	     o->mode == MODE_RESUME) &&
+	     o->mode == MODE_RESUME || o->mode == MODE_HISTORY) &&
 	    o->command[0]) {
 		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", o->command[0]);
 		goto usage;
@@ -598,11 +814,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--status takes at most one LEASE, not '%s'", o->command[1]);
 		goto usage;
 	}
-	if (o->json && o->mode != MODE_STATUS) {
-		snprintf(err, errlen, "--json goes with --status (for JSON logs: --log-format json)");
+	if (options_check_observe(&p) < 0)
+		goto usage;
+	if (o->json && o->mode != MODE_STATUS && o->mode != MODE_HISTORY) {
+		snprintf(err, errlen, "--json goes with --status or --history (for JSON logs: --log-format json)");
 		goto usage;
 	}
-	if (term_text && o->mode != MODE_CHECK) {
+	if (p.term_text && o->mode != MODE_CHECK) {
 		snprintf(err, errlen, "--term goes with --check");
 		goto usage;
 	}
@@ -610,7 +828,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--force goes with --release");
 		goto usage;
 	}
-	if (for_text && o->mode != MODE_PAUSE) {
+	if (p.for_text && o->mode != MODE_PAUSE) {
 		snprintf(err, errlen, "--for goes with --pause");
 		goto usage;
 	}
@@ -618,11 +836,11 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--once-per goes with a COMMAND to run");
 		goto usage;
 	}
-	if (log_format && *log_format) {
-		if (strcmp(log_format, "json") == 0)
+	if (p.log_format && *p.log_format) {
+		if (strcmp(p.log_format, "json") == 0)
 			o->log_format = LOG_FORMAT_JSON;
-		else if (strcmp(log_format, "text") != 0) {
-			snprintf(err, errlen, "--log-format '%s' is not a format; use text or json", log_format);
+		else if (strcmp(p.log_format, "text") != 0) {
+			snprintf(err, errlen, "--log-format '%s' is not a format; use text or json", p.log_format);
 			goto usage;
 		}
 	}
@@ -643,12 +861,12 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		goto usage;
 	}
 
-	if (password_file) {
+	if (p.password_file) {
 		if (o->dsn.password) {
 			snprintf(err, errlen, "the DSN already holds a password; drop it or --password-file");
 			goto usage;
 		}
-		if (read_password_file(password_file, &o->password, err, errlen) < 0)
+		if (read_password_file(p.password_file, &o->password, err, errlen) < 0)
 			goto usage;
 	} else if (!o->dsn.password) {
 		const char *env = getenv("LEADERRUN_PASSWORD");
@@ -685,29 +903,29 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	 * files' (those only when the library reads the files too: see
 	 * runmode_db_config). */
 	if (!o->have_dsn || (!o->dsn.password && !o->password)) {
-		if (!ssl_mode && !o->dsn.ssl_mode &&
+		if (!p.ssl_mode && !o->dsn.ssl_mode &&
 		    optfile_get(o->defaults_file, "ssl-mode", o->optfile_mode, sizeof(o->optfile_mode)))
-			ssl_mode = o->optfile_mode;
-		if (!ssl_ca && !o->dsn.ssl_ca &&
+			p.ssl_mode = o->optfile_mode;
+		if (!p.ssl_ca && !o->dsn.ssl_ca &&
 		    optfile_get(o->defaults_file, "ssl-ca", o->optfile_ca, sizeof(o->optfile_ca)))
-			ssl_ca = o->optfile_ca;
+			p.ssl_ca = o->optfile_ca;
 	}
-	if (!ssl_mode)
-		ssl_mode = o->dsn.ssl_mode;
-	if (ssl_mode) {
-		int m = db_tls_parse(ssl_mode);
+	if (!p.ssl_mode)
+		p.ssl_mode = o->dsn.ssl_mode;
+	if (p.ssl_mode) {
+		int m = db_tls_parse(p.ssl_mode);
 		if (m < 0) {
 			snprintf(err, errlen,
 				 "--ssl-mode '%s' is not a mode; use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or "
 				 "VERIFY_IDENTITY",
-				 ssl_mode);
+				 p.ssl_mode);
 			goto usage;
 		}
 		o->tls = (enum db_tls)m;
 	}
-	o->ssl_ca = ssl_ca ? ssl_ca : o->dsn.ssl_ca;
-	o->ssl_cert = ssl_cert ? ssl_cert : o->dsn.ssl_cert;
-	o->ssl_key = ssl_key ? ssl_key : o->dsn.ssl_key;
+	o->ssl_ca = p.ssl_ca ? p.ssl_ca : o->dsn.ssl_ca;
+	o->ssl_cert = p.ssl_cert ? p.ssl_cert : o->dsn.ssl_cert;
+	o->ssl_key = p.ssl_key ? p.ssl_key : o->dsn.ssl_key;
 	{
 		const char *const files[][2] = {
 		    {"--ssl-ca", o->ssl_ca}, {"--ssl-cert", o->ssl_cert}, {"--ssl-key", o->ssl_key}};
@@ -728,15 +946,15 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (options_tls_hosts(o, err, errlen) < 0)
 		goto usage;
 
-	if (!table || !*table)
-		table = LEASE_DEFAULT_TABLE;
-	if (strlen(table) > LEASE_TABLE_MAX) {
+	if (!p.table || !*p.table)
+		p.table = LEASE_DEFAULT_TABLE;
+	if (strlen(p.table) > LEASE_TABLE_MAX) {
 		snprintf(err, errlen, "--table name is longer than %d characters", LEASE_TABLE_MAX);
 		goto usage;
 	}
-	if (lease_table_validate(table, err, errlen) < 0)
+	if (lease_table_validate(p.table, err, errlen) < 0)
 		goto usage;
-	snprintf(o->table, sizeof(o->table), "%s", table);
+	snprintf(o->table, sizeof(o->table), "%s", p.table);
 
 	if (o->mode == MODE_STATUS) {
 		o->all_leases = !o->command[0];
@@ -745,15 +963,20 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			goto usage;
 	}
 	if (o->mode == MODE_RELEASE &&
-	    set_name("lease name", o->lease, sizeof(o->lease), release_lease, LEASE_NAME_MAX, err, errlen) < 0)
+	    set_name("lease name", o->lease, sizeof(o->lease), p.release_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		goto usage;
+	if (o->mode == MODE_HISTORY &&
+	    set_name("lease name", o->lease, sizeof(o->lease), p.history_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		goto usage;
+	if (options_history_table(o, err, errlen) < 0)
 		goto usage;
 	if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME) {
 		/* Who paused it, for --status and the skipped runs' messages:
 		 * --holder, else user@host. */
-		if (set_name("lease name", o->lease, sizeof(o->lease), pause_lease, LEASE_NAME_MAX, err, errlen) < 0)
+		if (set_name("lease name", o->lease, sizeof(o->lease), p.pause_lease, LEASE_NAME_MAX, err, errlen) < 0)
 			goto usage;
-		if (holder_arg && *holder_arg) {
-			if (set_name("holder", o->holder, sizeof(o->holder), holder_arg, LEASE_HOLDER_MAX, err,
+		if (p.holder_arg && *p.holder_arg) {
+			if (set_name("holder", o->holder, sizeof(o->holder), p.holder_arg, LEASE_HOLDER_MAX, err,
 				     errlen) < 0)
 				goto usage;
 		} else
@@ -762,9 +985,9 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (o->mode == MODE_CHECK) {
 		/* The command's own environment names the lease it runs under:
 		 * here LEADERRUN_TERM is the input, not a sign of nesting. */
-		const char *l = lease_arg ? lease_arg : getenv("LEADERRUN_LEASE");
-		const char *h = holder_arg ? holder_arg : getenv("LEADERRUN_HOLDER");
-		const char *t = term_text ? term_text : getenv("LEADERRUN_TERM");
+		const char *l = p.lease_arg ? p.lease_arg : getenv("LEADERRUN_LEASE");
+		const char *h = p.holder_arg ? p.holder_arg : getenv("LEADERRUN_HOLDER");
+		const char *t = p.term_text ? p.term_text : getenv("LEADERRUN_TERM");
 		char *end;
 		if (!l || !h || !t) {
 			snprintf(err, errlen,
@@ -788,8 +1011,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		 * variables describe the outer lease: a nested leaderrun taking
 		 * them as defaults would wait for its own parent forever. */
 		bool nested = getenv("LEADERRUN_TERM") != NULL;
-		const char *lease = lease_arg ? lease_arg : nested ? NULL : getenv("LEADERRUN_LEASE");
-		const char *holder = holder_arg ? holder_arg : nested ? NULL : getenv("LEADERRUN_HOLDER");
+		const char *lease = p.lease_arg ? p.lease_arg : nested ? NULL : getenv("LEADERRUN_LEASE");
+		const char *holder = p.holder_arg ? p.holder_arg : nested ? NULL : getenv("LEADERRUN_HOLDER");
 
 		if (lease && *lease) {
 			if (set_name("lease name", o->lease, sizeof(o->lease), lease, LEASE_NAME_MAX, err, errlen) < 0)

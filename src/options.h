@@ -12,7 +12,10 @@
 #include "lease.h"
 #include "timing.h"
 
-enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK, MODE_PAUSE, MODE_RESUME };
+enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK, MODE_PAUSE, MODE_RESUME, MODE_HISTORY };
+
+/* What --status and --history print. */
+enum out_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };
 
 enum log_format { LOG_FORMAT_TEXT, LOG_FORMAT_JSON };
 
@@ -47,11 +50,16 @@ struct options {
 	char **command; /* NULL-terminated, borrowed from argv */
 
 	/* Operator modes. */
-	bool json;	      /* --status --json */
-	bool all_leases;      /* --status without a name */
-	uint64_t check_term;  /* --check: --term or LEADERRUN_TERM */
-	bool force;	      /* --release --force: free at once instead of revoking */
-	int64_t pause_for_us; /* --pause --for; -1: until --resume */
+	bool json;				  /* --json, or --format json */
+	enum out_format format;			  /* --status, --history */
+	char history_table[LEASE_TABLE_MAX + 16]; /* the runs of the lease table's leases */
+	unsigned history_limit;			  /* --history --limit; 0: all kept */
+	unsigned history_keep;			  /* --history-keep: runs kept per lease; 0: none recorded */
+	const char *metrics_file;		  /* --metrics-file, "%l" not yet replaced */
+	bool all_leases;			  /* --status without a name */
+	uint64_t check_term;			  /* --check: --term or LEADERRUN_TERM */
+	bool force;				  /* --release --force: free at once instead of revoking */
+	int64_t pause_for_us;			  /* --pause --for; -1: until --resume */
 
 	/* Cron and notifications. */
 	int64_t min_hold_us;
@@ -75,6 +83,22 @@ enum options_result {
 enum options_result options_parse(int argc, char *argv[], FILE *out, struct options *o, char *err, size_t errlen);
 
 void options_free(struct options *o);
+
+/* One option of the table that drives parsing, --help, and the tests that
+ * hold the man page and the bash completion to it. */
+struct parse;
+struct options_def {
+	const char *name;    /* long name, without "--" */
+	int short_name;	     /* 0: none */
+	const char *arg;     /* its value as --help shows it; NULL: none */
+	const char *section; /* --help starts this section here */
+	const char *help;    /* NULL: described in another option's line */
+	int (*set)(struct parse *p, const char *arg);
+	bool takes_value;
+};
+
+/* The table, in --help's order. */
+const struct options_def *options_table(size_t *n);
 
 /* Parses a signal name (TERM, SIGTERM, term) or number. Returns the
  * number, or -1. */

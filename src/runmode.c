@@ -1,5 +1,6 @@
 #include "runmode.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -11,6 +12,8 @@
 #include "duration.h"
 #include "lease.h"
 #include "log.h"
+#include "history.h"
+#include "metrics.h"
 #include "notify.h"
 #include "supervisor.h"
 #include "tlspolicy.h"
@@ -141,18 +144,54 @@ void runmode_close(struct db *db)
 	db_library_end();
 }
 
+/* Whether TABLE ("name" or "db.name") exists. */
+static enum db_status runmode_table_exists(struct db *db, const char *table, bool *exists, char *err, size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char schema[65] = "";
+	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	if (dot) {
+		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
+		p[0].str = schema;
+	}
+	st = db_exec(db, 22,
+		     "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
+		     "TABLE_NAME=?",
+		     p, 2, c, 1, &r, err, errlen);
+	*exists = st == DB_OK && r.have_row && c[0].i64 > 0;
+	return st;
+}
+
 void runmode_init(const struct options *o, struct outcome *out)
 {
 	struct lease_sql sql;
 	struct db *db = runmode_open(o, out);
 	enum db_status st;
 	int from = LEASE_SCHEMA;
+	bool had_lease = false, had_history = false;
+	struct history_sql hsql;
 	char err[512];
 
 	if (!db)
 		return;
 	lease_sql_render(&sql, o->table);
-	st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
+	/* Schema 4: the run history's table, next to the lease table. A new
+	 * lease table gets it too, and is no upgrade. */
+	st = runmode_table_exists(db, o->table, &had_lease, err, sizeof(err));
+	if (st == DB_OK)
+		st = runmode_table_exists(db, o->history_table, &had_history, err, sizeof(err));
+	if (st == DB_OK)
+		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
+	if (st == DB_OK && !had_history) {
+		history_sql_render(&hsql, o->history_table, o->table);
+		st = db_query(db, hsql.create, err, sizeof(err));
+	}
+	if (!had_lease || (from == LEASE_ROWS_SCHEMA && had_history))
+		from = LEASE_SCHEMA;
 	out->kind = runmode_outcome_of(st);
 	if (st == DB_OK && from < LEASE_SCHEMA)
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, from,
@@ -161,7 +200,8 @@ void runmode_init(const struct options *o, struct outcome *out)
 		log_info("table %s is ready", o->table);
 	else if (st == DB_DENIED)
 		log_error("--init: access denied (%s); run it as a user with the CREATE privilege (and ALTER to "
-			  "upgrade a table), or apply sql/ as an administrator",
+			  "upgrade a table), or apply sql/ as an administrator (sql/upgrade-3-to-4.sql adds the run "
+			  "history)",
 			  err);
 	else
 		log_error("--init: %s: %s", dberr_name(st), err);
@@ -175,6 +215,8 @@ void runmode_run(const struct options *o, struct outcome *out)
 	struct worker_job job;
 	struct worker *w;
 	struct notify *notes;
+	struct observers obs;
+	bool history_left;
 	struct db *db;
 	char err[512];
 	int rc;
@@ -222,12 +264,18 @@ void runmode_run(const struct options *o, struct outcome *out)
 	}
 
 	notes = notify_start(o);
-	supervisor_run(o, w, notes, environ, out);
-	/* Pings and webhooks get a bounded moment to go out. */
+	obs.n = notes;
+	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
+	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
+	supervisor_run(o, w, &obs, environ, out);
+	/* The run's last history write, and the file that says "not held",
+	 * get a bounded moment each; then pings and webhooks theirs. */
+	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;
+	metrics_stop(obs.m, timing_now() + USEC_PER_SEC);
 	notify_finish(notes, timing_now() + 5 * USEC_PER_SEC);
 
 	/* A worker stuck on a dead socket is left behind with its connection;
 	 * exiting is what must not wait. */
-	if (worker_stop(w) == 0)
+	if (worker_stop(w) == 0 && !history_left)
 		db_library_end();
 }

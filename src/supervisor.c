@@ -47,7 +47,9 @@ struct sup {
 	const struct options *o;
 	struct worker *w;
 	struct notify *n;
-	int64_t acquired_at;
+	struct metrics *m;
+	struct history *h;
+	int64_t acquired_at, acquire_sent_at;
 	bool lost_notified;
 	int sigfd, timerfd;
 	uint64_t rng;
@@ -194,6 +196,7 @@ static void sup_reap(struct sup *s)
 			else
 				log_event(LOG_INFO, "exited", "command exited with status %d", WEXITSTATUS(st));
 			notify_event(s->n, "exited", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
+			metrics_command_exited(s->m, s->exit_status);
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
 			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
@@ -671,6 +674,9 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	char a[32];
 
 	if (r->outcome == LEASE_OK) {
+		/* Latency from send to reply; margin: what was left of the
+		 * deadline this renew replaces when its answer came. */
+		metrics_renewed(s->m, now - r->sent_at, sup_deadline(s) - now);
 		if (s->failures)
 			log_warn("renewed after %u failed attempt%s", s->failures, s->failures == 1 ? "" : "s");
 		s->failures = 0;
@@ -687,6 +693,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		 * that or its expiry: the normal stop, with the grace, then the
 		 * reap and the release. */
 		s->revoked = true;
+		metrics_revoked(s->m);
 		sup_notify_lost(s);
 		if (!s->stop_sent) {
 			fmt_dur(a, sizeof(a), min64(sup_deadline(s), now + t->grace_us) - now);
@@ -710,6 +717,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		return;
 	}
 	s->failures++;
+	metrics_renew_failed(s->m);
 	/* Retry at short, even steps on a fresh connection: the deadline, not
 	 * this schedule, keeps the command safe, and a step that is short next
 	 * to ttl - margin - grace is what lets an outage of nearly that length
@@ -920,6 +928,7 @@ static void sup_release(struct sup *s)
 	}
 	if (r.outcome == LEASE_OK) {
 		log_event(LOG_INFO, "released", "released term %" PRIu64, s->term);
+		metrics_released(s->m);
 		notify_event(s->n, "released", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
 	} else if (r.outcome == LEASE_LOST)
 		log_warn("the lease had already expired when the command finished");
@@ -983,9 +992,28 @@ static void sup_ready(const struct sup *s)
 	close(fd);
 }
 
-void supervisor_run(const struct options *o, struct worker *w, struct notify *n, char *const environ_base[],
+/* How the run ended, for the history: lost, revoked, or the command's
+ * own end. */
+static void sup_history_end(struct sup *s)
+{
+	int st = s->child_wstatus;
+
+	if (s->lost || (s->stop_sent && !s->revoked))
+		history_end(s->h, HISTORY_LOST, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+			    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	else if (s->revoked)
+		history_end(s->h, HISTORY_REVOKED, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+			    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	else if (WIFSIGNALED(st))
+		history_end(s->h, HISTORY_SIGNALED, -1, WTERMSIG(st));
+	else
+		history_end(s->h, HISTORY_EXITED, WEXITSTATUS(st), -1);
+}
+
+void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
 		    struct outcome *out)
 {
+	struct notify *n = obs->n;
 	struct sup s;
 	sigset_t set;
 	char **env;
@@ -996,6 +1024,8 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 	s.o = o;
 	s.w = w;
 	s.n = n;
+	s.m = obs->m;
+	s.h = obs->h;
 	s.exit_status = -1;
 	/* A file left by a leaderrun that was SIGKILLed must not make this
 	 * one look ready before it leads. */
@@ -1013,11 +1043,19 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 		goto done;
 	}
 
+	metrics_waiting(s.m, true);
 	if (!sup_acquire(&s, out)) {
+		metrics_waiting(s.m, false);
 		sup_abandon_acquire(&s);
 		goto done;
 	}
+	metrics_waiting(s.m, false);
 	s.acquired_at = timing_now();
+	s.acquire_sent_at = s.sent_at;
+	metrics_acquired(s.m, s.term);
+	/* Off the hot path: the history's own thread and connection write
+	 * the run's row while the command starts. */
+	history_begin(s.h, s.term, s.acquire_sent_at);
 	log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s.term, o->holder, s.server);
 	notify_event(n, "acquired", s.term, -1, 0);
 
@@ -1025,6 +1063,7 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 	if (!env) {
 		log_error("out of memory");
 		out->kind = OUTCOME_INTERNAL;
+		history_end(s.h, HISTORY_EXITED, -1, -1);
 		sup_release(&s);
 		goto done;
 	}
@@ -1032,10 +1071,12 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 		child_env_free(env);
 		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
+		history_end(s.h, HISTORY_EXITED, -1, -1);
 		sup_release(&s);
 		goto done;
 	}
 	child_env_free(env);
+	metrics_command_started(s.m);
 	/* An exec failure still leaves a child to reap (it exits 126/127);
 	 * the loop below treats it like any other exit. */
 	if (s.child.exec_errno)
@@ -1045,16 +1086,21 @@ void supervisor_run(const struct options *o, struct worker *w, struct notify *n,
 	notify_event(n, "start", s.term, -1, 0);
 
 	sup_hold(&s);
+	sup_history_end(&s);
 
 	if (s.lost || s.stop_sent) {
 		/* Renewing may have recovered while the command shut down; give
 		 * back what is still ours. */
 		if (!s.lost)
 			sup_release(&s);
+		if (!s.revoked)
+			metrics_lost(s.m);
+		metrics_not_held(s.m);
 		out->kind = OUTCOME_LOST;
 		log_error("command stopped: lease %s (term %" PRIu64 ")", s.revoked ? "revoked" : "lost", s.term);
 	} else {
 		sup_release(&s);
+		metrics_not_held(s.m);
 		out->kind = OUTCOME_CHILD_EXITED;
 		out->wstatus = s.child_wstatus;
 	}

@@ -5,7 +5,9 @@
 
 #include <signal.h>
 
+#include "history.h"
 #include "lease.h"
+#include "metrics.h"
 #include "notify.h"
 #include "options.h"
 #include "outcome.h"
@@ -16,10 +18,17 @@
  * the supervisor's signalfd only. */
 void supervisor_block_signals(void);
 
-/* Runs O->command under the lease. W executes the statements, N (may be
- * NULL) sends the notifications. ENVIRON is the base of the command's
- * environment. Fills OUT. */
-void supervisor_run(const struct options *o, struct worker *w, struct notify *n, char *const environ_base[],
+/* What the run reports besides the log: notifications, the metrics file
+ * and the run history. Each may be NULL; none can delay the loop. */
+struct observers {
+	struct notify *n;
+	struct metrics *m;
+	struct history *h;
+};
+
+/* Runs O->command under the lease. W executes the statements. ENVIRON is
+ * the base of the command's environment. Fills OUT. */
+void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
 		    struct outcome *out);
 
 #endif

@@ -225,8 +225,7 @@ static void check_ok(const struct options *o, char **argv, int argc)
 	FUZZ_CHECK(o->busy_exit >= 0 && o->busy_exit <= 255, "busy exit %d", o->busy_exit);
 	FUZZ_CHECK(o->verbosity >= -1, "verbosity %d", o->verbosity);
 	FUZZ_CHECK(o->tls >= DB_TLS_DEFAULT && o->tls <= DB_TLS_VERIFY_IDENTITY, "tls mode %d", (int)o->tls);
-	/* A VERIFY mode without --ssl-ca is fine: it verifies against the
-	 * system's CA bundle. */
+	FUZZ_CHECK(o->tls < DB_TLS_VERIFY_CA || o->ssl_ca || o->system_ca[0], "ssl mode %d without a CA", (int)o->tls);
 	FUZZ_CHECK(!o->force || o->mode == MODE_RELEASE, "--force accepted outside --release");
 	FUZZ_CHECK(o->pause_for_us == -1 || (o->pause_for_us > 0 && o->mode == MODE_PAUSE), "pause for %lld",
 		   (long long)o->pause_for_us);

@@ -458,3 +458,155 @@ Test(options, a_second_parse_forgets_the_first)
 	keep(second, &o);
 	fclose(devnull);
 }
+
+/* ---- the option table against the man page and the completion ------- */
+
+static char *slurp_source(const char *rel)
+{
+	const char *root = getenv("LEADERRUN_SOURCE_ROOT");
+	char path[1024];
+	FILE *f;
+	char *buf;
+	long n;
+
+	cr_assert_not_null(root, "LEADERRUN_SOURCE_ROOT is set by meson");
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	buf = calloc(1, (size_t)n + 1);
+	cr_assert_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+	fclose(f);
+	if (nstrings < 64)
+		strings[nstrings++] = buf;
+	return buf;
+}
+
+/* A set of option spellings ("--dsn", "-d"), small and linear. */
+struct spellings {
+	char v[128][40];
+	int n;
+};
+
+static void add_spelling(struct spellings *s, const char *w, size_t len)
+{
+	if (len >= sizeof(s->v[0]) || s->n == 128)
+		return;
+	for (int i = 0; i < s->n; i++)
+		if (strlen(s->v[i]) == len && strncmp(s->v[i], w, len) == 0)
+			return;
+	memcpy(s->v[s->n], w, len);
+	s->v[s->n++][len] = '\0';
+}
+
+static bool has_spelling(const struct spellings *s, const char *w)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->v[i], w) == 0)
+			return true;
+	return false;
+}
+
+/* The table's spellings: long ones, or (VALUES) only those that take a
+ * value, with their short forms. */
+static void table_spellings(struct spellings *s, bool values_only, bool shorts)
+{
+	size_t n;
+	const struct options_def *d = options_table(&n);
+	char w[40];
+
+	memset(s, 0, sizeof(*s));
+	for (size_t i = 0; i < n; i++) {
+		if (values_only && !d[i].takes_value)
+			continue;
+		snprintf(w, sizeof(w), "--%s", d[i].name);
+		add_spelling(s, w, strlen(w));
+		if (shorts && d[i].short_name) {
+			snprintf(w, sizeof(w), "-%c", d[i].short_name);
+			add_spelling(s, w, strlen(w));
+		}
+	}
+}
+
+static void assert_same_set(const struct spellings *want, const struct spellings *got, const char *where)
+{
+	for (int i = 0; i < want->n; i++)
+		cr_expect(has_spelling(got, want->v[i]), "%s lacks %s", where, want->v[i]);
+	for (int i = 0; i < got->n; i++)
+		cr_expect(has_spelling(want, got->v[i]), "%s has %s, which is no option", where, got->v[i]);
+}
+
+Test(options, man_page_documents_every_option_and_no_other)
+{
+	char *man = slurp_source("man/leaderrun.1");
+	char *from = strstr(man, "\n.SH OPTIONS\n"), *to = strstr(man, "\n.SH EXIT STATUS\n");
+	struct spellings want, got = {.n = 0};
+
+	cr_assert(from && to && from < to, "the man page has OPTIONS and EXIT STATUS sections");
+	*to = '\0';
+	/* Every option is the tag of a .TP paragraph: the line after it. */
+	for (char *tp = from; (tp = strstr(tp, "\n.TP\n")); tp += 5) {
+		char *line = tp + 5, *eol = strchr(line, '\n');
+		if (!eol)
+			break;
+		for (char *q = line; q < eol; q++) {
+			char w[40];
+			size_t k = 0;
+			if (strncmp(q, "\\-\\-", 4) != 0)
+				continue;
+			w[k++] = '-';
+			w[k++] = '-';
+			for (q += 4; q < eol && k < sizeof(w) - 1;) {
+				if (strncmp(q, "\\-", 2) == 0) {
+					w[k++] = '-';
+					q += 2;
+				} else if ((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9'))
+					w[k++] = *q++;
+				else
+					break;
+			}
+			add_spelling(&got, w, k);
+			q--;
+		}
+	}
+	table_spellings(&want, false, false);
+	assert_same_set(&want, &got, "leaderrun(1) OPTIONS");
+}
+
+/* The words of the completion script between MARK and END, split at
+ * blanks, '|', '\' and quotes. */
+static void completion_words(const char *script, const char *mark, const char *end, struct spellings *s)
+{
+	const char *from = strstr(script, mark), *to;
+
+	memset(s, 0, sizeof(*s));
+	cr_assert_not_null(from, "the completion script has %s", mark);
+	from += strlen(mark);
+	to = strstr(from, end);
+	cr_assert_not_null(to);
+	for (const char *q = from; q < to;) {
+		size_t k = strcspn(q, " \t\n|\\\")");
+		if (q + k > to)
+			k = (size_t)(to - q);
+		if (k && q[0] == '-')
+			add_spelling(s, q, k);
+		q += k ? k : 1;
+	}
+}
+
+Test(options, bash_completion_knows_every_option_and_which_take_values)
+{
+	char *script = slurp_source("scripts/completion/leaderrun");
+	struct spellings want, got;
+
+	table_spellings(&want, false, false);
+	completion_words(script, "local opts=\"", "\"", &got);
+	assert_same_set(&want, &got, "the completion's opts");
+	/* Words that take a value: the completion skips them when looking
+	 * for the command. */
+	table_spellings(&want, true, true);
+	completion_words(script, "case ${words[i]} in", ")", &got);
+	assert_same_set(&want, &got, "the completion's options with a value");
+}

@@ -1,0 +1,29 @@
+/* The run history's statements (schema 4): one row per acquisition in a
+ * table of its own, next to the lease table, keyed by (lease, term). Pure:
+ * history.c runs them, admin.c reads them. */
+#ifndef LEADERRUN_HISTORY_SQL_H
+#define LEADERRUN_HISTORY_SQL_H
+
+#include <stddef.h>
+
+#include "lease.h"
+
+struct history_sql {
+	char create[1024], exists[256];
+	char insert[384], insert_closed[512], prune[256], close[384];
+	char list[2048], last_success[384];
+};
+
+/* HISTORY and LEASE_TABLE were validated as table names. */
+void history_sql_render(struct history_sql *s, const char *history, const char *lease_table);
+
+/* How a run ended, as the outcome column has it. "running" and "vanished"
+ * are never written: --history derives them from the lease row (an open
+ * run whose term no longer holds the lease was left by a holder that
+ * vanished: killed with SIGKILL, its host gone). */
+#define HISTORY_EXITED	 "exited"   /* exit_status */
+#define HISTORY_SIGNALED "signaled" /* exit_signal */
+#define HISTORY_LOST	 "lost"	    /* the lease was lost: the command was killed */
+#define HISTORY_REVOKED	 "revoked"  /* --release: the command was stopped */
+
+#endif

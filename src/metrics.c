@@ -1,0 +1,525 @@
+#include "metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "duration.h"
+#include "log.h"
+
+/* Prometheus label values escape backslash, double quote and newline. */
+static size_t label_escape(char *out, size_t len, const char *v)
+{
+	size_t k = 0;
+
+	for (; *v && k + 2 < len; v++) {
+		if (*v == '\\' || *v == '"') {
+			out[k++] = '\\';
+			out[k++] = *v;
+		} else if (*v == '\n') {
+			out[k++] = '\\';
+			out[k++] = 'n';
+		} else
+			out[k++] = *v;
+	}
+	out[k] = '\0';
+	return k;
+}
+
+struct out {
+	char *buf;
+	size_t len, used;
+	bool overflow;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->overflow)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->used, o->len - o->used, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->len - o->used)
+		o->overflow = true;
+	else
+		o->used += (size_t)n;
+}
+
+static void family(struct out *o, const char *name, const char *type, const char *help)
+{
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+int metrics_render(const struct metrics_state *st, char *buf, size_t len)
+{
+	struct out o = {buf, len, 0, false};
+	char l[4 * 191 + 8];
+	uint64_t cum = 0;
+
+	label_escape(l, sizeof(l), st->lease);
+	buf[0] = '\0';
+#define GAUGE(name, help, fmt, v)                                                                                      \
+	do {                                                                                                           \
+		family(&o, name, "gauge", help);                                                                       \
+		put(&o, name "{lease=\"%s\"} " fmt "\n", l, v);                                                        \
+	} while (0)
+#define COUNTER(name, help, v)                                                                                         \
+	do {                                                                                                           \
+		family(&o, name, "counter", help);                                                                     \
+		put(&o, name "{lease=\"%s\"} %" PRIu64 "\n", l, (uint64_t)(v));                                        \
+	} while (0)
+	GAUGE("leaderrun_lease_held", "Whether this leaderrun process holds the lease (1) or not (0).", "%d",
+	      st->held ? 1 : 0);
+	GAUGE("leaderrun_lease_waiting", "Whether this leaderrun process waits for the lease (1) or not (0).", "%d",
+	      st->waiting ? 1 : 0);
+	GAUGE("leaderrun_lease_term", "Fencing term this process last acquired (0: none yet).", "%" PRIu64, st->term);
+	COUNTER("leaderrun_lease_acquisitions_total", "Times this process acquired the lease.", st->acquisitions);
+	COUNTER("leaderrun_lease_losses_total",
+		"Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time).",
+		st->losses);
+	COUNTER("leaderrun_lease_revocations_total", "Times leaderrun --release revoked the lease while held.",
+		st->revocations);
+	COUNTER("leaderrun_lease_releases_total", "Times this process gave the lease back after its command ended.",
+		st->releases);
+	COUNTER("leaderrun_lease_renew_failures_total", "Renew attempts that failed (each is retried).",
+		st->renew_failures);
+	family(&o, "leaderrun_lease_renew_duration_seconds", "histogram",
+	       "Latency of successful renews, from send to reply; buckets are fractions of the renew interval.");
+	for (int i = 0; i < METRICS_NBUCKETS; i++) {
+		cum += st->bucket_count[i];
+		put(&o, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"%s\",le=\"%g\"} %" PRIu64 "\n", l,
+		    st->bucket_le[i], cum);
+	}
+	put(&o, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", l, st->renews);
+	put(&o, "leaderrun_lease_renew_duration_seconds_sum{lease=\"%s\"} %.6f\n", l, st->renew_sum_s);
+	put(&o, "leaderrun_lease_renew_duration_seconds_count{lease=\"%s\"} %" PRIu64 "\n", l, st->renews);
+	if (st->margin_s >= 0)
+		GAUGE("leaderrun_lease_deadline_margin_seconds",
+		      "Time that was left to the local deadline when the last successful renew came back.", "%.6f",
+		      st->margin_s);
+	if (st->last_renew_time > 0)
+		GAUGE("leaderrun_lease_last_renew_timestamp_seconds",
+		      "Unix time of the last successful acquire or renew (this host's clock).", "%.3f",
+		      st->last_renew_time);
+	family(&o, "leaderrun_lease_wait_seconds_total", "counter",
+	       "Seconds this process spent waiting for the lease.");
+	put(&o, "leaderrun_lease_wait_seconds_total{lease=\"%s\"} %.3f\n", l, st->wait_s);
+	if (st->command_start > 0)
+		GAUGE("leaderrun_command_start_timestamp_seconds",
+		      "Unix time the command last started (this host's clock).", "%.3f", st->command_start);
+	if (st->have_exit)
+		GAUGE("leaderrun_command_last_exit_status", "Exit status of the command's last run (128+N: signal N).",
+		      "%d", st->last_exit);
+	COUNTER("leaderrun_metrics_write_failures_total", "Times this metrics file could not be written.",
+		st->write_failures);
+	COUNTER("leaderrun_history_write_failures_total", "Run history writes that failed (the run went on).",
+		st->history_failures);
+#undef GAUGE
+#undef COUNTER
+	return o.overflow ? -1 : (int)o.used;
+}
+
+int metrics_path(const char *pattern, const char *lease, char *out, size_t len)
+{
+	size_t k = 0;
+
+	for (const char *p = pattern; *p; p++) {
+		if (*p != '%') {
+			if (k + 1 >= len)
+				return -1;
+			out[k++] = *p;
+			continue;
+		}
+		p++;
+		if (*p == '%') {
+			if (k + 1 >= len)
+				return -1;
+			out[k++] = '%';
+		} else if (*p == 'l') {
+			for (const char *q = lease; *q; q++) {
+				char c = *q;
+				if (k + 1 >= len)
+					return -1;
+				out[k++] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+						   c == '.' || c == '_' || c == '-'
+					       ? c
+					       : '_';
+			}
+		} else
+			return -1;
+	}
+	if (k >= len)
+		return -1;
+	out[k] = '\0';
+	return 0;
+}
+
+struct metrics {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake, idle_cv;
+	char path[4096], lock_path[4200];
+	char lease[192];
+	int lock_fd;	    /* flock'd PATH.lock: this process owns PATH; -1 not yet */
+	bool refused;	    /* another process owns PATH: write nothing */
+	bool failing;	    /* the last write failed (logged once) */
+	int64_t refresh_us; /* rewrite this often while waiting (the wait counter grows) */
+
+	/* Guarded by lock. */
+	struct metrics_state st;
+	int64_t wait_started; /* CLOCK_BOOTTIME us; 0: not waiting */
+	double wait_done_s;
+	bool dirty, quit, writing, detached;
+};
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Takes PATH.lock, so that two processes given one path do not take
+ * turns overwriting each other's file: the first keeps it, the second
+ * writes nothing and says so. Returns 0 owned, -1 cannot tell yet
+ * (missing directory: retried on the next write), 1 refused. */
+static int metrics_own(struct metrics *m, char *why, size_t whylen)
+{
+	int fd;
+
+	if (m->lock_fd >= 0)
+		return 0;
+	fd = open(m->lock_path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0) {
+		snprintf(why, whylen, "%s: %s", m->lock_path, strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return 1;
+	}
+	m->lock_fd = fd;
+	return 0;
+}
+
+static int metrics_write(struct metrics *m, const char *text, size_t n, char *why, size_t whylen)
+{
+	char tmp[4200];
+	int fd;
+	size_t done = 0;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", m->path);
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		return -1;
+	}
+	while (done < n) {
+		ssize_t w = write(fd, text + done, n - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			snprintf(why, whylen, "%s: %s", tmp, w < 0 ? strerror(errno) : "short write");
+			close(fd);
+			unlink(tmp);
+			return -1;
+		}
+		done += (size_t)w;
+	}
+	/* Readable by the collector whatever the umask made of mkstemp's 0600. */
+	if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
+		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	if (rename(tmp, m->path) != 0) {
+		snprintf(why, whylen, "%s: %s", m->path, strerror(errno));
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+/* One write of ST (a copy taken under the lock). */
+static void metrics_flush(struct metrics *m, struct metrics_state *st)
+{
+	char text[16384], why[4400] = "";
+	int n, owned;
+
+	if (m->refused)
+		return;
+	owned = metrics_own(m, why, sizeof(why));
+	if (owned == 1) {
+		m->refused = true;
+		log_warn("--metrics-file %s is written by another leaderrun (it holds %s); this one writes none: give "
+			 "each process its own file, e.g. with %%l for the lease name",
+			 m->path, m->lock_path);
+		return;
+	}
+	n = owned == 0 ? metrics_render(st, text, sizeof(text)) : -1;
+	if (owned == 0 && n < 0)
+		snprintf(why, sizeof(why), "the metrics do not fit %zu bytes", sizeof(text));
+	if (n >= 0 && metrics_write(m, text, (size_t)n, why, sizeof(why)) == 0) {
+		if (m->failing)
+			log_warn("--metrics-file %s is written again", m->path);
+		m->failing = false;
+		return;
+	}
+	pthread_mutex_lock(&m->lock);
+	m->st.write_failures++;
+	pthread_mutex_unlock(&m->lock);
+	if (!m->failing)
+		log_warn("--metrics-file: cannot write (%s); the command is not affected, retrying at the next change",
+			 why);
+	m->failing = true;
+}
+
+static void *metrics_main(void *arg)
+{
+	struct metrics *m = arg;
+	struct metrics_state st;
+	bool quit, detached;
+
+	pthread_mutex_lock(&m->lock);
+	for (;;) {
+		while (!m->dirty && !m->quit) {
+			if (m->wait_started) {
+				/* The wait counter grows: refresh now and then. */
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_sec += m->refresh_us / USEC_PER_SEC;
+				ts.tv_nsec += (long)(m->refresh_us % USEC_PER_SEC) * 1000;
+				if (ts.tv_nsec >= 1000000000L) {
+					ts.tv_sec++;
+					ts.tv_nsec -= 1000000000L;
+				}
+				if (pthread_cond_timedwait(&m->wake, &m->lock, &ts) == ETIMEDOUT)
+					m->dirty = true;
+			} else
+				pthread_cond_wait(&m->wake, &m->lock);
+		}
+		quit = m->quit;
+		if (m->dirty) {
+			m->dirty = false;
+			st = m->st;
+			st.wait_s = m->wait_done_s +
+				    (m->wait_started ? (double)(timing_now() - m->wait_started) / USEC_PER_SEC : 0);
+			m->writing = true;
+			pthread_mutex_unlock(&m->lock);
+			metrics_flush(m, &st);
+			pthread_mutex_lock(&m->lock);
+			m->writing = false;
+			pthread_cond_broadcast(&m->idle_cv);
+			continue;
+		}
+		if (quit)
+			break;
+	}
+	detached = m->detached;
+	pthread_cond_broadcast(&m->idle_cv);
+	pthread_mutex_unlock(&m->lock);
+	if (detached) {
+		if (m->lock_fd >= 0)
+			close(m->lock_fd);
+		free(m);
+	}
+	return NULL;
+}
+
+struct metrics *metrics_start(const char *pattern, const char *lease, const struct timing *t)
+{
+	struct metrics *m;
+	/* le boundaries as fractions of the renew interval: from well under a
+	 * millisecond at ttl 1s, up to the whole interval (a renew that slow
+	 * has eaten the retry room before the stop signal). */
+	static const double frac[METRICS_NBUCKETS] = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1};
+
+	if (!pattern)
+		return NULL;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	if (metrics_path(pattern, lease, m->path, sizeof(m->path)) < 0) {
+		log_warn("--metrics-file %s: not a usable path (only %%l and %%%% may follow a %%); no metrics",
+			 pattern);
+		free(m);
+		return NULL;
+	}
+	snprintf(m->lock_path, sizeof(m->lock_path), "%s.lock", m->path);
+	snprintf(m->lease, sizeof(m->lease), "%s", lease);
+	m->st.lease = m->lease;
+	m->st.margin_s = -1;
+	for (int i = 0; i < METRICS_NBUCKETS; i++)
+		m->st.bucket_le[i] = frac[i] * (double)t->renew_us / USEC_PER_SEC;
+	m->refresh_us = t->renew_us;
+	m->lock_fd = -1;
+	m->dirty = true;
+	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->wake, NULL);
+	pthread_cond_init(&m->idle_cv, NULL);
+	if (pthread_create(&m->thread, NULL, metrics_main, m) != 0) {
+		log_warn("--metrics-file: cannot start its thread; no metrics");
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+#define UPDATE(m, body)                                                                                                \
+	do {                                                                                                           \
+		if (!(m))                                                                                              \
+			return;                                                                                        \
+		pthread_mutex_lock(&(m)->lock);                                                                        \
+		body;                                                                                                  \
+		(m)->dirty = true;                                                                                     \
+		pthread_cond_signal(&(m)->wake);                                                                       \
+		pthread_mutex_unlock(&(m)->lock);                                                                      \
+	} while (0)
+
+void metrics_waiting(struct metrics *m, bool waiting)
+{
+	UPDATE(m, {
+		int64_t now = timing_now();
+		if (waiting && !m->wait_started)
+			m->wait_started = now;
+		else if (!waiting && m->wait_started) {
+			m->wait_done_s += (double)(now - m->wait_started) / USEC_PER_SEC;
+			m->wait_started = 0;
+		}
+		m->st.waiting = waiting;
+	});
+}
+
+void metrics_acquired(struct metrics *m, uint64_t term)
+{
+	UPDATE(m, {
+		m->st.held = true;
+		m->st.term = term;
+		m->st.acquisitions++;
+		m->st.last_renew_time = wall_now();
+	});
+}
+
+void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us)
+{
+	UPDATE(m, {
+		double s = (double)latency_us / USEC_PER_SEC;
+		for (int i = 0; i < METRICS_NBUCKETS; i++)
+			if (s <= m->st.bucket_le[i]) {
+				m->st.bucket_count[i]++;
+				break;
+			}
+		m->st.renews++;
+		m->st.renew_sum_s += s;
+		m->st.margin_s = margin_us > 0 ? (double)margin_us / USEC_PER_SEC : 0;
+		m->st.last_renew_time = wall_now();
+	});
+}
+
+void metrics_renew_failed(struct metrics *m)
+{
+	UPDATE(m, m->st.renew_failures++);
+}
+
+void metrics_lost(struct metrics *m)
+{
+	UPDATE(m, {
+		m->st.losses++;
+		m->st.held = false;
+	});
+}
+
+void metrics_revoked(struct metrics *m)
+{
+	UPDATE(m, m->st.revocations++);
+}
+
+void metrics_released(struct metrics *m)
+{
+	UPDATE(m, {
+		m->st.releases++;
+		m->st.held = false;
+	});
+}
+
+void metrics_not_held(struct metrics *m)
+{
+	UPDATE(m, m->st.held = false);
+}
+
+void metrics_command_started(struct metrics *m)
+{
+	UPDATE(m, m->st.command_start = wall_now());
+}
+
+void metrics_command_exited(struct metrics *m, int status)
+{
+	UPDATE(m, {
+		m->st.have_exit = true;
+		m->st.last_exit = status;
+	});
+}
+
+void metrics_history_failed(struct metrics *m)
+{
+	UPDATE(m, m->st.history_failures++);
+}
+
+void metrics_stop(struct metrics *m, int64_t until)
+{
+	bool done;
+
+	if (!m)
+		return;
+	pthread_mutex_lock(&m->lock);
+	m->st.held = false;
+	m->st.waiting = false;
+	if (m->wait_started) {
+		m->wait_done_s += (double)(timing_now() - m->wait_started) / USEC_PER_SEC;
+		m->wait_started = 0;
+	}
+	m->dirty = true;
+	m->quit = true;
+	pthread_cond_signal(&m->wake);
+	/* The last write says "not held"; a filesystem that hangs is left
+	 * behind with the thread, as the database worker is. */
+	while ((m->dirty || m->writing) && timing_now() < until) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 20 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&m->idle_cv, &m->lock, &ts);
+	}
+	done = !m->dirty && !m->writing;
+	if (!done) {
+		m->detached = true;
+		pthread_detach(m->thread);
+	}
+	pthread_mutex_unlock(&m->lock);
+	if (!done)
+		return;
+	pthread_join(m->thread, NULL);
+	if (m->lock_fd >= 0)
+		close(m->lock_fd);
+	pthread_mutex_destroy(&m->lock);
+	pthread_cond_destroy(&m->wake);
+	pthread_cond_destroy(&m->idle_cv);
+	free(m);
+}

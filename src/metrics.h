@@ -1,0 +1,72 @@
+/* --metrics-file: this process's view of its lease in the Prometheus
+ * textfile-collector format (node_exporter --collector.textfile).
+ *
+ * The supervisor reports events with one-line calls that only update
+ * counters under a mutex; a thread of its own renders and writes the file
+ * (a temporary file in the same directory, then rename), so that a slow,
+ * full or read-only filesystem can never delay a renew or a kill. A file
+ * that cannot be written is logged once, then its recovery; the count is
+ * in the file as leaderrun_metrics_write_failures_total. */
+#ifndef LEADERRUN_METRICS_H
+#define LEADERRUN_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "timing.h"
+
+/* Renew latency buckets: fractions of the renew interval, so that "near
+ * the interval" (close to the stop signal) is always its own bucket. */
+#define METRICS_NBUCKETS 10
+
+struct metrics_state {
+	const char *lease;
+	bool held, waiting;
+	uint64_t term;
+	uint64_t acquisitions, losses, releases, revocations;
+	uint64_t renews, renew_failures;
+	double bucket_le[METRICS_NBUCKETS]; /* seconds */
+	uint64_t bucket_count[METRICS_NBUCKETS];
+	double renew_sum_s;
+	double margin_s;	/* to the local deadline, at the last good renew; < 0: none yet */
+	double last_renew_time; /* Unix seconds; 0: none */
+	double wait_s;		/* total, including the wait in progress */
+	bool have_exit;
+	int last_exit;	      /* 128+N for signal N, like the exit status */
+	double command_start; /* Unix seconds; 0: none yet */
+	uint64_t write_failures, history_failures;
+};
+
+/* Renders ST into BUF (NUL-terminated). Returns the length, or -1 if BUF
+ * is too small. Pure, for the unit tests. */
+int metrics_render(const struct metrics_state *st, char *buf, size_t len);
+
+/* PATTERN with %l replaced by LEASE (characters other than letters,
+ * digits, '.', '_' and '-' become '_') and %% by %. Returns -1 if OUT is
+ * too small or a '%' is followed by anything else. */
+int metrics_path(const char *pattern, const char *lease, char *out, size_t len);
+
+struct metrics;
+
+/* NULL when PATTERN is NULL (no --metrics-file), or on failure (logged). */
+struct metrics *metrics_start(const char *pattern, const char *lease, const struct timing *t);
+
+/* The supervisor's hooks; each takes a moment and no I/O. M may be NULL. */
+void metrics_waiting(struct metrics *m, bool waiting);
+void metrics_acquired(struct metrics *m, uint64_t term);
+void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us);
+void metrics_renew_failed(struct metrics *m);
+void metrics_lost(struct metrics *m);
+void metrics_revoked(struct metrics *m);
+void metrics_released(struct metrics *m);
+void metrics_not_held(struct metrics *m);
+void metrics_command_started(struct metrics *m);
+void metrics_command_exited(struct metrics *m, int status);
+void metrics_history_failed(struct metrics *m);
+
+/* Writes the final state (not held) and stops the thread, waiting for it
+ * until UNTIL (CLOCK_BOOTTIME us) at most. */
+void metrics_stop(struct metrics *m, int64_t until);
+
+#endif

@@ -1,0 +1,124 @@
+/* The pure halves of the observability work: the shipped SQL against the
+ * statements --init runs, the metrics file's path and text. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "history_sql.h"
+#include "lease.h"
+#include "metrics.h"
+
+/* The statement in sql/FILE: from "CREATE TABLE" or "ALTER TABLE" (the
+ * AT-th such statement) to its ';'. */
+static const char *shipped(const char *file, const char *start, int at)
+{
+	static char buf[16384];
+	char path[4096];
+	const char *dir = getenv("LEADERRUN_SQL_DIR");
+	FILE *f;
+	size_t n;
+	char *p = buf;
+
+	cr_assert_not_null(dir, "LEADERRUN_SQL_DIR is set by meson");
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "%s", path);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	for (int i = 0; i <= at; i++) {
+		p = strstr(i ? p + 1 : p, start);
+		cr_assert_not_null(p, "%s has no statement %d starting %s", file, at, start);
+	}
+	*strchr(p, ';') = '\0';
+	return p;
+}
+
+Test(observe, upgrade_scripts_are_what_init_runs)
+{
+	struct lease_sql sql;
+	struct history_sql h;
+
+	lease_sql_render(&sql, "leaderrun_lease");
+	history_sql_render(&h, "leaderrun_history", "leaderrun_lease");
+	cr_assert_str_eq(shipped("upgrade-1-to-2.sql", "ALTER TABLE", 0), sql.upgrade[0]);
+	cr_assert_str_eq(shipped("upgrade-2-to-3.sql", "ALTER TABLE", 0), sql.upgrade[1]);
+	cr_assert_str_eq(shipped("upgrade-3-to-4.sql", "CREATE TABLE", 0), h.create);
+	/* leaderrun.sql creates both tables, schema 4. */
+	cr_assert_str_eq(shipped("leaderrun.sql", "CREATE TABLE", 1), h.create);
+}
+
+Test(observe, history_statements_fit_with_the_longest_names)
+{
+	char table[LEASE_TABLE_MAX + 1], hist[LEASE_TABLE_MAX + 1];
+	struct history_sql h;
+
+	memset(table, 'a', 64);
+	table[64] = '.';
+	memset(table + 65, 'b', 56);
+	table[121] = '\0';
+	snprintf(hist, sizeof(hist), "%.65s%.56s_history", table, table + 65);
+	history_sql_render(&h, hist, table);
+	cr_assert(strstr(h.list, "LIMIT ?"), "truncated: %s", h.list);
+	cr_assert(strstr(h.close, "ended_at IS NULL"), "truncated: %s", h.close);
+	cr_assert(strstr(h.insert_closed, "?, ?, ?)"), "truncated: %s", h.insert_closed);
+	cr_assert(strstr(h.create, "ENGINE=InnoDB"), "truncated: %s", h.create);
+	cr_assert(strstr(h.last_success, "GROUP BY lease"), "truncated: %s", h.last_success);
+}
+
+Test(observe, metrics_path_puts_the_lease_in)
+{
+	char out[256];
+
+	cr_assert_eq(metrics_path("/var/lib/ne/lr-%l.prom", "nightly backup/x", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "/var/lib/ne/lr-nightly_backup_x.prom");
+	cr_assert_eq(metrics_path("/a/100%%-%l", "j", out, sizeof(out)), 0);
+	cr_assert_str_eq(out, "/a/100%-j");
+	cr_assert_eq(metrics_path("/a/%p", "j", out, sizeof(out)), -1);
+	cr_assert_eq(metrics_path("/a/%", "j", out, sizeof(out)), -1);
+	cr_assert_eq(metrics_path("/a/%l", "j", out, 4), -1);
+}
+
+/* promtool check metrics (Debian: prometheus; scripts/install-deps test). */
+static void promtool_accepts(const char *text)
+{
+	char cmd[] = "promtool check metrics > /tmp/lr-promtool.$$ 2>&1; rc=$?; cat /tmp/lr-promtool.$$ >&2; "
+		     "rm -f /tmp/lr-promtool.$$; exit $rc";
+	FILE *p;
+
+	cr_assert_eq(system("command -v promtool > /dev/null"), 0,
+		     "promtool is missing: scripts/install-deps test installs it (package prometheus)");
+	p = popen(cmd, "w");
+	cr_assert_not_null(p);
+	fputs(text, p);
+	cr_assert_eq(pclose(p), 0, "promtool check metrics rejected:\n%s", text);
+}
+
+Test(observe, metrics_text_passes_promtool)
+{
+	struct metrics_state st = {.lease = "night\"ly\\job",
+				   .held = true,
+				   .term = 42,
+				   .acquisitions = 3,
+				   .renews = 2,
+				   .renew_sum_s = 0.004,
+				   .margin_s = 8.5,
+				   .last_renew_time = 1.7e9,
+				   .wait_s = 1.5,
+				   .have_exit = true,
+				   .last_exit = 137,
+				   .command_start = 1.7e9};
+	char buf[16384];
+
+	for (int i = 0; i < METRICS_NBUCKETS; i++)
+		st.bucket_le[i] = 0.005 * (i + 1);
+	st.bucket_count[0] = 2;
+	cr_assert_gt(metrics_render(&st, buf, sizeof(buf)), 0);
+	cr_assert(strstr(buf, "leaderrun_lease_held{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
+	cr_assert(
+	    strstr(buf, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"night\\\"ly\\\\job\",le=\"+Inf\"} 2"),
+	    "%s", buf);
+	promtool_accepts(buf);
+	cr_assert_eq(metrics_render(&st, buf, 100), -1, "a buffer too small is an error, not a cut file");
+}
