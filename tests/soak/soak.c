@@ -222,6 +222,7 @@ static void start_contender(struct soak *s, int i)
 {
 	char dsn[512], ttl[32], errpath[320];
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
 	char *argv[] = {
 	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
 	    (char *)s->probe, s->log, s->lock, "3600", NULL};
@@ -240,6 +241,14 @@ static void start_contender(struct soak *s, int i)
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, errpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+	/* A process group of its own. In the soak's group, a contender that
+	 * the freeze fault stopped would get SIGHUP from the kernel whenever a
+	 * child of the soak exits while that group is orphaned (meson starts
+	 * tests in a session of their own, and so does a detached shell), and
+	 * would forward it to its command. */
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+	posix_spawnattr_setpgroup(&attr, 0);
 	if (s->c[i].faketime[0]) {
 		/* The whole environment plus the faker: leaderrun and its
 		 * command see the faked clocks. No shared memory: it would
@@ -255,16 +264,17 @@ static void start_contender(struct soak *s, int i)
 		env[n++] = preload;
 		env[n++] = spec;
 		env[n++] = "FAKETIME_DISABLE_SHM=1";
-		if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, env) != 0) {
+		if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, argv, env) != 0) {
 			fprintf(stderr, "soak: cannot start %s\n", s->bin);
 			exit(2);
 		}
 		free(env);
-	} else if (posix_spawn(&s->c[i].pid, s->bin, &fa, NULL, argv, environ) != 0) {
+	} else if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, argv, environ) != 0) {
 		fprintf(stderr, "soak: cannot start %s\n", s->bin);
 		exit(2);
 	}
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 }
 
 /* Exit status of contender I if it has exited (reaped now), else -1. */
