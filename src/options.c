@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "revision.h"
 #include "duration.h"
 #include "leasename.h"
 #include "optfile.h"
@@ -543,7 +544,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			options_help(out);
 			return OPTIONS_EXIT;
 		case 'V':
-			fprintf(out, "leaderrun %s\n", LEADERRUN_VERSION);
+			fprintf(out, "leaderrun %s (git %s, %s)\n", LEADERRUN_VERSION, LEADERRUN_REVISION,
+				LEADERRUN_CLIENT);
 			return OPTIONS_EXIT;
 		case ':':
 			snprintf(err, errlen, "option '%s' needs a value; see leaderrun --help", argv[optind - 1]);

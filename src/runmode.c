@@ -106,12 +106,12 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 	char err[512];
 
 	memset(out, 0, sizeof(*out));
-	if (db_library_init() < 0) {
-		log_error("cannot initialise the MySQL client library");
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
 		return NULL;
 	}
-	runmode_db_config(o, &cfg);
 	db = db_new(&cfg);
 	if (!db) {
 		log_error("out of memory");
@@ -192,13 +192,13 @@ void runmode_run(const struct options *o, struct outcome *out)
 	supervisor_block_signals();
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
 		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
-	if (db_library_init() < 0) {
-		log_error("cannot initialise the MySQL client library");
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
 		return;
 	}
 	runmode_warn_unverified(o);
-	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
