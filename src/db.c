@@ -49,7 +49,8 @@
 	X(mysql_stmt_errno)                                                                                            \
 	X(mysql_stmt_error)
 #if defined(LIBMARIADB)
-#define DB_API(X) DB_API_COMMON(X) X(mysql_get_socket) X(mysql_ssl_set)
+#define DB_API(X)                                                                                                      \
+	DB_API_COMMON(X) X(mysql_get_socket) X(mysql_ssl_set) X(mysql_stmt_attr_set) X(mariadb_stmt_execute_direct)
 #else
 #define DB_API(X) DB_API_COMMON(X)
 #endif
@@ -133,6 +134,10 @@ static int db_library_load(char *err, size_t errlen)
 	return 0;
 }
 #else
+/* From <openssl/crypto.h>, which only db.c's static build needs: the
+ * settings pointer is opaque (OPENSSL_INIT_SETTINGS). */
+int OPENSSL_init_crypto(uint64_t opts, const void *settings);
+
 static int db_library_load(char *err, size_t errlen)
 {
 	(void)err;
@@ -141,7 +146,7 @@ static int db_library_load(char *err, size_t errlen)
 	DB_API(DB_API_LINK)
 #undef DB_API_LINK
 	lib.port = &mysql_port;
-	lib.openssl_init = NULL; /* a static build reads no openssl.cnf unless one is there */
+	lib.openssl_init = OPENSSL_init_crypto;
 	return 0;
 }
 #endif
@@ -725,6 +730,18 @@ static enum db_status db_stmt_fail(struct db *db, MYSQL_STMT *st, char *err, siz
 	return db_fail(db, lib.mysql_stmt_errno(st), lib.mysql_stmt_error(st), err, errlen);
 }
 
+/* A failure of a statement that is not kept (its prepare failed): the
+ * error is copied out before the handle goes. */
+static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
+{
+	char msg[512];
+	unsigned e = lib.mysql_stmt_errno(st);
+
+	snprintf(msg, sizeof(msg), "%s", lib.mysql_stmt_error(st));
+	lib.mysql_stmt_close(st);
+	return db_fail(db, e, msg, err, errlen);
+}
+
 enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
 			    struct db_result *res, char *err, size_t errlen)
@@ -733,6 +750,7 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
 	db_bool pnull[DB_MAX_SLOTS], cnull[DB_MAX_SLOTS];
 	MYSQL_STMT *st;
+	bool fresh;
 
 	memset(res, 0, sizeof(*res));
 	if (slot >= DB_MAX_SLOTS || nparams > DB_MAX_SLOTS || ncols > DB_MAX_SLOTS) {
@@ -744,21 +762,25 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 		return DB_UNAVAILABLE;
 	}
 	st = db->stmts[slot];
-	if (!st) {
+	fresh = !st;
+	if (fresh) {
 		st = lib.mysql_stmt_init(db->mysql);
 		if (!st)
 			return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
-		if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
-			enum db_status s;
-			/* Copy the error out before the handle goes. */
-			char msg[512];
-			unsigned e = lib.mysql_stmt_errno(st);
-			snprintf(msg, sizeof(msg), "%s", lib.mysql_stmt_error(st));
-			lib.mysql_stmt_close(st);
-			s = db_fail(db, e, msg, err, errlen);
-			return s;
-		}
+#if defined(LIBMARIADB)
+		/* The first execution prepares in the same round trip
+		 * (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
+		 * COM_STMT_EXECUTE sent together); the parameters are bound
+		 * before, so the library must be told how many. Issue 13: a
+		 * one-shot run paid a round trip per statement for prepares. */
+		unsigned n = nparams;
+		if (nparams)
+			lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
+#else
+		if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
+			return db_stmt_gone(db, st, err, errlen);
 		db->stmts[slot] = st;
+#endif
 	}
 
 	for (unsigned i = 0; i < nparams; i++) {
@@ -767,10 +789,22 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 		db_bind_value(&pb[i], &params[i], &plen[i], &pnull[i]);
 		plen[i] = pb[i].buffer_length;
 	}
-	if (nparams && lib.mysql_stmt_bind_param(st, pb) != 0)
+	if (nparams && lib.mysql_stmt_bind_param(st, pb) != 0) {
+		if (fresh && !db->stmts[slot])
+			return db_stmt_gone(db, st, err, errlen);
 		return db_stmt_fail(db, st, err, errlen);
+	}
+#if defined(LIBMARIADB)
+	if (fresh) {
+		if (lib.mariadb_stmt_execute_direct(st, sql, strlen(sql)) != 0)
+			return db_stmt_gone(db, st, err, errlen);
+		db->stmts[slot] = st;
+	} else if (lib.mysql_stmt_execute(st) != 0)
+		return db_stmt_fail(db, st, err, errlen);
+#else
 	if (lib.mysql_stmt_execute(st) != 0)
 		return db_stmt_fail(db, st, err, errlen);
+#endif
 
 	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
 	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);

@@ -15,6 +15,7 @@
 #include "duration.h"
 #include "leasename.h"
 #include "optfile.h"
+#include "signame.h"
 #include "tlspolicy.h"
 
 #define PASSWORD_FILE_MAX 4096
@@ -179,7 +180,7 @@ int options_parse_signal(const char *text)
 	if (strncasecmp(name, "SIG", 3) == 0)
 		name += 3;
 	for (int s = 1; s < NSIG; s++) {
-		const char *abbrev = sigabbrev_np(s);
+		const char *abbrev = signame_abbrev(s);
 		if (abbrev && strcasecmp(abbrev, name) == 0)
 			return s;
 	}

@@ -204,7 +204,11 @@ void runmode_run(const struct options *o, struct outcome *out)
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
 	job.period_us = o->once_per_us;
-	job.wake_hint = !o->no_wake_hint;
+	/* A --no-wait run takes no wake-up hint: it never waits itself, and
+	 * the hint cost it a statement (issue 13). A follower of the same
+	 * lease that waits finds the hint unheld and polls the row at its
+	 * retry interval instead, as with --no-wake-hint. */
+	job.wake_hint = !o->no_wake_hint && !o->no_wait;
 	job.several_hosts = o->dsn.nhosts > 1;
 	job.name = o->lease;
 	job.holder = o->holder;
