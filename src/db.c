@@ -35,6 +35,7 @@
 	X(mysql_fetch_row)                                                                                             \
 	X(mysql_free_result)                                                                                           \
 	X(mysql_get_host_info)                                                                                         \
+	X(mysql_get_server_info)                                                                                       \
 	X(mysql_get_ssl_cipher)                                                                                        \
 	X(mysql_stmt_init)                                                                                             \
 	X(mysql_stmt_prepare)                                                                                          \
@@ -243,6 +244,8 @@ struct db {
 	unsigned order[DB_MAX_HOSTS];
 	unsigned next, cur;
 	struct db_server server;
+	/* Statements carry the session settings themselves (db_connect_one). */
+	bool stmt_settings;
 };
 
 /* Could a connection of C use TLS? Not when every host is local and
@@ -589,7 +592,14 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	 * until the node has applied everything the cluster committed before
 	 * them (causal reads): a follower must not judge the lease from a
 	 * lagging or cut-off node's stale copy. */
-	if (st == DB_OK)
+	/* A plain MariaDB server read no option file here: the short lock wait
+	 * goes with each statement instead (SET STATEMENT ... FOR, MariaDB
+	 * 10.1.2 and later), one statement fewer for every connection (issue
+	 * 13). The session keeps the server's wait_timeout: a renew interval
+	 * longer than that would find the connection closed, and reconnect. */
+	db->stmt_settings = st == DB_OK && !db->server.galera && !c->defaults_file && !c->read_option_files &&
+			    strstr(lib.mysql_get_server_info(m), "MariaDB") != NULL;
+	if (st == DB_OK && !db->stmt_settings)
 		st = db_query(db,
 			      db->server.galera
 				  ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
@@ -742,6 +752,8 @@ static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, siz
 	return db_fail(db, e, msg, err, errlen);
 }
 
+#define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
+
 enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
 			    struct db_result *res, char *err, size_t errlen)
@@ -751,6 +763,7 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	db_bool pnull[DB_MAX_SLOTS], cnull[DB_MAX_SLOTS];
 	MYSQL_STMT *st;
 	bool fresh;
+	char prefixed[4096];
 
 	memset(res, 0, sizeof(*res));
 	if (slot >= DB_MAX_SLOTS || nparams > DB_MAX_SLOTS || ncols > DB_MAX_SLOTS) {
@@ -763,6 +776,15 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	}
 	st = db->stmts[slot];
 	fresh = !st;
+	if (fresh && db->stmt_settings) {
+		/* Prepared once per connection: the prefix costs nothing later. */
+		if (strlen(sql) >= sizeof(prefixed) - sizeof(DB_STMT_SETTINGS)) {
+			snprintf(err, errlen, "internal error: statement too long");
+			return DB_ERROR;
+		}
+		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
+		sql = prefixed;
+	}
 	if (fresh) {
 		st = lib.mysql_stmt_init(db->mysql);
 		if (!st)
