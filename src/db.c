@@ -112,7 +112,11 @@ static int db_library_load(char *err, size_t errlen)
 
 	if (lib.mysql_init)
 		return 0;
-	h = dlopen(LEADERRUN_CLIENT_SONAME, RTLD_NOW | RTLD_LOCAL);
+	/* Lazy binding: the functions used are looked up with dlsym below,
+	 * and the library's own calls bind on first use. (Debian links
+	 * libcrypto with BIND_NOW, so its relocations are paid anyway: the
+	 * largest part of what a dynamic run costs over a static one.) */
+	h = dlopen(LEADERRUN_CLIENT_SONAME, RTLD_LAZY | RTLD_LOCAL);
 	if (!h) {
 		snprintf(err, errlen, "cannot load the client library: %s", dlerror());
 		return -1;
