@@ -275,10 +275,17 @@ int db_library_init(const struct db_config *cfg, char *err, size_t errlen)
 	/* Connector/C initialises OpenSSL with OPENSSL_INIT_LOAD_CONFIG, which
 	 * reads openssl.cnf in every run (issue 13). A run that cannot use TLS
 	 * initialises it first without: the system's TLS policy has nothing
-	 * to say to a socket or loopback connection in plain text. A run that
-	 * may use TLS keeps the system's configuration. */
+	 * to say to a socket or loopback connection in plain text. Nor does it
+	 * need OpenSSL's table of every cipher and digest by name (the
+	 * authentication plugins call EVP_sha1 and the like directly): filling
+	 * it was the largest part of the initialisation. The first call wins
+	 * (each is a run-once in OpenSSL 1.1 and 3). A run that may use TLS
+	 * keeps the system's configuration and the tables. */
 	if (lib.openssl_init && !db_config_may_use_tls(cfg))
-		lib.openssl_init(0x00000080L /* OPENSSL_INIT_NO_LOAD_CONFIG */, NULL);
+		lib.openssl_init(0x00000080L /* OPENSSL_INIT_NO_LOAD_CONFIG */ |
+				     0x00000010L /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */ |
+				     0x00000020L /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */,
+				 NULL);
 	/* Connector/C looks its default port up with getservbyname("mysql")
 	 * when mysql_port is 0, at initialisation, whatever the DSN: a static
 	 * build has the variable, and no NSS. The port it would find is the
