@@ -14,6 +14,7 @@
 #include "lease.h"
 #include "log.h"
 #include "runmode.h"
+#include "signame.h"
 
 /* Statement slots of the history on the admin connection (after lease.c's). */
 enum { SLOT_A_LIST = 20, SLOT_A_SUCCESS = 21 };
@@ -497,7 +498,7 @@ static void print_runs_json(const struct runs *r)
 			fputs("\"exit_status\": null, ", stdout);
 		if (x->has_signal)
 			printf("\"signal\": %d, \"signal_name\": \"SIG%s\", ", x->signo,
-			       sigabbrev_np(x->signo) ? sigabbrev_np(x->signo) : "?");
+			       signame_abbrev(x->signo) ? signame_abbrev(x->signo) : "?");
 		else
 			fputs("\"signal\": null, ", stdout);
 		if (x->has_duration)
@@ -526,7 +527,7 @@ static void print_runs_table(const struct runs *r)
 			snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, x->term);
 			if (x->has_signal)
 				snprintf(cell[1], sizeof(cell[1]), "%s (SIG%s)", x->outcome,
-					 sigabbrev_np(x->signo) ? sigabbrev_np(x->signo) : "?");
+					 signame_abbrev(x->signo) ? signame_abbrev(x->signo) : "?");
 			else if (x->has_exit)
 				snprintf(cell[1], sizeof(cell[1]), "%s (%d)", x->outcome, x->exit_status);
 			else

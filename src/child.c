@@ -118,7 +118,7 @@ static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_termina
 
 	/* No database or other socket leaks into the command (vfork gives the
 	 * child its own descriptor table). */
-	close_range(3, ~0U, 0);
+	syscall(SYS_close_range, 3, ~0U, 0); /* raw: musl has no wrapper */
 
 	sigemptyset(&empty);
 	sigprocmask(SIG_SETMASK, &empty, NULL);
@@ -153,7 +153,7 @@ static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 		dup2(fd, 3);
 		fd = 3;
 	}
-	close_range(4, ~0U, 0);
+	syscall(SYS_close_range, 4, ~0U, 0); /* raw: musl has no wrapper */
 	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
 	for (;;) {
 		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};

@@ -10,8 +10,151 @@
 
 #include <mysql.h>
 
+#include "config.h"
+
 #include "galera.h"
 #include "tlspolicy.h"
+
+/* The client library's functions, called through this table. In the
+ * default build the library is loaded with dlopen by db_library_init, so
+ * that runs that never reach a database (--version, --help, a usage error)
+ * do not pay for mapping it and its TLS stack (issue 13: the dynamic loader
+ * maps every DT_NEEDED library before main). A static build
+ * (-Dlazy_load=false) fills the table with the linked functions. */
+#define DB_API_COMMON(X)                                                                                               \
+	X(mysql_server_init)                                                                                           \
+	X(mysql_server_end)                                                                                            \
+	X(mysql_init)                                                                                                  \
+	X(mysql_options)                                                                                               \
+	X(mysql_real_connect)                                                                                          \
+	X(mysql_close)                                                                                                 \
+	X(mysql_errno)                                                                                                 \
+	X(mysql_error)                                                                                                 \
+	X(mysql_query)                                                                                                 \
+	X(mysql_store_result)                                                                                          \
+	X(mysql_fetch_row)                                                                                             \
+	X(mysql_free_result)                                                                                           \
+	X(mysql_get_host_info)                                                                                         \
+	X(mysql_get_server_info)                                                                                       \
+	X(mysql_get_ssl_cipher)                                                                                        \
+	X(mysql_stmt_init)                                                                                             \
+	X(mysql_stmt_prepare)                                                                                          \
+	X(mysql_stmt_bind_param)                                                                                       \
+	X(mysql_stmt_execute)                                                                                          \
+	X(mysql_stmt_affected_rows)                                                                                    \
+	X(mysql_stmt_insert_id)                                                                                        \
+	X(mysql_stmt_bind_result)                                                                                      \
+	X(mysql_stmt_fetch)                                                                                            \
+	X(mysql_stmt_free_result)                                                                                      \
+	X(mysql_stmt_close)                                                                                            \
+	X(mysql_stmt_errno)                                                                                            \
+	X(mysql_stmt_error)
+#if defined(LIBMARIADB)
+#define DB_API(X)                                                                                                      \
+	DB_API_COMMON(X) X(mysql_get_socket) X(mysql_ssl_set) X(mysql_stmt_attr_set) X(mariadb_stmt_execute_direct)
+#else
+#define DB_API(X) DB_API_COMMON(X)
+#endif
+
+#define DB_API_FIELD(f) __typeof__(f) *f;
+static struct {
+	DB_API(DB_API_FIELD)
+	unsigned *port; /* Connector/C's mysql_port: its default TCP port */
+	/* OpenSSL's OPENSSL_init_crypto, when the library uses OpenSSL. */
+	int (*openssl_init)(uint64_t opts, const void *settings);
+} lib;
+#undef DB_API_FIELD
+
+#if LEADERRUN_LAZY_LOAD
+#include <arpa/inet.h>
+#include <dlfcn.h>
+#include <netdb.h>
+
+#ifndef LEADERRUN_CLIENT_SONAME
+#if defined(LIBMARIADB)
+#define LEADERRUN_CLIENT_SONAME "libmariadb.so.3"
+#else
+#define LEADERRUN_CLIENT_SONAME "libmysqlclient.so.21"
+#endif
+#endif
+
+/* Connector/C looks its default port up with getservbyname("mysql", "tcp")
+ * at initialisation, whatever the DSN says (mysql_once_init, when its
+ * mysql_port is 0, which a shared libmariadb does not export). On glibc that
+ * walks NSS: issue 13 counted about 50 failed opens of libnss_db paths in
+ * every run. The executable exports this definition (meson.build:
+ * --export-dynamic-symbol), so the library's call lands here: the answer
+ * is the registered 3306, and MYSQL_TCP_PORT still overrides it there. An
+ * /etc/services that moves "mysql" elsewhere is not read. Any other
+ * lookup goes to the C library's own. */
+struct servent *getservbyname(const char *name, const char *proto)
+{
+	static char mysql_name[] = "mysql", tcp[] = "tcp";
+	static char *no_aliases[] = {NULL};
+	static struct servent mysql_tcp = {.s_name = mysql_name, .s_aliases = no_aliases, .s_proto = tcp};
+	struct servent *(*next)(const char *, const char *);
+	void *sym;
+
+	if (name && proto && strcmp(name, "mysql") == 0 && strcmp(proto, "tcp") == 0) {
+		mysql_tcp.s_port = (int)htons(3306);
+		return &mysql_tcp;
+	}
+	sym = dlsym(RTLD_NEXT, "getservbyname");
+	if (!sym)
+		return NULL;
+	memcpy(&next, &sym, sizeof(sym));
+	return next(name, proto);
+}
+
+static int db_library_load(char *err, size_t errlen)
+{
+	void *h, *sym;
+
+	if (lib.mysql_init)
+		return 0;
+	/* Lazy binding: the functions used are looked up with dlsym below,
+	 * and the library's own calls bind on first use. (Debian links
+	 * libcrypto with BIND_NOW, so its relocations are paid anyway: the
+	 * largest part of what a dynamic run costs over a static one.) */
+	h = dlopen(LEADERRUN_CLIENT_SONAME, RTLD_LAZY | RTLD_LOCAL);
+	if (!h) {
+		snprintf(err, errlen, "cannot load the client library: %s", dlerror());
+		return -1;
+	}
+	/* POSIX guarantees that a void * from dlsym converts to a function
+	 * pointer; ISO C does not say, hence the memcpy. */
+#define DB_API_LOAD(f)                                                                                                 \
+	if (!(sym = dlsym(h, #f))) {                                                                                   \
+		snprintf(err, errlen, "%s: no symbol %s", LEADERRUN_CLIENT_SONAME, #f);                                \
+		return -1;                                                                                             \
+	}                                                                                                              \
+	memcpy(&lib.f, &sym, sizeof(sym));
+	DB_API(DB_API_LOAD)
+#undef DB_API_LOAD
+	/* Not in the library's exported symbols: see getservbyname above. */
+	lib.port = NULL;
+	/* libcrypto, which the client library brought in. */
+	sym = dlsym(h, "OPENSSL_init_crypto");
+	memcpy(&lib.openssl_init, &sym, sizeof(sym));
+	return 0;
+}
+#else
+/* From <openssl/crypto.h>, which only db.c's static build needs: the
+ * settings pointer is opaque (OPENSSL_INIT_SETTINGS). */
+int OPENSSL_init_crypto(uint64_t opts, const void *settings);
+
+static int db_library_load(char *err, size_t errlen)
+{
+	(void)err;
+	(void)errlen;
+#define DB_API_LINK(f) lib.f = f;
+	DB_API(DB_API_LINK)
+#undef DB_API_LINK
+	lib.port = &mysql_port;
+	lib.openssl_init = OPENSSL_init_crypto;
+	return 0;
+}
+#endif
 
 /* The two client flavours differ in a few spellings; keep them here. */
 #if defined(LIBMARIADB) || (defined(MYSQL_VERSION_ID) && MYSQL_VERSION_ID < 80000)
@@ -34,11 +177,11 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 
 	if (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key))
 		return;
-	mysql_ssl_set(m, c->ssl_key, c->ssl_cert, ca, NULL, NULL);
+	lib.mysql_ssl_set(m, c->ssl_key, c->ssl_cert, ca, NULL, NULL);
 	if (mode >= DB_TLS_REQUIRED)
-		mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
+		lib.mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
 	if (mode == DB_TLS_VERIFY_IDENTITY)
-		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 #if MARIADB_PACKAGE_VERSION_ID < 30400
 	/* Connector/C 3.3 sends the login in plain text to a server that
 	 * offers no TLS even with SSL_ENFORCE (plugins/auth/my_auth.c,
@@ -51,15 +194,15 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 	 * too. tests/integration/test_tls.c pins this with the server's
 	 * general log. 3.4 refuses before the login whenever it verifies. */
 	if (mode == DB_TLS_REQUIRED || mode == DB_TLS_VERIFY_CA)
-		mysql_options(m, MARIADB_OPT_TLS_PEER_FP, "");
+		lib.mysql_options(m, MARIADB_OPT_TLS_PEER_FP, "");
 #else
 	/* 3.4 verifies by default: REQUIRED is encryption only, as in MySQL.
 	 * It has no chain-only check: VERIFY_CA also checks the name there. */
 	if (mode == DB_TLS_REQUIRED) {
 		my_bool no = 0;
-		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &no);
+		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &no);
 	} else if (mode == DB_TLS_VERIFY_CA)
-		mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
+		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 #endif
 #else
 	static const unsigned modes[] = {
@@ -73,20 +216,20 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 	/* libmysqlclient 8 verifies before it sends the login in the VERIFY
 	 * modes. */
 	if (mode != DB_TLS_DEFAULT)
-		mysql_options(m, MYSQL_OPT_SSL_MODE, &modes[mode]);
+		lib.mysql_options(m, MYSQL_OPT_SSL_MODE, &modes[mode]);
 	if (ca)
-		mysql_options(m, MYSQL_OPT_SSL_CA, ca);
+		lib.mysql_options(m, MYSQL_OPT_SSL_CA, ca);
 	if (c->ssl_cert)
-		mysql_options(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
+		lib.mysql_options(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
 	if (c->ssl_key)
-		mysql_options(m, MYSQL_OPT_SSL_KEY, c->ssl_key);
+		lib.mysql_options(m, MYSQL_OPT_SSL_KEY, c->ssl_key);
 #endif
 }
 
 static int db_socket_of(MYSQL *m)
 {
 #if defined(LIBMARIADB)
-	return (int)mysql_get_socket(m);
+	return (int)lib.mysql_get_socket(m);
 #else
 	return (int)m->net.fd;
 #endif
@@ -105,16 +248,65 @@ struct db {
 	unsigned order[DB_MAX_HOSTS];
 	unsigned next, cur;
 	struct db_server server;
+	/* Statements carry the session settings themselves (db_connect_one). */
+	bool stmt_settings;
+	int64_t wait_timeout_s; /* the session's, as the probe read it */
 };
 
-int db_library_init(void)
+/* Could a connection of C use TLS? Not when every host is local and
+ * nothing (no CA, certificate or key, no option file) asks for it. */
+static bool db_config_may_use_tls(const struct db_config *c)
 {
-	return mysql_library_init(0, NULL, NULL) == 0 ? 0 : -1;
+	unsigned n = c->nhosts ? c->nhosts : 1;
+
+	if (c->ssl_ca || c->ssl_cert || c->ssl_key || c->defaults_file || c->read_option_files)
+		return true;
+	for (unsigned i = 0; i < n; i++) {
+		enum db_tls mode = tlspolicy_mode(c->tls, c->nhosts ? c->hosts[i].name : NULL);
+		if (mode != DB_TLS_DISABLED && mode != DB_TLS_DEFAULT)
+			return true;
+	}
+	return false;
+}
+
+int db_library_init(const struct db_config *cfg, char *err, size_t errlen)
+{
+	if (db_library_load(err, errlen) < 0)
+		return -1;
+	/* Connector/C initialises OpenSSL with OPENSSL_INIT_LOAD_CONFIG, which
+	 * reads openssl.cnf in every run (issue 13). A run that cannot use TLS
+	 * initialises it first without: the system's TLS policy has nothing
+	 * to say to a socket or loopback connection in plain text. Nor does it
+	 * need OpenSSL's table of every cipher and digest by name (the
+	 * authentication plugins call EVP_sha1 and the like directly): filling
+	 * it was the largest part of the initialisation. The first call wins
+	 * (each is a run-once in OpenSSL 1.1 and 3). A run that may use TLS
+	 * keeps the system's configuration and the tables. */
+	if (lib.openssl_init && !db_config_may_use_tls(cfg))
+		lib.openssl_init(0x00000080L /* OPENSSL_INIT_NO_LOAD_CONFIG */ |
+				     0x00000010L /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */ |
+				     0x00000020L /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */,
+				 NULL);
+	/* Connector/C looks its default port up with getservbyname("mysql")
+	 * when mysql_port is 0, at initialisation, whatever the DSN: a static
+	 * build has the variable, and no NSS. The port it would find is the
+	 * registered 3306; MYSQL_TCP_PORT still wins, as there. */
+	if (lib.port && *lib.port == 0) {
+		const char *env = getenv("MYSQL_TCP_PORT");
+		char *end;
+		unsigned long p = env ? strtoul(env, &end, 10) : 0;
+		*lib.port = env && *env && !*end && p > 0 && p < 65536 ? (unsigned)p : 3306;
+	}
+	if (lib.mysql_server_init(0, NULL, NULL) != 0) {
+		snprintf(err, errlen, "cannot initialise the client library");
+		return -1;
+	}
+	return 0;
 }
 
 void db_library_end(void)
 {
-	mysql_library_end();
+	lib.mysql_server_end();
 }
 
 /* The strings of a db_config, each owned by the handle: a handle that
@@ -224,10 +416,10 @@ void db_disconnect(struct db *db)
 	db_set_fd(db, -1);
 	for (unsigned i = 0; i < DB_MAX_SLOTS; i++) {
 		if (db->stmts[i])
-			mysql_stmt_close(db->stmts[i]);
+			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
 	}
-	mysql_close(db->mysql);
+	lib.mysql_close(db->mysql);
 	db->mysql = NULL;
 }
 
@@ -277,31 +469,34 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 	int64_t read_only;
 	unsigned e;
 
-	if (mysql_query(m, "SELECT @@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options") != 0) {
+	if (lib.mysql_query(m, "SELECT @@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options, "
+			       "@@session.wait_timeout") != 0) {
 		/* 1193: no such variable, a server built without Galera. */
-		if (mysql_errno(m) != 1193 || mysql_query(m, "SELECT @@global.read_only, 0, NULL") != 0)
+		if (lib.mysql_errno(m) != 1193 ||
+		    lib.mysql_query(m, "SELECT @@global.read_only, 0, NULL, @@session.wait_timeout") != 0)
 			goto failed;
 	}
-	if (!(res = mysql_store_result(m)))
+	if (!(res = lib.mysql_store_result(m)))
 		goto failed;
-	row = mysql_fetch_row(res);
+	row = lib.mysql_fetch_row(res);
 	read_only = db_row_int(row, 0);
 	db->server.galera = db_row_int(row, 1) == 1;
 	db->server.suspect_timeout_us = row && row[2] ? galera_suspect_timeout_us(row[2]) : 0;
-	mysql_free_result(res);
+	db->wait_timeout_s = db_row_int(row, 3);
+	lib.mysql_free_result(res);
 
 	if (db->server.galera) {
 		int64_t ready = -1, state = -1;
-		if (mysql_query(m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state')") !=
-			0 ||
-		    !(res = mysql_store_result(m)))
+		if (lib.mysql_query(
+			m, "SHOW GLOBAL STATUS WHERE Variable_name IN ('wsrep_ready', 'wsrep_local_state')") != 0 ||
+		    !(res = lib.mysql_store_result(m)))
 			goto failed;
-		while ((row = mysql_fetch_row(res)))
+		while ((row = lib.mysql_fetch_row(res)))
 			if (row[0] && row[1] && strcmp(row[0], "wsrep_ready") == 0)
 				ready = strcmp(row[1], "ON") == 0;
 			else if (row[0] && row[1])
 				state = strtoll(row[1], NULL, 10);
-		mysql_free_result(res);
+		lib.mysql_free_result(res);
 		if (ready != 1 || state != GALERA_SYNCED) {
 			snprintf(why, len, "Galera node not ready (wsrep_ready=%s, wsrep_local_state=%s)",
 				 ready == 1 ? "ON" : "OFF", galera_state_name(state));
@@ -315,8 +510,8 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 	return DB_OK;
 
 failed:
-	e = mysql_errno(m);
-	snprintf(why, len, "%s (error %u)", mysql_error(m), e);
+	e = lib.mysql_errno(m);
+	snprintf(why, len, "%s (error %u)", lib.mysql_error(m), e);
 	return db_status_of(e);
 }
 
@@ -343,7 +538,7 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	enum db_status st;
 	MYSQL *m;
 
-	m = mysql_init(NULL);
+	m = lib.mysql_init(NULL);
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		return DB_ERROR;
@@ -351,57 +546,58 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	/* These are whole seconds per I/O wait, a backstop only: deadlines
 	 * never depend on them (the supervisor keeps its own clock and calls
 	 * db_abort). */
-	mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-	mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io);
-	mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io);
+	lib.mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	lib.mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io);
+	lib.mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io);
 	if (c->defaults_file)
-		mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
+		lib.mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
 	if (c->defaults_file || c->read_option_files)
-		mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
+		lib.mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
 	db_set_tls(m, c, mode, ca);
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
 	 * lost lease. No CLIENT_MULTI_STATEMENTS, ever. */
-	if (!mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket, CLIENT_FOUND_ROWS)) {
-		unsigned e = mysql_errno(m);
-		st = mode >= DB_TLS_REQUIRED ? dberr_classify_tls(e, mysql_error(m)) : db_status_of(e);
+	if (!lib.mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket,
+				    CLIENT_FOUND_ROWS)) {
+		unsigned e = lib.mysql_errno(m);
+		st = mode >= DB_TLS_REQUIRED ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
 		if (st == DB_UNTRUSTED)
 			snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)",
 				 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
-				 tlspolicy_verifies(mode) && ca ? ca : "", mysql_error(m), e);
+				 tlspolicy_verifies(mode) && ca ? ca : "", lib.mysql_error(m), e);
 		else
-			snprintf(err, errlen, "%s (error %u)", mysql_error(m), e);
-		mysql_close(m);
+			snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
+		lib.mysql_close(m);
 		return st == DB_OK ? DB_ERROR : st;
 	}
 	/* A backstop, on both flavours: whatever the library (or an option
 	 * file it read) made of the options, a required mode never carries
 	 * on in plain text. */
-	if (mode >= DB_TLS_REQUIRED && !mysql_get_ssl_cipher(m)) {
+	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
 		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
 			 tlspolicy_mode_name(mode));
-		mysql_close(m);
+		lib.mysql_close(m);
 		return DB_UNTRUSTED;
 	}
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
 	memset(&db->server, 0, sizeof(db->server));
-	if (!mysql_get_ssl_cipher(m))
+	if (!lib.mysql_get_ssl_cipher(m))
 		snprintf(db->server.tls, sizeof(db->server.tls), "no TLS");
 	else if (tlspolicy_verifies(mode))
 		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)",
-			 mysql_get_ssl_cipher(m), tlspolicy_mode_name(mode), ca);
+			 lib.mysql_get_ssl_cipher(m), tlspolicy_mode_name(mode), ca);
 	else
 		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified",
-			 mysql_get_ssl_cipher(m));
+			 lib.mysql_get_ssl_cipher(m));
 	/* The name users gave, or the socket's path; else the library's
 	 * account of what the option files made of it. */
 	if (h->name)
 		db_host_label(h, db->server.name, sizeof(db->server.name));
 	else
 		snprintf(db->server.name, sizeof(db->server.name), "%s",
-			 c->socket ? c->socket : mysql_get_host_info(m));
+			 c->socket ? c->socket : lib.mysql_get_host_info(m));
 
 	st = db_probe(db, err, errlen);
 	/* Option files are applied inside mysql_real_connect and could carry an
@@ -411,7 +607,17 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	 * until the node has applied everything the cluster committed before
 	 * them (causal reads): a follower must not judge the lease from a
 	 * lagging or cut-off node's stale copy. */
-	if (st == DB_OK)
+	/* A plain MariaDB server read no option file here: the short lock wait
+	 * goes with each statement instead (SET STATEMENT ... FOR, MariaDB
+	 * 10.1.2 and later), one statement fewer for every connection (issue
+	 * 13), as long as the server's wait_timeout leaves idle sessions be
+	 * for an hour or more. */
+	/* The idle connection of a holder between renews, or of a follower
+	 * between looks, must outlive the server's wait_timeout: below an
+	 * hour (the default is 8 h) the session SET goes out after all. */
+	db->stmt_settings = st == DB_OK && !db->server.galera && !c->defaults_file && !c->read_option_files &&
+			    strstr(lib.mysql_get_server_info(m), "MariaDB") != NULL && db->wait_timeout_s >= 3600;
+	if (st == DB_OK && !db->stmt_settings)
 		st = db_query(db,
 			      db->server.galera
 				  ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
@@ -495,8 +701,8 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
 		snprintf(err, errlen, "not connected");
 		return DB_UNAVAILABLE;
 	}
-	if (mysql_query(db->mysql, sql) != 0)
-		return db_fail(db, mysql_errno(db->mysql), mysql_error(db->mysql), err, errlen);
+	if (lib.mysql_query(db->mysql, sql) != 0)
+		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
 	return DB_OK;
 }
 
@@ -509,13 +715,13 @@ enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *
 	*out = -1;
 	if (st != DB_OK)
 		return st;
-	res = mysql_store_result(db->mysql);
+	res = lib.mysql_store_result(db->mysql);
 	if (!res)
-		return db_fail(db, mysql_errno(db->mysql), mysql_error(db->mysql), err, errlen);
-	row = mysql_fetch_row(res);
+		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	row = lib.mysql_fetch_row(res);
 	if (row && row[0])
 		*out = strtoll(row[0], NULL, 10);
-	mysql_free_result(res);
+	lib.mysql_free_result(res);
 	return DB_OK;
 }
 
@@ -549,8 +755,22 @@ static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long
 
 static enum db_status db_stmt_fail(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
 {
-	return db_fail(db, mysql_stmt_errno(st), mysql_stmt_error(st), err, errlen);
+	return db_fail(db, lib.mysql_stmt_errno(st), lib.mysql_stmt_error(st), err, errlen);
 }
+
+/* A failure of a statement that is not kept (its prepare failed): the
+ * error is copied out before the handle goes. */
+static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
+{
+	char msg[512];
+	unsigned e = lib.mysql_stmt_errno(st);
+
+	snprintf(msg, sizeof(msg), "%s", lib.mysql_stmt_error(st));
+	lib.mysql_stmt_close(st);
+	return db_fail(db, e, msg, err, errlen);
+}
+
+#define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
 
 enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
@@ -560,6 +780,8 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
 	db_bool pnull[DB_MAX_SLOTS], cnull[DB_MAX_SLOTS];
 	MYSQL_STMT *st;
+	bool fresh;
+	char prefixed[4096];
 
 	memset(res, 0, sizeof(*res));
 	if (slot >= DB_MAX_SLOTS || nparams > DB_MAX_SLOTS || ncols > DB_MAX_SLOTS) {
@@ -571,21 +793,34 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 		return DB_UNAVAILABLE;
 	}
 	st = db->stmts[slot];
-	if (!st) {
-		st = mysql_stmt_init(db->mysql);
-		if (!st)
-			return db_fail(db, mysql_errno(db->mysql), mysql_error(db->mysql), err, errlen);
-		if (mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0) {
-			enum db_status s;
-			/* Copy the error out before the handle goes. */
-			char msg[512];
-			unsigned e = mysql_stmt_errno(st);
-			snprintf(msg, sizeof(msg), "%s", mysql_stmt_error(st));
-			mysql_stmt_close(st);
-			s = db_fail(db, e, msg, err, errlen);
-			return s;
+	fresh = !st;
+	if (fresh && db->stmt_settings) {
+		/* Prepared once per connection: the prefix costs nothing later. */
+		if (strlen(sql) >= sizeof(prefixed) - sizeof(DB_STMT_SETTINGS)) {
+			snprintf(err, errlen, "internal error: statement too long");
+			return DB_ERROR;
 		}
+		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
+		sql = prefixed;
+	}
+	if (fresh) {
+		st = lib.mysql_stmt_init(db->mysql);
+		if (!st)
+			return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+#if defined(LIBMARIADB)
+		/* The first execution prepares in the same round trip
+		 * (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
+		 * COM_STMT_EXECUTE sent together); the parameters are bound
+		 * before, so the library must be told how many. Issue 13: a
+		 * one-shot run paid a round trip per statement for prepares. */
+		unsigned n = nparams;
+		if (nparams)
+			lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
+#else
+		if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
+			return db_stmt_gone(db, st, err, errlen);
 		db->stmts[slot] = st;
+#endif
 	}
 
 	for (unsigned i = 0; i < nparams; i++) {
@@ -594,13 +829,25 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 		db_bind_value(&pb[i], &params[i], &plen[i], &pnull[i]);
 		plen[i] = pb[i].buffer_length;
 	}
-	if (nparams && mysql_stmt_bind_param(st, pb) != 0)
+	if (nparams && lib.mysql_stmt_bind_param(st, pb) != 0) {
+		if (fresh && !db->stmts[slot])
+			return db_stmt_gone(db, st, err, errlen);
 		return db_stmt_fail(db, st, err, errlen);
-	if (mysql_stmt_execute(st) != 0)
+	}
+#if defined(LIBMARIADB)
+	if (fresh) {
+		if (lib.mariadb_stmt_execute_direct(st, sql, strlen(sql)) != 0)
+			return db_stmt_gone(db, st, err, errlen);
+		db->stmts[slot] = st;
+	} else if (lib.mysql_stmt_execute(st) != 0)
 		return db_stmt_fail(db, st, err, errlen);
+#else
+	if (lib.mysql_stmt_execute(st) != 0)
+		return db_stmt_fail(db, st, err, errlen);
+#endif
 
-	res->affected = (uint64_t)mysql_stmt_affected_rows(st);
-	res->insert_id = (uint64_t)mysql_stmt_insert_id(st);
+	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
+	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
 	if (!cols)
 		return DB_OK;
 
@@ -609,20 +856,20 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 		clen[i] = 0;
 		db_bind_value(&cb[i], &cols[i], &clen[i], &cnull[i]);
 	}
-	if (mysql_stmt_bind_result(st, cb) != 0)
+	if (lib.mysql_stmt_bind_result(st, cb) != 0)
 		return db_stmt_fail(db, st, err, errlen);
 	for (;;) {
-		switch (mysql_stmt_fetch(st)) {
+		switch (lib.mysql_stmt_fetch(st)) {
 		case 0:
 		case MYSQL_DATA_TRUNCATED:
 			break;
 		case MYSQL_NO_DATA:
-			mysql_stmt_free_result(st);
+			lib.mysql_stmt_free_result(st);
 			return DB_OK;
 		default: {
 			enum db_status s = db_stmt_fail(db, st, err, errlen);
 			if (db->mysql)
-				mysql_stmt_free_result(st);
+				lib.mysql_stmt_free_result(st);
 			return s;
 		}
 		}
@@ -638,7 +885,7 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 			break;
 		on_row(ctx, cols);
 	}
-	mysql_stmt_free_result(st);
+	lib.mysql_stmt_free_result(st);
 	return DB_OK;
 }
 

@@ -77,7 +77,10 @@ struct db_result {
 struct db;
 
 /* Before any thread starts: the library's global initialisation. */
-int db_library_init(void);
+/* Loads the client library when the build loads it lazily (see db.c);
+ * fills ERR on failure. CFG says whether TLS may be needed at all (if not,
+ * OpenSSL's configuration file is not read). */
+int db_library_init(const struct db_config *cfg, char *err, size_t errlen);
 void db_library_end(void);
 
 /* Copies CFG, strings included. */

@@ -12,6 +12,8 @@
 
 #include <curl/curl.h>
 
+#include "config.h"
+
 #include "json.h"
 #include "log.h"
 #include "timing.h"
@@ -56,6 +58,22 @@ static struct {
 	void (*slist_free_all)(struct curl_slist *l);
 } curl;
 
+#if !LEADERRUN_LAZY_LOAD
+/* A static build (-Dlazy_load=false) links libcurl in: there is no dlopen. */
+int notify_library_init(void)
+{
+	curl.global_init = curl_global_init;
+	curl.easy_init = curl_easy_init;
+	curl.easy_setopt = curl_easy_setopt;
+	curl.easy_perform = curl_easy_perform;
+	curl.easy_getinfo = curl_easy_getinfo;
+	curl.easy_cleanup = curl_easy_cleanup;
+	curl.easy_strerror = curl_easy_strerror;
+	curl.slist_append = curl_slist_append;
+	curl.slist_free_all = curl_slist_free_all;
+	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+#else
 int notify_library_init(void)
 {
 	void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
@@ -83,6 +101,7 @@ int notify_library_init(void)
 #undef LOAD
 	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
 }
+#endif
 
 void notify_redact(const char *url, char *buf, size_t len)
 {

@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "revision.h"
 #include "duration.h"
 #include "leasename.h"
 #include "optfile.h"
+#include "signame.h"
 #include "tlspolicy.h"
 
 #define PASSWORD_FILE_MAX 4096
@@ -36,7 +38,7 @@ int options_parse_signal(const char *text)
 	if (strncasecmp(name, "SIG", 3) == 0)
 		name += 3;
 	for (int s = 1; s < NSIG; s++) {
-		const char *abbrev = sigabbrev_np(s);
+		const char *abbrev = signame_abbrev(s);
 		if (abbrev && strcasecmp(abbrev, name) == 0)
 			return s;
 	}
@@ -461,7 +463,7 @@ static int set_quiet(struct parse *p, const char *arg)
 static int show_help(struct parse *p, const char *arg);
 static int show_version(struct parse *p, const char *arg)
 {
-	fprintf(p->out, "leaderrun %s\n", LEADERRUN_VERSION);
+	fprintf(p->out, "leaderrun %s (git %s, %s)\n", LEADERRUN_VERSION, LEADERRUN_REVISION, LEADERRUN_CLIENT);
 	return OPT_DONE;
 }
 

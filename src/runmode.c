@@ -111,12 +111,12 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 	char err[512];
 
 	memset(out, 0, sizeof(*out));
-	if (db_library_init() < 0) {
-		log_error("cannot initialise the MySQL client library");
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
 		return NULL;
 	}
-	runmode_db_config(o, &cfg);
 	db = db_new(&cfg);
 	if (!db) {
 		log_error("out of memory");
@@ -236,19 +236,23 @@ void runmode_run(const struct options *o, struct outcome *out)
 	supervisor_block_signals();
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
 		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
-	if (db_library_init() < 0) {
-		log_error("cannot initialise the MySQL client library");
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
 		return;
 	}
 	runmode_warn_unverified(o);
-	runmode_db_config(o, &cfg);
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
 	job.period_us = o->once_per_us;
-	job.wake_hint = !o->no_wake_hint;
+	/* A --no-wait run takes no wake-up hint: it never waits itself, and
+	 * the hint cost it a statement (issue 13). A follower of the same
+	 * lease that waits finds the hint unheld and polls the row at its
+	 * retry interval instead, as with --no-wake-hint. */
+	job.wake_hint = !o->no_wake_hint && !o->no_wait;
 	job.several_hosts = o->dsn.nhosts > 1;
 	job.name = o->lease;
 	job.holder = o->holder;

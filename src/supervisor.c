@@ -36,6 +36,7 @@
 #include "child.h"
 #include "duration.h"
 #include "log.h"
+#include "signame.h"
 #include "tlspolicy.h"
 
 /* Signals passed on to COMMAND's process group. */
@@ -167,7 +168,7 @@ static int sup_poll(struct sup *s, int64_t at)
 
 static const char *sup_signame(int sig)
 {
-	const char *n = sigabbrev_np(sig);
+	const char *n = signame_abbrev(sig);
 	return n ? n : "?";
 }
 

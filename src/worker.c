@@ -145,9 +145,12 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	case WORKER_RELEASE:
 		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
 					   &r->status, r->err, sizeof(r->err));
-		/* Row first, hint second: the woken follower finds it free. */
+		/* Row first, hint second: the woken follower finds it free.
+		 * The release is the run's last statement: closing the session
+		 * lets go of its named locks as RELEASE_ALL_LOCKS would, one
+		 * statement fewer for every run (issue 13). */
 		if (w->hints && db_connected(w->db))
-			worker_drop_hint(w);
+			db_disconnect(w->db);
 		break;
 	}
 	r->hint_held = w->hint_held;

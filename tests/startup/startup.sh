@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# startup - what issue 13 cut from every run stays cut:
+#   1. --version maps no client library (libmariadb, libssl, libcrypto,
+#      libcurl are loaded only by runs that need them);
+#   2. a run over a socket reads no NSS configuration (getservbyname) and no
+#      openssl.cnf, and loads no NSS module;
+#   3. an uncontended `-n -- true` is the connect and at most 3 statements
+#      (the server's general log);
+#   4. --version names the release, the git revision and the client library.
+#
+# Usage: tests/startup/startup.sh BINARY   (meson test --suite startup)
+# Exit 77 when strace or the MariaDB server is missing.
+set -euo pipefail
+
+bin=${1:?usage: startup.sh BINARY}
+top=$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/../.." && pwd)
+command -v strace >/dev/null || { echo "SKIP: strace missing"; exit 77; }
+command -v mariadbd >/dev/null || [[ -x /usr/sbin/mariadbd ]] || { echo "SKIP: no MariaDB server"; exit 77; }
+
+passed=0
+failed=0
+ok() { echo "ok: $*"; passed=$((passed + 1)); }
+bad() { echo "FAIL: $*"; failed=$((failed + 1)); }
+
+work=$(mktemp -d /tmp/lrstart.XXXXXX)
+cleanup() {
+    "$top/scripts/sandbox-db" stop "$work/db" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+# 1.
+libs=$(LD_DEBUG=libs "$bin" --version 2>&1 >/dev/null | grep -o 'lib[a-z0-9_]*\.so[.0-9]*' | sort -u | tr '\n' ' ' || true)
+if [[ $libs == *libmariadb* || $libs == *libssl* || $libs == *libcrypto* || $libs == *libcurl* ]]; then
+    bad "--version loads $libs"
+else
+    ok "--version loads only: ${libs:-nothing (static)}"
+fi
+
+# 4.
+v=$("$bin" --version)
+if [[ $v =~ ^leaderrun\ [0-9]+\.[0-9]+\.[0-9]+\ \(git\ [0-9a-z-]+,\ (MariaDB\ Connector/C|MySQL\ client)\ [0-9.]+\)$ ]]; then
+    ok "--version: $v"
+else
+    bad "--version: '$v'"
+fi
+
+eval "$("$top/scripts/sandbox-db" start "$work/db")"
+dsn="mysql://$LR_DB_USER:$LR_DB_PASSWORD@localhost/$LR_DB_NAME?socket=$LR_DB_SOCKET"
+"$bin" -d "$dsn" -n -l startup -- true || bad "a first run failed"
+
+# 2.
+strace -f -e trace=open,openat -o "$work/strace" "$bin" -d "$dsn" -n -l startup -- true
+opened=$(grep -oE '"(/etc/nsswitch.conf|/etc/services|[^"]*openssl.cnf|[^"]*libnss_[^"]*)"' "$work/strace" |
+    sort -u | tr '\n' ' ' || true)
+if [[ -z $opened ]]; then
+    ok "a socket run opens no nsswitch.conf, /etc/services, openssl.cnf or NSS module"
+else
+    bad "a socket run opens $opened"
+fi
+
+# 3.
+log=$work/general.log
+"$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
+"$bin" -d "$dsn" -n -l startup -- true
+"$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log=0"
+read -r stmts list < <(awk -v user="$LR_DB_USER" '
+    {
+        for (i = 1; i <= NF; i++) if ($i ~ /^(Query|Prepare|Execute|Quit|Connect|Close)$/) break
+        if (i > NF) next
+        if ($i == "Connect") { on = $0 ~ "Connect\t" user "@"; next }
+        if (!on) next
+        if ($i == "Quit") { on = 0; next }
+        if ($i == "Query" || $i == "Execute") { n++; l = l (l ? "," : "") $i }
+    }
+    END { print n + 0, l }' "$log")
+if ((stmts >= 1 && stmts <= 3)); then
+    ok "an uncontended -n run: the connect and $stmts statements ($list)"
+else
+    bad "an uncontended -n run: $stmts statements ($list); see the general log: $(cat "$log")"
+fi
+
+echo "startup: $passed passed, $failed failed"
+((failed == 0))
