@@ -196,8 +196,8 @@ static void ns_up(const char *san)
 
 	if (geteuid() != 0)
 		cr_skip_test("needs root for ip netns, a veth pair and unshare -m: skipped");
-	if (sh("command -v ip >/dev/null && command -v unshare >/dev/null") != 0)
-		cr_skip_test("needs ip (iproute2) and unshare (util-linux): skipped");
+	if (sh("command -v ip >/dev/null && command -v unshare >/dev/null && command -v nsenter >/dev/null") != 0)
+		cr_skip_test("needs ip (iproute2), unshare and nsenter (util-linux): skipped");
 	ns_sweep();
 	cr_assert_eq(sh_out("ip -4 addr; ip -4 route", out, sizeof(out)), 0);
 	for (size_t i = 0; i < 2 && !found; i++)
@@ -218,7 +218,8 @@ static void ns_up(const char *san)
 		 "set -e; n=%s; h=%s; c=%s\n"
 		 "ip netns add $n; ip link add ${n}a type veth peer name ${n}b; ip link set ${n}b netns $n\n"
 		 "ip addr add $h/30 dev ${n}a; ip link set ${n}a up\n"
-		 "ip -n $n addr add $c/30 dev ${n}b; ip -n $n link set ${n}b up; ip -n $n link set lo up\n",
+		 "in=\"nsenter --net=/run/netns/$n\"\n"
+		 "$in ip addr add $c/30 dev ${n}b; $in ip link set ${n}b up; $in ip link set lo up\n",
 		 ns_name, ns_host, ns_client);
 	cr_assert_eq(sh(cmd), 0, "could not set up namespace %s", ns_name);
 
@@ -266,11 +267,30 @@ static int ns_lr(struct h_proc *p, const char *const env[], const char *const ar
 	 * SSL_CERT_FILE, which a build machine may set: without ENV saying
 	 * otherwise, leaderrun probes the system bundles itself. */
 	const char *argv[48] = {"/usr/bin/env", "-u", "SSL_CERT_FILE"};
-	const char *const tail[] = {"ip",     "netns",	 "exec",
-				    ns_name,  "unshare", "-m",
-				    "sh",     "-c",	 "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
-				    ns_hosts, h_bin(),	 NULL};
+	char net[64];
+	/* nsenter, not "ip netns exec", and unshare -m keeping the mounts'
+	 * propagation where / is no mount point: both remount / for
+	 * propagation, which fails in a chroot (a fresh machine's CI may be
+	 * one). There the mounts are private already (the chroot's own mount
+	 * namespace), so the bind mount stays in the new namespace either way. */
+	static int plain_unshare = -1;
+	if (plain_unshare < 0)
+		plain_unshare = sh("unshare -m true 2>/dev/null") == 0;
+	const char *const tail[] = {"nsenter",
+				    net,
+				    "unshare",
+				    "-m",
+				    "--propagation",
+				    plain_unshare ? "private" : "unchanged",
+				    "sh",
+				    "-c",
+				    "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
+				    ns_hosts,
+				    h_bin(),
+				    NULL};
 	size_t n = 3;
+
+	snprintf(net, sizeof(net), "--net=/run/netns/%s", ns_name);
 
 	for (size_t i = 0; env && env[i] && n < 8; i++)
 		argv[n++] = env[i];
