@@ -306,8 +306,9 @@ inline sup_wait(i)
 			wt[i] = (rexp[i] < WAIT -> rexp[i] : WAIT)
 		fi;
 		clear(i)
-	:: sq[i] == LOST || ((sq[i] == SENT || sq[i] == EXECD) && age[i] >= BUDGET) ->
-		/* no answer within the timeouts: an error, retried */
+	:: sq[i] == LOST ->
+		/* An error, retried. (An acquire is not cut off: it waits for
+		 * its answer, which comes within 2 * DELAY or is lost.) */
 		abandon(i);
 		wt[i] = RETRY
 	:: sq[i] == IDLE && (wt[i] == 0 || hint) ->
