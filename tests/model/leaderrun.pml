@@ -1,0 +1,575 @@
+/* leaderrun's lease protocol, as the C code runs it, for spin.
+ *
+ * tests/model/README.md maps every process and variable here to the C
+ * function it stands for; scripts/check-model runs the checks. One file for
+ * the real model and every mutant: a mutant is this file with one -DMUTANT_*
+ * macro, so the two cannot drift apart.
+ *
+ * Time is discrete. One tick of the clock process is one unit of real time;
+ * the clients' CLOCK_BOOTTIME advances one unit a tick, the server's clock
+ * one unit, or two (fast) or none (slow) within the drift bound. Every
+ * timer is a countdown of ticks, so the state space is finite without a
+ * horizon. A tick waits until every supervisor that is not paused has
+ * handled what is due (poll() returns at once for a due timer or a ready
+ * descriptor), and until every statement has run or been lost within its
+ * delay bound: between two ticks everything else interleaves freely. */
+
+/* ---- parameters: the assumptions of leaderrun(1) SAFETY, in ticks ------ */
+
+#ifndef TTL
+#define TTL 7		/* --ttl */
+#endif
+#ifndef RENEW
+#define RENEW 2		/* --renew-interval: ttl/3, rounded down */
+#endif
+#ifndef GRACE
+#define GRACE 1		/* --kill-grace: ttl/4, rounded down */
+#endif
+#ifndef MARGIN
+#define MARGIN 3	/* the margin: DRIFT + PAUSE + 1 tick for SIGKILL */
+#endif
+#ifndef BUDGET
+#define BUDGET 1	/* timing_attempt_budget: renew/2 */
+#endif
+#ifndef RETRY
+#define RETRY 1		/* timing_retry_step after a failed renew */
+#endif
+#ifndef WAIT
+#define WAIT 2		/* --retry-interval: a follower's longest sleep */
+#endif
+/* A statement runs within DELAY ticks of its send, its reply comes within
+ * DELAY ticks of that, or either is lost. */
+#ifndef DELAY
+#define DELAY 1
+#endif
+/* The server's clock gains (or loses) at most DRIFT ticks on the clients'
+ * in all: rate error over a lease period and steps together. A whole run
+ * is a few lease periods, and spending the budget inside one of them is
+ * the worst case. */
+#ifndef DRIFT
+#define DRIFT 1
+#endif
+/* A supervisor may be frozen (descheduled, stopped, a VM pause) for up to
+ * PAUSE ticks at a time, any number of times. */
+#ifndef PAUSE
+#ifdef MUTANT_LONG_PAUSE
+#define PAUSE (MARGIN - DRIFT)	/* one tick more than the margin leaves */
+#else
+#define PAUSE 1
+#endif
+#endif
+#ifndef FAULTS
+#define FAULTS 1	/* lost statements, lost replies, server restarts */
+#endif
+#ifndef CRASHES
+#define CRASHES 1	/* leaderrun killed (SIGKILL) */
+#endif
+#ifndef ROUNDS
+#define ROUNDS 1	/* runs of leaderrun per contender (safety) */
+#endif
+#ifdef LIVENESS
+#define MAXTERM 255	/* liveness: terms are not checked */
+#else
+#define MAXTERM 5	/* terms handed out before acquires stop matching */
+#endif
+
+/* The local deadline counts from the send: t_send + ttl - margin. */
+#ifdef MUTANT_NO_MARGIN
+#define DLEN TTL
+#else
+#define DLEN (TTL - MARGIN)
+#endif
+
+#define N 2		/* contenders */
+
+/* ---- state ------------------------------------------------------------ */
+
+/* supervisor phases (ph) */
+#define WAITING 0	/* sup_acquire */
+#define HOLD 1		/* sup_hold */
+#define RELEASING 2	/* sup_release */
+#define GONE 3		/* exited, or crashed for good */
+
+/* a process of the command (ch: the command, gch: one descendant it left) */
+#define NONE 0
+#define ALIVE 1
+#define ZOMBIE 2	/* dead, not yet reaped */
+
+/* the statement on the worker's connection (sq) */
+#define IDLE 0
+#define SENT 1		/* on its way to the server */
+#define EXECD 2		/* committed, the reply on its way */
+#define ANSWERED 3	/* the worker has the reply */
+#define LOST 4		/* statement or reply lost: nothing comes */
+
+/* statements (sop, lop) */
+#define ACQ 1		/* lease_acquire */
+#define RNW 2		/* lease_renew */
+#define REL 3		/* lease_release */
+
+/* The row (one lease name). Rows survive a server restart: commits are
+ * durable. row_exp counts server ticks until expires_at; 0 is expired. */
+byte row_holder;	/* 0: nobody yet, else contender + 1 */
+byte row_term;
+byte row_exp;
+byte drifted;		/* server ticks gained or lost so far */
+byte faults;
+byte crashes;
+bool hint;		/* the wake-up hint's lock was let go */
+
+byte ph[N];
+byte rounds[N];
+byte ch[N], gch[N];
+bool spawned[N];	/* the command left its descendant already */
+byte term[N];		/* s->term */
+byte dl[N];		/* ticks to sup_deadline(); also the watcher's */
+byte rnw[N];		/* ticks to next_renew (RELEASING: to give_up) */
+byte gr[N];		/* ticks to the SIGKILL after the kill signal */
+byte wt[N];		/* a follower's ticks of sleep left */
+bool stop_sent[N], killed[N], lost[N], draining[N], aborted[N];
+byte pz[N];		/* ticks of pause left: the supervisor is frozen */
+
+byte sq[N], sop[N], sdl[N], sterm[N];
+byte age[N];		/* ticks since the worker sent the statement */
+byte rres[N];		/* affected rows of the statement */
+byte rid[N];		/* its LAST_INSERT_ID() */
+byte rexp[N];		/* the expiry a 0-row acquire read (lease_read) */
+/* A statement whose attempt was abandoned may still reach the server. */
+byte lop[N], ldl[N], lterm[N];
+
+byte last_term;		/* the highest term ever handed to a command */
+bool acquired_after_crash;
+
+/* Named in the assertions, so that a trail says which property failed. */
+hidden byte mutual_exclusion, terms_grow, release_after_reap;
+
+/* ---- the server: one statement, executed atomically ------------------- */
+
+inline srv_exec(op, i, t, res, iid, ex)
+{
+	if
+	:: op == ACQ ->
+		/* WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) */
+		if
+		:: row_exp == 0 && row_term < MAXTERM ->
+			row_holder = i + 1;
+#ifdef LIVENESS
+			row_term = (row_term + 1) % 4;	/* not checked here */
+#else
+			row_term++;
+#endif
+			row_exp = TTL;
+			res = 1;
+			iid = row_term
+		:: else ->
+			res = 0;
+			/* On Galera a loser's LAST_INSERT_ID() was found equal
+			 * to the winner's new term. */
+			iid = row_term;
+			ex = row_exp
+		fi
+	:: op == RNW ->
+		/* WHERE holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) */
+		if
+		:: row_holder == i + 1 && row_term == t && row_exp > 0 ->
+			row_exp = TTL;
+			res = 1
+		:: else -> res = 0
+		fi
+	:: op == REL ->
+		if
+		:: row_holder == i + 1 && row_term == t && row_exp > 0 ->
+			row_exp = 0;
+			hint = true;	/* RELEASE_ALL_LOCKS(): a follower may wake */
+			res = 1
+		:: else -> res = 0
+		fi
+	fi
+}
+
+#define SERVER_FOR(i) \
+	:: atomic { sq[i] == SENT -> \
+		srv_exec(sop[i], i, sterm[i], rres[i], rid[i], rexp[i]); \
+		sq[i] = EXECD; sdl[i] = DELAY } \
+	:: atomic { sq[i] == EXECD -> sq[i] = ANSWERED; WAKE(i) } \
+	:: atomic { (sq[i] == SENT || sq[i] == EXECD) && faults < FAULTS -> \
+		sq[i] = LOST; faults++ } \
+	:: atomic { lop[i] != 0 -> \
+		srv_exec(lop[i], i, lterm[i], tres, tid, tex); lop[i] = 0 } \
+	:: atomic { lop[i] != 0 -> lop[i] = 0 }
+
+
+/* ---- the command and its descendant ----------------------------------- */
+
+/* It exits whenever it likes: at once on the kill signal, later, or never
+ * (then SIGKILL). It may leave a descendant that outlives it. */
+#define COMMAND_FOR(i) \
+	:: atomic { ch[i] == ALIVE -> ch[i] = ZOMBIE; WAKE(i) } \
+	:: atomic { ch[i] == ALIVE && !spawned[i] -> gch[i] = ALIVE; spawned[i] = true } \
+	:: atomic { gch[i] == ALIVE -> gch[i] = ZOMBIE; WAKE(i) }
+
+
+/* ---- the supervisor (and its worker thread, and its watcher) ---------- */
+
+#define RUNNING(i) (ch[i] != NONE || gch[i] != NONE)
+/* poll() returns: the supervisor handles it now, unless frozen */
+#define WAKE(i) if :: pz[i] == 0 && ph[i] != GONE -> sup_step(i) :: else fi
+#define SAT_DEC(x) if :: x > 0 -> x-- :: else fi
+
+/* child_signal(SIGKILL) and child_kill_orphans: every process of the group
+ * dies; reaping is still to come. */
+inline kill_group(i)
+{
+	if :: ch[i] == ALIVE -> ch[i] = ZOMBIE :: else fi;
+	if :: gch[i] == ALIVE -> gch[i] = ZOMBIE :: else fi
+}
+
+/* worker_submit + lease_*: sent_at = timing_now(), then the statement. */
+inline send(i, op, t)
+{
+	sop[i] = op;
+	sterm[i] = t;
+	sq[i] = SENT;
+	sdl[i] = DELAY;
+	age[i] = 0;
+	aborted[i] = false
+}
+
+/* The slot is free again; what it held is forgotten (fewer states). */
+inline clear(i)
+{
+	sq[i] = IDLE; sop[i] = 0; sdl[i] = 0; sterm[i] = 0; age[i] = 0;
+	rres[i] = 0; rid[i] = 0; rexp[i] = 0
+}
+
+/* worker_abort: the socket is shut; a statement still on its way may yet
+ * run (lop); the worker reports an error. */
+inline abandon(i)
+{
+	if
+	:: sq[i] == SENT -> lop[i] = sop[i]; ldl[i] = sdl[i]; lterm[i] = sterm[i]
+	:: else
+	fi;
+	clear(i)
+}
+
+/* The next run of leaderrun on this host, or none. */
+inline finish(i)
+{
+	if :: sq[i] != IDLE -> abandon(i) :: else fi;
+#ifdef LIVENESS
+	ph[i] = WAITING;
+#else
+	rounds[i]++;
+	if
+	:: rounds[i] < ROUNDS -> ph[i] = WAITING
+	:: else -> ph[i] = GONE
+	fi;
+#endif
+	stop_sent[i] = false; killed[i] = false; lost[i] = false;
+	draining[i] = false; spawned[i] = false; term[i] = 0;
+	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0
+}
+
+/* sup_acquire: one pass of its loop. */
+inline sup_wait(i)
+{
+	if
+	:: sq[i] == ANSWERED ->
+#ifdef MUTANT_TERM_FROM_0_ROWS
+		/* The term, and the success, read from LAST_INSERT_ID()
+		 * whatever the affected-row count. */
+		if
+		:: rid[i] != 0 ->
+#else
+		/* lease_try: only the 1-row acquire's insert id is a term. */
+		if
+		:: rres[i] == 1 ->
+#endif
+			term[i] = rid[i];
+			/* sup_acquire, child_spawn: the deadline from the send */
+			dl[i] = (age[i] < DLEN -> DLEN - age[i] : 0);
+			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0);
+			/* exec: the properties, at the only moment a command
+			 * starts */
+			assert(mutual_exclusion || !RUNNING(1 - i));
+#ifndef LIVENESS
+			assert(terms_grow || term[i] > last_term);
+			last_term = term[i];
+#endif
+			ch[i] = ALIVE;
+			ph[i] = HOLD;
+			if :: crashes > 0 -> acquired_after_crash = true :: else fi
+		:: else ->
+			/* Busy: sleep to the expiry read, at most the retry
+			 * interval (the hint may wake it sooner). */
+			wt[i] = (rexp[i] < WAIT -> rexp[i] : WAIT)
+		fi;
+		clear(i)
+	:: sq[i] == LOST ->
+		/* An error, retried. (An acquire is not cut off: it waits for
+		 * its answer, which comes within 2 * DELAY or is lost.) */
+		abandon(i);
+		wt[i] = RETRY
+	:: sq[i] == IDLE && (wt[i] == 0 || hint) ->
+		hint = false;
+		wt[i] = 0;
+		send(i, ACQ, 0)
+	:: else
+	fi
+}
+
+/* sup_hold: one pass of its loop (sup_on_renew, sup_reap, sup_on_timers). */
+inline sup_hold(i)
+{
+	/* sup_on_renew */
+	if
+	:: sq[i] == ANSWERED ->
+		if
+		:: lost[i]
+		:: !lost[i] && rres[i] == 1 ->
+#ifdef MUTANT_REPLY_DEADLINE
+			/* the deadline counted from the reply */
+			dl[i] = DLEN;
+#else
+			if :: age[i] < DLEN && DLEN - age[i] > dl[i] -> dl[i] = DLEN - age[i] :: else fi;
+#endif
+			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0)
+		:: !lost[i] && rres[i] == 0 ->
+			/* someone else may hold it: SIGKILL at once */
+			lost[i] = true;
+			killed[i] = true;
+			kill_group(i)
+		fi;
+		clear(i)
+	:: sq[i] == LOST ->
+		/* an error: retried at short steps on a fresh connection */
+		abandon(i);
+		rnw[i] = RETRY
+	:: else
+	fi;
+	/* sup_on_timers */
+#ifdef MUTANT_LATE_RENEW
+	/* The deadline waits for the renew in flight, which counts when it
+	 * comes back. */
+	if :: sq[i] != IDLE :: else ->
+#endif
+	if
+	:: !killed[i] && dl[i] == 0 ->
+		stop_sent[i] = true;
+		killed[i] = true;
+		kill_group(i)
+	:: !killed[i] && (stop_sent[i] || draining[i]) && gr[i] == 0 ->
+		killed[i] = true;
+		kill_group(i)
+	:: !stop_sent[i] && dl[i] <= GRACE && dl[i] > 0 ->
+		/* the kill signal: the command may now exit, or not */
+		stop_sent[i] = true;
+		if :: !draining[i] || gr[i] > GRACE -> gr[i] = GRACE :: else fi
+	:: else
+	fi;
+#ifdef MUTANT_LATE_RENEW
+	fi;
+#endif
+	/* sup_reap, sup_all_reaped: the command, then orphans of the group */
+	if
+	:: ch[i] == ZOMBIE ->
+		ch[i] = NONE;
+		draining[i] = true;
+		/* sup_start_drain: the kill signal, SIGKILL after the grace */
+		if :: !stop_sent[i] || gr[i] > GRACE -> gr[i] = GRACE :: else fi
+	:: else
+	fi;
+	if :: gch[i] == ZOMBIE -> gch[i] = NONE :: else fi;
+	if
+	:: lost[i]
+#ifndef MUTANT_LATE_RENEW
+	:: !lost[i] && (sq[i] == SENT || sq[i] == EXECD) && age[i] >= BUDGET ->
+		/* worker_abort: cut off, so a retry fits */
+		abandon(i);
+		rnw[i] = RETRY
+#endif
+	:: !lost[i] && sq[i] == IDLE && rnw[i] == 0 ->
+		send(i, RNW, term[i])
+	:: else
+	fi;
+	/* all reaped: on to the release, giving up at
+	 * min(deadline, now + renew) */
+#ifdef MUTANT_RELEASE_BEFORE_REAP
+	if :: ch[i] != ALIVE ->
+#else
+	if :: !RUNNING(i) ->
+#endif
+		ph[i] = RELEASING;
+		rnw[i] = (dl[i] < RENEW -> dl[i] : RENEW);
+		gr[i] = 0
+	:: else
+	fi
+}
+
+/* sup_release: let a renew in flight land, then give the row back, but
+ * not a moment past the deadline (rnw counts to give_up). */
+inline sup_release(i)
+{
+	if :: gch[i] == ZOMBIE -> gch[i] = NONE :: else fi;
+	if :: ch[i] == ZOMBIE -> ch[i] = NONE :: else fi;
+	if
+	:: lost[i] -> finish(i)
+	:: !lost[i] && sq[i] == ANSWERED && sop[i] == RNW ->
+		if
+		:: rres[i] == 1 && age[i] < DLEN && DLEN - age[i] > dl[i] -> dl[i] = DLEN - age[i]
+		:: else
+		fi;
+		clear(i)
+	:: !lost[i] && sq[i] == ANSWERED && sop[i] == REL -> finish(i)
+	:: !lost[i] && sq[i] == LOST && sop[i] == RNW -> clear(i)
+	:: !lost[i] && sq[i] == IDLE && rnw[i] > 0 ->
+		assert(release_after_reap || !RUNNING(i));
+		send(i, REL, term[i])
+	:: !lost[i] && ((sq[i] != ANSWERED && rnw[i] == 0) || (sq[i] == LOST && sop[i] == REL)) -> finish(i)
+	:: else
+	fi
+}
+
+/* One pass of the supervisor's loop: what poll() returned, and what
+ * follows at once. */
+inline sup_step(i)
+{
+	if :: ph[i] == WAITING -> sup_wait(i) :: else fi;
+	if :: ph[i] == HOLD -> sup_hold(i) :: else fi;
+	if :: ph[i] == RELEASING -> sup_release(i) :: else fi
+}
+
+/* leaderrun killed: the watcher sees its pipe close and SIGKILLs the
+ * group, whose processes init reaps; the worker's statement may still
+ * reach the server. */
+inline crash(i)
+{
+	ch[i] = NONE;
+	gch[i] = NONE;
+	crashes++;
+#ifdef LIVENESS
+	if :: sq[i] != IDLE -> abandon(i) :: else fi;
+	ph[i] = GONE;
+	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0; term[i] = 0; pz[i] = 0;
+	stop_sent[i] = false; killed[i] = false; lost[i] = false;
+	draining[i] = false; spawned[i] = false
+#else
+	pz[i] = 0;
+	finish(i)
+#endif
+}
+
+#ifdef LIVENESS
+/* Only the first contender crashes, only while it holds the lease, and the
+ * second keeps coming back. */
+#define CRASH_OK(i) (i == 0 && crashes < CRASHES && ph[i] == HOLD)
+#else
+#define CRASH_OK(i) (crashes < CRASHES && ph[i] != GONE)
+#endif
+
+active proctype leaderrun()
+{
+end:	do
+	:: atomic { CRASH_OK(0) -> crash(0) }
+	:: atomic { CRASH_OK(1) -> crash(1) }
+	od
+}
+
+/* ---- time ---------------------------------------------------------------- */
+
+/* Statements run or are lost within their bound before time moves on. */
+#define SETTLED(i) \
+	(!((sq[i] == SENT || sq[i] == EXECD) && sdl[i] == 0) && \
+	 !(lop[i] != 0 && ldl[i] == 0))
+
+/* The clients' clocks, then each supervisor's poll() returns for what is
+ * due, unless it is frozen: a freeze starts at a tick and lasts 1..PAUSE
+ * ticks, and the supervisor runs before it can freeze again. While it is
+ * frozen, the watcher (child.c watcher_main) still SIGKILLs the group at
+ * the deadline. */
+inline client_tick(i)
+{
+	if :: ph[i] != WAITING -> SAT_DEC(dl[i]) :: else fi;
+	SAT_DEC(rnw[i]); SAT_DEC(gr[i]); SAT_DEC(wt[i]);
+	if :: sq[i] == SENT || sq[i] == EXECD -> SAT_DEC(sdl[i]) :: else fi;
+	if :: sq[i] != IDLE && age[i] < TTL -> age[i]++ :: else fi;
+	if :: lop[i] != 0 -> SAT_DEC(ldl[i]) :: else fi;
+	if
+	:: pz[i] > 0 -> pz[i]--
+	:: else ->
+		if
+		:: true
+		:: PAUSE > 0 && ph[i] != GONE -> pz[i] = PAUSE
+		:: PAUSE > 1 && ph[i] != GONE -> pz[i] = 1
+		fi
+	fi;
+	if
+	:: pz[i] == 0 && ph[i] != GONE -> sup_step(i)
+	:: else
+	fi;
+#ifdef MUTANT_LATE_RENEW
+	if
+	:: ph[i] != WAITING && dl[i] == 0 && sq[i] == IDLE -> kill_group(i)
+#else
+	if
+	:: ph[i] != WAITING && dl[i] == 0 -> kill_group(i)
+#endif
+	:: else
+	fi
+}
+
+/* A tick in two steps: the server's clock first, then the clients'. A
+ * statement may run in between: the holder's SIGKILL at its deadline takes
+ * effect up to a tick after the server's clock moved. */
+bool half;
+
+active proctype clock()
+{
+end:	do
+	:: atomic { !half && SETTLED(0) && SETTLED(1) ->
+		/* the server's clock: one tick, or two, or none */
+		if
+		:: SAT_DEC(row_exp)
+		:: drifted < DRIFT -> SAT_DEC(row_exp); SAT_DEC(row_exp); drifted++
+		:: drifted < DRIFT -> drifted++
+		fi;
+		half = true }
+	:: atomic { half ->
+		client_tick(0);
+		client_tick(1);
+		half = false }
+	od
+}
+
+/* ---- the environment's processes -------------------------------------- */
+
+active proctype server()
+{
+	byte tres, tid, tex;
+end:	do
+	SERVER_FOR(0)
+	SERVER_FOR(1)
+	/* A restart: every statement in flight and every session is lost;
+	 * the row stays. */
+	:: atomic { faults < FAULTS ->
+		faults++;
+		if :: sq[0] == SENT || sq[0] == EXECD -> sq[0] = LOST :: else fi;
+		if :: sq[1] == SENT || sq[1] == EXECD -> sq[1] = LOST :: else fi;
+		lop[0] = 0; lop[1] = 0;
+		hint = false }
+	od
+}
+
+active proctype command()
+{
+end:	do
+	COMMAND_FOR(0)
+	COMMAND_FOR(1)
+	od
+}
+
+#ifdef LIVENESS
+/* Once the holder is dead, the waiter eventually holds the lease. */
+ltl waiter_acquires { [] ((crashes > 0) -> <> acquired_after_crash) }
+#endif
