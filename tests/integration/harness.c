@@ -473,3 +473,14 @@ int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms,
 	}
 	return starts;
 }
+
+const char *h_unshare_propagation(void)
+{
+	static int plain = -1;
+
+	if (plain < 0) {
+		const char *argv[] = {"unshare", "-m", "true", NULL};
+		plain = h_run(argv, NULL, 0) == 0;
+	}
+	return plain ? "private" : "unchanged";
+}

@@ -102,6 +102,11 @@ bool h_wait_gone(pid_t pid, int timeout_ms);
 int64_t h_now_ms(void);
 void h_sleep_ms(int ms);
 
+/* The --propagation for "unshare -m" here: "private" (its default), or
+ * "unchanged" where / is no mount point (a chroot: unshare cannot remount
+ * it, and the chroot's own mount namespace is private already). */
+const char *h_unshare_propagation(void);
+
 /* The path of the probe script (tests/integration/probe.sh). */
 const char *h_probe(void);
 

@@ -204,7 +204,9 @@ Test(observe, metrics_file_that_cannot_be_written_costs_the_command_nothing)
 			 "dd if=/dev/zero of='%s/full/fill' bs=4k count=64 2>/dev/null; "
 			 "exec \"$LEADERRUN_BIN\" -l %s --metrics-file '%s/full/m.prom' -- sh -c 'exit 9'",
 			 h_dir(), h_dir(), h_dir(), lease, h_dir());
-		h_start(&p, (const char *const[]){"unshare", "-m", "sh", "-c", full, NULL},
+		h_start(&p,
+			(const char *const[]){"unshare", "-m", "--propagation", h_unshare_propagation(), "sh", "-c",
+					      full, NULL},
 			(const char *const[]){dsn_env, NULL});
 		cr_assert_eq(h_finish(&p, 20000), 9, "%s", h_slurp(p.err));
 		cr_assert(strstr(h_slurp(p.err), "cannot write"), "%s", h_slurp(p.err));

@@ -268,20 +268,15 @@ static int ns_lr(struct h_proc *p, const char *const env[], const char *const ar
 	 * otherwise, leaderrun probes the system bundles itself. */
 	const char *argv[48] = {"/usr/bin/env", "-u", "SSL_CERT_FILE"};
 	char net[64];
-	/* nsenter, not "ip netns exec", and unshare -m keeping the mounts'
-	 * propagation where / is no mount point: both remount / for
-	 * propagation, which fails in a chroot (a fresh machine's CI may be
-	 * one). There the mounts are private already (the chroot's own mount
-	 * namespace), so the bind mount stays in the new namespace either way. */
-	static int plain_unshare = -1;
-	if (plain_unshare < 0)
-		plain_unshare = sh("unshare -m true 2>/dev/null") == 0;
+	/* nsenter, not "ip netns exec", which remounts / and fails in a
+	 * chroot (a fresh machine's CI may be one); unshare -m likewise
+	 * (h_unshare_propagation). */
 	const char *const tail[] = {"nsenter",
 				    net,
 				    "unshare",
 				    "-m",
 				    "--propagation",
-				    plain_unshare ? "private" : "unchanged",
+				    h_unshare_propagation(),
 				    "sh",
 				    "-c",
 				    "mount --bind \"$0\" /etc/hosts && exec \"$@\"",
