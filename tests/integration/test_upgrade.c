@@ -222,12 +222,13 @@ Test(upgrade, new_holder_old_waiters_and_both_read_status_meanwhile)
 	 * with only sql/grants.sql's rights. */
 	snprintf(dsn, sizeof(dsn), "%s", h_dsn());
 	LR(&holder, new, dsn, "-t", "3s", "-l", lease, "--holder", "new-holder", "--",
-	   TAGGED(new_tags, log, lock, "3"));
+	   TAGGED(new_tags, log, lock, "5"));
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
 	for (int i = 0; i < 2; i++)
 		LR(&w[i], old, dsn, "-w", "30s", "-t", "3s", "-l", lease, "--", TAGGED(old_tags, log, lock, "0.5"));
 	LR(&w[2], new, dsn, "-w", "30s", "-t", "3s", "-l", lease, "--", TAGGED(new_tags, log, lock, "0.5"));
-	/* While the new build holds, both see it held, by whom, in what term. */
+	/* While the new build holds (5 s: the checks below take well under
+	 * that on a loaded machine), both see it held, by whom, in what term. */
 	snprintf(want, sizeof(want), "\"name\": \"%s\", \"holder\": \"new-holder\", \"term\": %s, \"state\": \"held\"",
 		 lease, h_sql("SELECT term FROM leaderrun_lease WHERE name='%s'", lease));
 	cr_assert_eq(run(old, dsn, (const char *const[]){"--status", "--json", lease, NULL}, &p), 0, "%s",
@@ -242,6 +243,7 @@ Test(upgrade, new_holder_old_waiters_and_both_read_status_meanwhile)
 		     h_slurp(p.err));
 	snprintf(want, sizeof(want), "leaderrun_lease_held{lease=\"%s\"} 1", lease);
 	cr_assert(strstr(h_slurp(p.out), want), "%s", h_slurp(p.out));
+	cr_assert_eq(h_wait(&holder, 0), -1, "the holder's 5 s job ended before the --status checks did");
 
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	for (int i = 0; i < 3; i++)
