@@ -20,8 +20,10 @@ skip() { echo "old-leaderrun: $*" >&2; exit 77; }
 command -v git >/dev/null || skip "git is not installed: no build of $commit to test against"
 # The checkout's own top (a source tarball unpacked inside another git
 # work tree is no checkout of this repository).
-top=$(git -C "$src" rev-parse --show-toplevel 2>/dev/null) && [[ $(readlink -f -- "$top") == $(readlink -f -- "$src") ]] ||
+top=$(git -C "$src" rev-parse --show-toplevel 2>/dev/null) || top=
+if [[ -z $top || $(readlink -f -- "$top") != "$(readlink -f -- "$src")" ]]; then
     skip "$src is not a git checkout: no build of $commit to test against"
+fi
 sha=$(git -C "$src" rev-parse --verify --quiet "$commit^{commit}") ||
     skip "commit $commit is not in $src (a shallow clone? 'git fetch --unshallow' brings it)"
 
