@@ -308,7 +308,11 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	if (st == DB_OK)
 		return true;
 	log_warn("--status: no last success times: the run history %s cannot be read (%s: %s)%s", o->history_table,
-		 dberr_name(st), err, st == DB_NO_TABLE ? "; 'leaderrun --init' creates it" : "");
+		 dberr_name(st), err,
+		 st == DB_NO_TABLE ? "; 'leaderrun --init' creates it"
+		 : st == DB_DENIED ? "; a schema-3 database ('leaderrun --init' creates it) or no grant on it "
+				     "(sql/grants.sql)"
+				   : "");
 	return false;
 }
 
@@ -578,7 +582,10 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 9, collect_run, &r, &res, err, sizeof(err));
 	if (st != DB_OK) {
 		log_error("--history: %s: %s%s", dberr_name(st), err,
-			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table (schema 4)" : "");
+			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table (schema 4)"
+			  : st == DB_DENIED ? "; a schema-3 database ('leaderrun --init' creates the history table) "
+					      "or no grant on it (sql/grants.sql)"
+					    : "");
 		out->kind = runmode_outcome_of(st);
 	} else if (r.oom) {
 		log_error("out of memory");

@@ -46,8 +46,12 @@ static void history_failed(struct history *h, enum db_status st, const char *err
 			 "(or apply sql/upgrade-3-to-4.sql); the lease works as before",
 			 h->table);
 	else if (st == DB_DENIED)
-		log_warn("run history off: %s; grant SELECT, INSERT, UPDATE, DELETE ON %s (sql/grants.sql); the lease "
-			 "works as before",
+		/* The server says "denied" for a table that is missing too when
+		 * the user has no grant on it (it hides which): the fleet's user
+		 * on a database not upgraded yet lands here, not above. */
+		log_warn("run history off: %s; on a schema-3 database an administrator runs 'leaderrun --init' (or "
+			 "applies sql/upgrade-3-to-4.sql), then grants SELECT, INSERT, UPDATE, DELETE ON %s "
+			 "(sql/grants.sql); the lease works as before",
 			 err, h->table);
 	else
 		log_warn("run history: a write failed (%s: %s); the lease and the command are not affected",

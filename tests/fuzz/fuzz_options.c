@@ -22,7 +22,9 @@
  *    a stopping signal, an exit code 0..255, a COMMAND in run mode and
  *    none with --init, any lease or holder a mode stores valid,
  *    a TLS mode with what it needs (a CA to verify, a key with a
- *    certificate, no certificates when disabled);
+ *    certificate, no certificates when disabled), a valid NAME_history
+ *    table, and --format, --json, --limit, --history-keep and
+ *    --metrics-file only in the modes they go with;
  *  - OPTIONS_USAGE: a one-line message, and nothing left allocated.
  *
  * FUZZ_DEBUG=1 prints every argv and its result, e.g. to replay a corpus:
@@ -234,6 +236,25 @@ static void check_ok(const struct options *o, char **argv, int argc)
 		   "--once-per %lld", (long long)o->once_per_us);
 	FUZZ_CHECK(!o->ssl_cert == !o->ssl_key, "--ssl-cert without --ssl-key or the other way round");
 	FUZZ_CHECK(o->tls != DB_TLS_DISABLED || (!o->ssl_ca && !o->ssl_cert), "TLS disabled with certificates");
+	/* Issue 14: the history table is a valid name next to the lease
+	 * table, and the observability options go with their modes. */
+	FUZZ_CHECK(lease_table_validate(o->history_table, err, sizeof(err)) == 0, "history table '%s': %s",
+		   o->history_table, err);
+	FUZZ_CHECK(strlen(o->history_table) > 8 &&
+		       strcmp(o->history_table + strlen(o->history_table) - 8, "_history") == 0,
+		   "history table '%s' for table '%s'", o->history_table, o->table);
+	FUZZ_CHECK(o->format == FORMAT_TEXT || o->mode == MODE_STATUS || o->mode == MODE_HISTORY,
+		   "--format %d accepted in mode %d", (int)o->format, (int)o->mode);
+	FUZZ_CHECK(o->format != FORMAT_PROMETHEUS || (o->mode == MODE_STATUS && !o->json),
+		   "--format prometheus accepted in mode %d (json %d)", (int)o->mode, (int)o->json);
+	FUZZ_CHECK(!o->json || o->format == FORMAT_JSON, "--json without the JSON format");
+	FUZZ_CHECK(o->history_limit <= 1000000 && (o->history_limit == 0 || o->mode == MODE_HISTORY),
+		   "--limit %u accepted in mode %d", o->history_limit, (int)o->mode);
+	FUZZ_CHECK(o->history_keep <= 1000000 && (o->history_keep == 100 || o->mode == MODE_RUN),
+		   "--history-keep %u accepted in mode %d", o->history_keep, (int)o->mode);
+	FUZZ_CHECK(!o->metrics_file || (o->mode == MODE_RUN && o->metrics_file[0]),
+		   "--metrics-file '%s' accepted in mode %d", o->metrics_file ? o->metrics_file : "", (int)o->mode);
+	FUZZ_CHECK(o->mode != MODE_HISTORY || o->lease[0], "--history without a lease");
 
 	if (o->mode != MODE_RUN) {
 		/* Whatever names a mode stored must be valid too. */

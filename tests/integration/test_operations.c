@@ -312,13 +312,149 @@ Test(operations, init_upgrades_a_schema_2_table_in_place_keeping_rows_and_terms)
 	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 2 to "), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 4"), "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(name, term ORDER BY name) FROM %s", table), "other7,up41");
 	h_start(&p, use, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='up'", table), "42");
+	/* Schema 4: the history table came with the upgrade, and the run is
+	 * in it. */
+	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', outcome) FROM %s_history WHERE lease='up'", table),
+			 "42 exited");
 	h_start(&p, pause, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* And once more: nothing left to do. */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "upgraded"), "%s", h_slurp(p.err));
+}
+
+/* The lease table of schema 3, as sql/leaderrun.sql of leaderrun 0.1.x made
+ * it (issue 14: schema 4 adds only the history table next to it). */
+static void create_schema_3_table(const char *table)
+{
+	h_sql("CREATE TABLE %s (name VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "holder VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '', "
+	      "term BIGINT UNSIGNED NOT NULL DEFAULT 0, acquired_at DATETIME(6) NULL, renewed_at DATETIME(6) NULL, "
+	      "expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00', last_exit INT NULL, "
+	      "finished_at DATETIME(6) NULL, revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+	      "paused_until DATETIME(6) NULL, "
+	      "paused_by VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '', "
+	      "last_slot DATETIME(6) NULL, slot_term BIGINT UNSIGNED NULL, PRIMARY KEY (name)) ENGINE=InnoDB",
+	      table);
+}
+
+static bool table_exists(const char *name)
+{
+	return strcmp(h_sql("SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=DATABASE() AND "
+			    "TABLE_NAME='%s'",
+			    name),
+		      "1") == 0;
+}
+
+static int count_char(const char *text, char c)
+{
+	int n = 0;
+	for (; *text; text++)
+		n += *text == c;
+	return n;
+}
+
+/* A run on a schema-3 table: exits STATUS after renewing a few times, and
+ * says, in one line and once, that the history is off and what enables it. */
+static void assert_runs_without_history(const char *dsn, const char *table, const char *lease, const char *why)
+{
+	struct h_proc p;
+	const char *argv[] = {h_bin(), "-d", dsn,  "--table",		table, "-t", "1s", "-l", lease,
+			      "--",    "sh", "-c", "sleep 1.5; exit 4", NULL};
+
+	h_start(&p, argv, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 4, "%s: %s", why, h_slurp(p.err));
+	cr_assert_eq(count_char(h_slurp(p.err), '\n'), 1, "%s: want one line:\n%s", why, h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "run history off"), "%s: %s", why, h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s: %s", why, h_slurp(p.err));
+}
+
+Test(operations, a_schema_3_database_runs_leases_without_history_and_warns_once)
+{
+	struct h_proc p;
+	char table[64], history[64], dsn[600];
+	const char *lease = h_lease("s3");
+	const char *init[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL};
+
+	snprintf(table, sizeof(table), "s3_%ld_lease", (long)getpid());
+	snprintf(history, sizeof(history), "s3_%ld_history", (long)getpid());
+	create_schema_3_table(table);
+	/* Not upgraded yet, seen by a user that could create the table... */
+	assert_runs_without_history(h_dsn_root(), table, lease, "root");
+	/* ...and by the fleet's user with schema 3's grants (sql/grants.sql
+	 * of 0.1: nothing on the history table), the usual case. */
+	snprintf(dsn, sizeof(dsn), "%s", h_dsn());
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s TO '%s'@'127.0.0.1'", table, getenv("LR_DB_USER"));
+	assert_runs_without_history(dsn, table, lease, "least privilege");
+	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', last_exit) FROM %s WHERE name='%s'", table, lease), "2 4");
+	cr_assert(!table_exists(history));
+	/* The fleet's metrics still come, without the history's. */
+	{
+		const char *status[] = {h_bin(),    "-d",	dsn,	      "--table", table,
+					"--status", "--format", "prometheus", NULL};
+		h_start(&p, status, NULL);
+		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+		cr_assert(strstr(h_slurp(p.out), "leaderrun_status_history_available 0"), "%s", h_slurp(p.out));
+		cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
+	}
+	/* The command the warning named turns the history on. */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert(table_exists(history));
+	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO '%s'@'127.0.0.1'", history, getenv("LR_DB_USER"));
+	{
+		const char *use[] = {h_bin(), "-d", dsn, "--table", table, "-l", lease, "--", "true", NULL};
+		h_start(&p, use, NULL);
+		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+		cr_assert_str_eq(h_slurp(p.err), "", "the history is written: quiet");
+	}
+	h_sleep_ms(300);
+	cr_assert_str_eq(
+	    h_sql("SELECT CONCAT(term, ' ', outcome, ' ', exit_status) FROM %s WHERE lease='%s'", history, lease),
+	    "3 exited 0");
+}
+
+/* Every column of every row, for a before-and-after comparison. */
+#define ROWS_OF                                                                                                        \
+	"SELECT GROUP_CONCAT(CONCAT_WS('|', name, holder, term, IFNULL(acquired_at, '-'), "                            \
+	"expires_at, IFNULL(last_exit, '-'), revoked_term, IFNULL(paused_until, '-'), paused_by, "                     \
+	"IFNULL(last_slot, '-'), IFNULL(slot_term, '-')) ORDER BY name SEPARATOR ';') FROM %s"
+
+Test(operations, init_upgrades_a_schema_3_table_to_4_keeping_rows_and_terms)
+{
+	struct h_proc p;
+	char table[64], history[64], before[4096];
+	const char *init[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL};
+	const char *use[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "-n", "-l", "up", "--", "true", NULL};
+
+	snprintf(table, sizeof(table), "v3_%ld", (long)getpid());
+	snprintf(history, sizeof(history), "v3_%ld_history", (long)getpid());
+	create_schema_3_table(table);
+	h_sql("INSERT INTO %s (name, holder, term, acquired_at, last_exit, revoked_term, last_slot, slot_term) VALUES "
+	      "('up', 'h1', 41, '2026-01-02 03:04:05.123456', 3, 40, '2026-01-02 03:00:00', 41), "
+	      "('other', '', 7, NULL, NULL, 0, NULL, NULL)",
+	      table);
+	h_sql("INSERT INTO %s (name, term, paused_until, paused_by) VALUES ('paused', 9, '9999-12-31 23:59:59', 'ops')",
+	      table);
+	snprintf(before, sizeof(before), "%s", h_sql(ROWS_OF, table));
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 4"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql(ROWS_OF, table), before, "a row changed");
+	cr_assert(table_exists(history));
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM %s", history), "0");
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.err), "", "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='up'", table), "42");
+	h_sleep_ms(300);
+	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', outcome) FROM %s WHERE lease='up'", history), "42 exited");
 	/* And once more: nothing left to do. */
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
