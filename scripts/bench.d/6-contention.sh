@@ -41,6 +41,7 @@ scale() {
         strace_pid=$!
         disown "$strace_pid"
         pids+=("$strace_pid")
+        own "$strace_pid"
         nap 0.3 # attached
     fi
     status

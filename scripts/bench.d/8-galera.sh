@@ -12,6 +12,7 @@ spawn_rc() {
     wait_file 10 "$tag.pid" || die "could not start $1"
     last_pid=$(<"$tag.pid")
     pids+=("$last_pid")
+    own "$last_pid"
 }
 
 # quantiles: numbers on stdin -> "n p50 p99 max" (median; nearest-rank p99)
@@ -82,6 +83,7 @@ rtt_probe() {
     strace_pid=$!
     disown "$strace_pid"
     pids+=("$strace_pid")
+    own "$strace_pid"
     nap "$g_rtt_seconds"
     kill -INT "$strace_pid" 2>/dev/null || true
     reap "$strace_pid"

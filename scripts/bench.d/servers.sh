@@ -99,6 +99,7 @@ start_etcd() {
             --listen-peer-urls "http://127.0.0.1:$pport" --initial-advertise-peer-urls "http://127.0.0.1:$pport" \
             --initial-cluster "bench=http://127.0.0.1:$pport" >"$work/etcd/log" 2>&1 </dev/null &
         etcd_pid=$!
+        own "$etcd_pid"
         disown "$etcd_pid"
         ETCD_EP=http://127.0.0.1:$cport
         for ((i = 0; i < 200; i++)); do

@@ -95,21 +95,39 @@ proc_state() { # one letter from /proc/PID/stat, X when there is no such process
 }
 alive() { [[ $(proc_state "$1") != [ZX] ]]; }
 
+# ours PID: PID is still the process that was started as it (its start
+# time, field 22 of /proc/PID/stat, is the one recorded in pid_start): the
+# hundreds of waiters' ids are free again by the end, and another user's
+# process may have one of them now.
+declare -A pid_start=()
+start_of() { # start_of PID: its start time into REPLY (empty when gone)
+    local s a
+    REPLY=
+    { s=$(<"/proc/$1/stat"); } 2>/dev/null || return 0
+    s=${s##*) }
+    read -ra a <<<"$s"
+    REPLY=${a[19]}
+}
+own() { start_of "$1"; pid_start[$1]=$REPLY; }
+ours() { [[ -n ${pid_start[$1]-} ]] && start_of "$1" && [[ $REPLY == "${pid_start[$1]}" ]] && alive "$1"; }
+
 cleanup() {
     local pid f
     trap - EXIT INT TERM
-    # $!: a process started just before the signal, not yet in pids.
-    for pid in "${pids[@]}" ${!-}; do
-        alive "$pid" && kill -KILL "$pid" 2>/dev/null
+    for pid in "${pids[@]}"; do
+        if ours "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
     done
     # Commands that record their own pid (*.cmdpid): an etcdctl killed by
-    # SIGKILL leaves its command running.
+    # SIGKILL leaves its command running. Still ours when still in one of
+    # our sessions' process groups is too costly to check here: only a
+    # sleep or sh by that id is taken for ours.
     for f in "$work"/*.cmdpid; do
         [[ -s $f ]] || continue
         pid=$(<"$f")
-        alive "$pid" && kill -KILL "$pid" 2>/dev/null
+        alive "$pid" || continue
+        [[ $(<"/proc/$pid/comm") == @(sleep|sh) ]] 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
     done
-    [[ -n $etcd_pid ]] && alive "$etcd_pid" && kill -KILL "$etcd_pid" 2>/dev/null
+    if [[ -n $etcd_pid ]] && ours "$etcd_pid"; then kill -KILL "$etcd_pid" 2>/dev/null || true; fi
     ((galera_started)) && { scripts/sandbox-galera stop "$gdir" >/dev/null 2>&1 || true; }
     drop_faketime_shm
     ((db_started)) && scripts/sandbox-db stop "$work/db" >/dev/null 2>&1
@@ -127,6 +145,7 @@ spawn() {
     "$@" &
     last_pid=$!
     pids+=("$last_pid")
+    own "$last_pid"
     disown "$last_pid"
 }
 
