@@ -159,3 +159,134 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 	h_finish(&f, 10000);
 	h_finish(&holder, 10000);
 }
+
+/* "Too many connections" (1040). max_connections cannot go below 10, so
+ * the server is filled up to it by root sessions asleep in SLEEP(); root
+ * itself still gets in through the one connection MariaDB keeps for
+ * CONNECTION ADMIN. Each test restores the setting in .fini, also when it
+ * fails. */
+static long saved_max_connections;
+#define FEW_CONNECTIONS 10
+
+static void save_max_connections(void)
+{
+	saved_max_connections = atol(h_sql("SELECT @@GLOBAL.max_connections"));
+}
+
+static void restore_max_connections(void)
+{
+	/* Wake the fillers (KILL ends a SLEEP at once; a client killed by a
+	 * signal would leave its session asleep), then the old limit. */
+	const char *ids = h_sql("SELECT GROUP_CONCAT(ID) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+				"'SELECT SLEEP(600)%%' AND ID <> CONNECTION_ID()");
+	char buf[4096], *save = NULL;
+
+	snprintf(buf, sizeof(buf), "%s", ids);
+	for (char *id = strtok_r(buf, ",\n", &save); id; id = strtok_r(NULL, ",\n", &save))
+		if (strcmp(id, "NULL") != 0)
+			h_sql("KILL CONNECTION %s", id);
+	if (saved_max_connections > 0)
+		h_sql("SET GLOBAL max_connections=%ld", saved_max_connections);
+}
+
+/* Sessions on the server besides the one asking. */
+static int sessions(void)
+{
+	return atoi(h_sql("SELECT COUNT(*) - 1 FROM information_schema.PROCESSLIST WHERE COMMAND <> 'Daemon'"));
+}
+
+/* Lowers max_connections to FEW_CONNECTIONS and fills what is left with
+ * root sessions asleep in SLEEP(600); stops when the server is full. */
+static void fill_connections(struct h_proc *fill, int max_fill, int *nfill)
+{
+	char sock[300];
+
+	snprintf(sock, sizeof(sock), "--socket=%s", getenv("LR_DB_SOCKET"));
+	h_sql("SET GLOBAL max_connections=%d", FEW_CONNECTIONS);
+	while (*nfill < max_fill && sessions() < FEW_CONNECTIONS) {
+		int before = sessions();
+		h_start(
+		    &fill[(*nfill)++],
+		    (const char *const[]){"mariadb", "--no-defaults", sock, "-uroot", "-e", "SELECT SLEEP(600)", NULL},
+		    NULL);
+		for (int i = 0; i < 100 && sessions() == before; i++)
+			h_sleep_ms(20);
+	}
+	cr_assert_eq(sessions(), FEW_CONNECTIONS, "could not fill the server's %d connections", FEW_CONNECTIONS);
+}
+
+static int count_of(const char *haystack, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = strstr(haystack, needle); p; p = strstr(p + 1, needle))
+		n++;
+	return n;
+}
+
+Test(waiting, follower_refused_with_too_many_connections_waits_with_one_warning_and_acquires_later,
+     .init = save_max_connections, .fini = restore_max_connections)
+{
+	const char *lease = h_lease("refused");
+	struct h_proc holder, f, fill[FEW_CONNECTIONS];
+	int nfill = 0;
+	int64_t t0, took;
+
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(1000);
+	fill_connections(fill, FEW_CONNECTIONS, &nfill);
+	LR(&f, "-t", "3s", "-vv", "-l", lease, "--", "sh", "-c", "echo took");
+	/* Backoff 0.25-0.5 s, doubling: several refusals in 4 s. */
+	h_sleep_ms(4000);
+	cr_assert(h_alive(f.pid), "the refused follower gave up: %s", h_slurp(f.err));
+	cr_assert_eq(count_of(h_slurp(f.err), "no connection to spare"), 1, "one warning: %s", h_slurp(f.err));
+	cr_assert_geq(count_of(h_slurp(f.err), "still refused"), 1, "it kept trying: %s", h_slurp(f.err));
+	cr_assert_eq(count_of(h_slurp(f.err), "warning"), 1, "no other warnings: %s", h_slurp(f.err));
+	/* The holder lets go: its connection is the one that frees up. The
+	 * follower's next try (backoff by now at most 8 s) gets in and takes
+	 * the free lease. */
+	kill(holder.pid, SIGTERM);
+	h_finish(&holder, 10000);
+	t0 = h_now_ms();
+	cr_assert(h_wait_file(f.out, "took", 15000), "the follower never acquired: %s", h_slurp(f.err));
+	took = h_now_ms() - t0;
+	cr_assert_lt(took, 8000 + 1000, "acquired %lld ms after the connection freed up", (long long)took);
+	cr_assert_eq(h_finish(&f, 10000), 0, "%s", h_slurp(f.err));
+	restore_max_connections();
+	for (int i = 0; i < nfill; i++)
+		h_finish(&fill[i], 10000);
+}
+
+Test(waiting, holder_refused_with_too_many_connections_on_reconnect_is_a_renew_failure, .init = save_max_connections,
+     .fini = restore_max_connections)
+{
+	/* A holder's open session never meets 1040 (the server counts
+	 * connections only when they are made), but one that lost its session
+	 * reconnects to renew: with the server full, that renew fails like
+	 * any other, and the deadline stops the command (76). ttl 6s: renew
+	 * every 2 s; the command is stopped 6 - 1.2 - 1.5 = 3.3 s after the
+	 * last renew at the latest. */
+	const char *lease = h_lease("refused-holder");
+	struct h_proc holder, fill[FEW_CONNECTIONS];
+	int nfill = 0;
+	int64_t t0, took;
+
+	LR(&holder, "-t", "6s", "-l", lease, "--", "sleep", "120");
+	h_sleep_ms(1000);
+	fill_connections(fill, FEW_CONNECTIONS, &nfill);
+	/* Frozen while its sessions go and fillers take the free places:
+	 * the holder cannot win it back before the server is full again. */
+	cr_assert_eq(kill(holder.pid, SIGSTOP), 0);
+	cr_assert_geq(h_kill_connections(getenv("LR_DB_USER")), 1, "the holder had no session to lose");
+	fill_connections(fill, FEW_CONNECTIONS, &nfill);
+	cr_assert_eq(kill(holder.pid, SIGCONT), 0);
+	t0 = h_now_ms();
+	cr_assert_eq(h_finish(&holder, 15000), 76, "%s", h_slurp(holder.err));
+	took = h_now_ms() - t0;
+	cr_assert_lt(took, 6000 + 1500, "the command outlived its lease: %lld ms", (long long)took);
+	cr_assert(strstr(h_slurp(holder.err), "renew failed"), "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(holder.err), "1040"), "%s", h_slurp(holder.err));
+	restore_max_connections();
+	for (int i = 0; i < nfill; i++)
+		h_finish(&fill[i], 10000);
+}

@@ -1,0 +1,125 @@
+# ------------------------------------------------------------------ 5. graceful handover
+
+# Holders of three kinds at once (independent locks, random hold times, so
+# that the follower's polling phase is not tied to the handover).
+bench_handover() {
+    local i k kinds=(leaderrun flock) tag hold pids_now=() n med p95 min max
+    local -A hv=() # per kind: microseconds, one per line
+    ((wake_hint)) && kinds+=(poll)
+    ((etcd)) && kinds+=(etcd)
+    log "5. graceful handover: ${kinds[*]}, $handover_trials trials"
+    for ((i = 1; i <= handover_trials; i++)); do
+        pids_now=()
+        for k in "${kinds[@]}"; do
+            tag=$work/ho.$k.$i
+            hold=$(ms_to_s $((1000 + $(rand_ms 1000))))
+            local -a run=()
+            case $k in
+                leaderrun) run=("$LR" -d "$SOCK_DSN" -l handover --) ;;
+                poll) run=("$LR" -d "$SOCK_DSN" --no-wake-hint -l handover-poll --) ;;
+                flock) run=("$FLOCK" "$work/handover.lock") ;;
+                etcd) run=("${ETCDCTL[@]}" lock handover --) ;;
+            esac
+            spawn "${run[@]}" sh -c "echo \$\$ > $tag.cmdpid; sleep $hold; date +%s%N > $tag.stop" 2>>"$work/handover.err"
+            pids_now+=("$last_pid")
+            wait_file 10 "$tag.cmdpid" || die "handover: the $k holder did not start"
+            spawn "${run[@]}" sh -c "date +%s%N > $tag.start" 2>>"$work/handover.err"
+            pids_now+=("$last_pid")
+        done
+        for k in "${kinds[@]}"; do
+            wait_file 20 "$work/ho.$k.$i.start" || die "handover: the $k follower never started"
+        done
+        reap "${pids_now[@]}"
+        for k in "${kinds[@]}"; do
+            hv[$k]+="$((($(<"$work/ho.$k.$i.start") - $(<"$work/ho.$k.$i.stop")) / 1000))"$'\n'
+        done
+    done
+    for k in "${kinds[@]}"; do
+        read -r n med p95 min max < <(printf '%s' "${hv[$k]}" | stats)
+        HO[${k}_med]=$med # us
+        HO[$k]=$(awk -v n="$n" -v med="$med" -v p95="$p95" -v max="$max" 'BEGIN {
+            d = (med < 10000) ? 2 : 0
+            printf "median %.*f ms, p95 %.*f ms (max %.*f; n=%d)", d, med / 1000, d, p95 / 1000, d, max / 1000, n }')
+    done
+}
+declare -A HO
+
+
+# The handover's ratio to flock's, median over median, as scripts/bench
+# reported it before issue 15 changed how followers wait (README,
+# 2026-11-22, 5f3450e: 3.34 ms / 1.86 ms). Issue 15 must leave the handover
+# as it was: within 1.2x of that ratio.
+HO_RATIO_BEFORE=1.80
+
+# chain KIND N: a holder and N followers; the holder lets go, and each
+# follower in turn runs `true` and hands on. The wall time of the chain and,
+# for leaderrun, every statement the server answered meanwhile.
+chain() {
+    local kind=$1 n=$2 tag=$work/chain.$1.$2 i q0 q1 t0 t1 all=()
+    local -a run
+    case $kind in
+        leaderrun) run=("$LR" -d "$SOCK_DSN" -l "chain-$n" --) ;;
+        flock) run=("$FLOCK" "$tag.lock") ;;
+    esac
+    log "5b. a chain of $n handovers: $kind"
+    spawn "${run[@]}" sh -c "echo \$\$ > $tag.cmdpid; while [ ! -e $tag.go ]; do sleep 0.05; done" 2>>"$work/chain.err"
+    all+=("$last_pid")
+    wait_file 10 "$tag.cmdpid" || die "chain: the $kind holder did not start"
+    for ((i = 0; i < n; i++)); do
+        spawn "${run[@]}" "$TRUE" 2>>"$work/chain.err"
+        all+=("$last_pid")
+    done
+    if [[ $kind == leaderrun ]]; then
+        for ((i = 0; i < 600; i++)); do
+            status
+            ((st[Threads_connected] >= n + 2)) && break
+            nap 0.1
+        done
+    fi
+    nap 3 # every follower waiting: blocked on the hint, or in flock(2)
+    status; q0=${st[Questions]}
+    t0=$(now_ns)
+    : >"$tag.go"
+    wait_gone 300 "${all[@]}" || die "chain: $kind did not finish"
+    t1=$(now_ns)
+    status; q1=${st[Questions]}
+    CH[$kind,$n,ms]=$(awk -v ns=$((t1 - t0)) 'BEGIN { printf "%.0f", ns / 1e6 }')
+    CH[$kind,$n,per]=$(awk -v ns=$((t1 - t0)) -v n="$n" 'BEGIN { printf "%.2f", ns / 1e6 / n }')
+    CH[$kind,$n,q]=$(awk -v q=$((q1 - q0 - q_cost)) -v n="$n" 'BEGIN { printf "%.1f", q / n }')
+}
+declare -A CH
+chains=(50 100)
+
+bench_chains() {
+    local n
+    for n in "${chains[@]}"; do
+        chain leaderrun "$n"
+        chain flock "$n"
+    done
+}
+
+rows_handover() { # the report's row of 5.
+    local ratio verdict handover_base="flock: ${HO[flock]}" handover_note="follower polls every 0.75-1 s"
+    if ((wake_hint)); then
+        handover_base+="; leaderrun --no-wake-hint (polling): ${HO[poll]}"
+        handover_note="woken by the GET_LOCK hint; polling: every 0.75-1 s"
+    fi
+    ratio=$(awk -v a="${HO[leaderrun_med]}" -v b="${HO[flock_med]}" 'BEGIN { printf "%.2f", a / b }')
+    verdict=$(awk -v r="$ratio" -v b="$HO_RATIO_BEFORE" 'BEGIN {
+        printf "%.2fx flock (before issue 15: %.2fx; within 1.2x of it: %s)", r, b, (r <= 1.2 * b) ? "met" : "not met" }')
+    echo "| graceful handover (holder's command exits, follower waits) | ${HO[leaderrun]}; $verdict | $handover_base | $(e "${HO[etcd]:-}") | $handover_note |"
+}
+
+report_chains() { # the table of 5b.
+    local n
+    echo
+    echo "Handover chains: a holder lets go and N followers, each running \`true\`, take the lease one after another; statements are all the server answered meanwhile (waiting included), divided by N."
+    echo
+    echo "| chain of N handovers | leaderrun: statements per handover | leaderrun: chain wall time (per handover) | flock: chain wall time (per handover) | ratio to flock |"
+    echo "|---|---|---|---|---|"
+    for n in "${chains[@]}"; do
+        printf '| %s | %s | %s ms (%s ms) | %s ms (%s ms) | %s |\n' "$n" "${CH[leaderrun,$n,q]}" \
+            "${CH[leaderrun,$n,ms]}" "${CH[leaderrun,$n,per]}" "${CH[flock,$n,ms]}" "${CH[flock,$n,per]}" \
+            "$(awk -v a="${CH[leaderrun,$n,ms]}" -v b="${CH[flock,$n,ms]}" 'BEGIN { printf "%.1fx", a / (b > 0 ? b : 1) }')"
+    done
+}

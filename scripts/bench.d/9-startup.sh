@@ -1,0 +1,77 @@
+# ------------------------------------------------------------------ 9. startup
+
+# Issue 13: the cost of wrapping one cron line. Both builds in the same
+# hyperfine rounds as `true` and flock; the round trips of one uncontended
+# run from the general log (a prepared statement executed directly is a
+# Prepare and an Execute line sent together: one round trip).
+[[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
+startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST" of one -n run
+    local log=$work/general.log
+    rm -f "$log"
+    root_sql -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
+    "$1" -d "$SOCK_DSN" -n -l b -- "$TRUE"
+    root_sql -e "SET GLOBAL general_log=0"
+    awk -v user="$LR_DB_USER" '
+        {
+            for (i = 1; i <= NF; i++) if ($i ~ /^(Query|Prepare|Execute|Quit|Connect|Close)$/) break
+            if (i > NF) next
+            cmd = $i
+            if (cmd == "Connect" && $0 ~ "Connect\t" user "@") { on = 1; next }
+            if (!on) next
+            if (cmd == "Quit") { on = 0; next }
+            if (cmd == "Query" || cmd == "Execute") stmts++
+            if (cmd == "Query" || cmd == "Prepare" || (cmd == "Execute" && prev != "Prepare")) rt++
+            if (cmd != "Close") list = list (list ? "," : "") cmd
+            prev = cmd
+        }
+        END { printf "%d %d %s\n", stmts, rt, list }' "$log"
+}
+bench_startup() {
+    local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
+    local names=(true flock version sock) i t
+    if [[ -n $static_bin ]]; then
+        cmds+=("$static_bin --version" "$static_bin -d $SOCK_DSN -n -l b -- $TRUE")
+        names+=(s_version s_sock)
+    fi
+    log "9. startup: ${#cmds[@]} commands, $hf_rounds rounds x $hf_runs runs each"
+    "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" # the row exists before any timing
+    hf_rounds_run su "${cmds[@]}"
+    for ((i = 0; i < ${#names[@]}; i++)); do
+        SU[${names[i]}]=$(fmt "$(hf_median su "${cmds[i]}")" 2)
+    done
+    log "9. startup: instruction counts (callgrind, the leaderrun process alone)"
+    SU[i_true]=$(count_insn "$TRUE")
+    SU[i_version]=$(count_insn "$LR" --version)
+    SU[i_sock]=$(count_insn "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE")
+    if [[ -n $static_bin ]]; then
+        SU[i_s_version]=$(count_insn "$static_bin" --version)
+        SU[i_s_sock]=$(count_insn "$static_bin" -d "$SOCK_DSN" -n -l b -- "$TRUE")
+    fi
+    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' < <(startup_round_trips "$LR")
+    [[ -n $static_bin ]] && read -r 'SU[s_stmts]' 'SU[s_rt]' _ < <(startup_round_trips "$static_bin")
+    t=${SU[true]}
+    ratio() { awk -v a="$1" -v b="$t" 'BEGIN { printf "%.2f", a / b }'; }
+    echo
+    echo "## 9. Startup at the floor (issue 13)"
+    echo
+    echo "Medians of $((hf_rounds * hf_runs)) runs each, one set of rounds; ratios to \`true\` (${SU[true]} ms)."
+    echo "Targets: --version <= 1.3x, \`-n -- true\` <= 3.5x."
+    echo
+    mi() { [[ -n $1 ]] && awk -v i="$1" 'BEGIN { printf "%.2f M", i / 1e6 }' || echo -; }
+    echo "| command | dynamic (ms) | ratio | static (ms) | ratio | instructions, dynamic / static |"
+    echo "|---|---|---|---|---|---|"
+    echo "| \`true\` | ${SU[true]} | 1 | | | $(mi "${SU[i_true]}") |"
+    echo "| \`leaderrun --version\` | ${SU[version]} | $(ratio "${SU[version]}") | ${SU[s_version]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_version]}" || echo -) | $(mi "${SU[i_version]}") / $(mi "${SU[i_s_version]-}") |"
+    echo "| \`leaderrun -n -- true\` (socket) | ${SU[sock]} | $(ratio "${SU[sock]}") | ${SU[s_sock]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_sock]}" || echo -) | $(mi "${SU[i_sock]}") / $(mi "${SU[i_s_sock]-}") |"
+    echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
+    echo
+    echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
+    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips (${SU[list]//,/, })$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
+}
+declare -A SU
+
+if ((startup_only)); then
+    bench_startup
+    exit 0
+fi
+
