@@ -118,13 +118,15 @@ cleanup() {
         if ours "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
     done
     # Commands that record their own pid (*.cmdpid): an etcdctl killed by
-    # SIGKILL leaves its command running. Still ours when still in one of
-    # our sessions' process groups is too costly to check here: only a
-    # sleep or sh by that id is taken for ours.
+    # SIGKILL leaves its command running. Only a sleep or sh by that id
+    # that started after this bench did is taken for ours: an id that
+    # another user's or test's process reuses, started before, is left be.
+    start_of "$$"
+    local since=$REPLY
     for f in "$work"/*.cmdpid; do
         [[ -s $f ]] || continue
         pid=$(<"$f")
-        alive "$pid" || continue
+        alive "$pid" && start_of "$pid" && [[ -n $REPLY && -n $since ]] && ((REPLY >= since)) || continue
         [[ $(<"/proc/$pid/comm") == @(sleep|sh) ]] 2>/dev/null && { kill -KILL "$pid" 2>/dev/null || true; }
     done
     if [[ -n $etcd_pid ]] && ours "$etcd_pid"; then kill -KILL "$etcd_pid" 2>/dev/null || true; fi
