@@ -5,7 +5,9 @@
 # run from the general log (a prepared statement executed directly is a
 # Prepare and an Execute line sent together: one round trip).
 [[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
-startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST" of one -n run
+startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY" of one -n run
+    # The lease's connection (the run's first) apart from the run history's
+    # own, which is off the lease's path.
     local log=$work/general.log
     rm -f "$log"
     root_sql -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
@@ -14,17 +16,19 @@ startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST" o
     awk -v user="$LR_DB_USER" '
         {
             for (i = 1; i <= NF; i++) if ($i ~ /^(Query|Prepare|Execute|Quit|Connect|Close)$/) break
-            if (i > NF) next
+            if (i > NF || i < 2) next
             cmd = $i
-            if (cmd == "Connect" && $0 ~ "Connect\t" user "@") { on = 1; next }
-            if (!on) next
-            if (cmd == "Quit") { on = 0; next }
+            id = $(i - 1)
+            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") hist = id; next }
+            if (id == hist && (cmd == "Query" || cmd == "Execute")) hstmts++
+            if (id != lease) next
+            if (cmd == "Quit") next
             if (cmd == "Query" || cmd == "Execute") stmts++
             if (cmd == "Query" || cmd == "Prepare" || (cmd == "Execute" && prev != "Prepare")) rt++
             if (cmd != "Close") list = list (list ? "," : "") cmd
             prev = cmd
         }
-        END { printf "%d %d %s\n", stmts, rt, list }' "$log"
+        END { printf "%d %d %s %d\n", stmts, rt, list, hstmts }' "$log"
 }
 bench_startup() {
     local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
@@ -47,7 +51,7 @@ bench_startup() {
         SU[i_s_version]=$(count_insn "$static_bin" --version)
         SU[i_s_sock]=$(count_insn "$static_bin" -d "$SOCK_DSN" -n -l b -- "$TRUE")
     fi
-    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' < <(startup_round_trips "$LR")
+    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' < <(startup_round_trips "$LR")
     [[ -n $static_bin ]] && read -r 'SU[s_stmts]' 'SU[s_rt]' _ < <(startup_round_trips "$static_bin")
     t=${SU[true]}
     ratio() { awk -v a="$1" -v b="$t" 'BEGIN { printf "%.2f", a / b }'; }
@@ -66,7 +70,7 @@ bench_startup() {
     echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
     echo
     echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
-    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips (${SU[list]//,/, })$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
+    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history's own connection: ${SU[hstmts]} statements$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
 }
 declare -A SU
 

@@ -112,7 +112,10 @@ own() { start_of "$1"; pid_start[$1]=$REPLY; }
 ours() { [[ -n ${pid_start[$1]-} ]] && start_of "$1" && [[ $REPLY == "${pid_start[$1]}" ]] && alive "$1"; }
 
 cleanup() {
-    local pid f
+    # The run's own status is the bench's; nothing here may change it (under
+    # set -e any failing command in a trap would end the shell with 1).
+    local rc=$? pid f
+    set +e
     trap - EXIT INT TERM
     for pid in "${pids[@]}"; do
         if ours "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
@@ -134,7 +137,7 @@ cleanup() {
     drop_faketime_shm
     ((db_started)) && scripts/sandbox-db stop "$work/db" >/dev/null 2>&1
     rm -rf -- "$work"
-    return 0
+    exit "$rc"
 }
 trap cleanup EXIT
 trap 'exit 130' INT
