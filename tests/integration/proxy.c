@@ -49,7 +49,10 @@ static int shovel(int from, int to, int swallow, int delay_ms)
 	if (delay_ms > 0)
 		usleep((useconds_t)delay_ms * 1000);
 	for (ssize_t off = 0; off < n;) {
-		ssize_t w = write(to, buf + off, (size_t)(n - off));
+		/* MSG_NOSIGNAL: a peer that closed (a killed leaderrun, a
+		 * restarted server) is an error here, not a SIGPIPE that ends
+		 * the test process (a 1000-episode soak died of one). */
+		ssize_t w = send(to, buf + off, (size_t)(n - off), MSG_NOSIGNAL);
 		if (w <= 0)
 			return -1;
 		off += w;
