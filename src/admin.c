@@ -108,6 +108,33 @@ static void print_json(const struct rows *r, const char *server)
 	fputs(r->n ? "\n]\n" : "]\n", stdout);
 }
 
+/* The two passes of a text table: pass 0 widens the columns W to fit the
+ * N cells (STRIDE bytes apart from CELL), pass 1 prints them, the last one
+ * unpadded. */
+static void table_row(int pass, int n, int w[], const char *cell, size_t stride)
+{
+	for (int k = 0; k < n; k++) {
+		const char *c = cell + (size_t)k * stride;
+		if (pass == 0 && (int)strlen(c) > w[k])
+			w[k] = (int)strlen(c);
+		else if (pass == 1 && k < n - 1)
+			printf("%-*s  ", w[k], c);
+		else if (pass == 1)
+			printf("%s\n", c);
+	}
+}
+
+static void table_head(int n, int w[], const char *const head[], bool print)
+{
+	for (int k = 0; k < n; k++)
+		if (!print)
+			w[k] = (int)strlen(head[k]);
+		else if (k < n - 1)
+			printf("%-*s  ", w[k], head[k]);
+		else
+			printf("%s\n", head[k]);
+}
+
 static void print_table(const struct rows *r, const char *server)
 {
 	enum { NCOL = 10 };
@@ -116,12 +143,10 @@ static void print_table(const struct rows *r, const char *server)
 	int w[NCOL];
 	char cell[NCOL][2 * LEASE_HOLDER_MAX + 64], until[48];
 
-	for (int k = 0; k < NCOL; k++)
-		w[k] = (int)strlen(head[k]);
+	table_head(NCOL, w, head, false);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
-			for (int k = 0; k < NCOL; k++)
-				printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n", w[k], head[k]);
+			table_head(NCOL, w, head, true);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lease_row *x = &r->v[i];
 			snprintf(cell[0], sizeof(cell[0]), "%s", x->name);
@@ -147,13 +172,7 @@ static void print_table(const struct rows *r, const char *server)
 				 x->last_slot[0] ? (x->paused_until[0] ? "; slot " : "slot ") : "", x->last_slot);
 			if (!cell[9][0])
 				snprintf(cell[9], sizeof(cell[9]), "-");
-			for (int k = 0; k < NCOL; k++) {
-				if (pass == 0 && (int)strlen(cell[k]) > w[k])
-					w[k] = (int)strlen(cell[k]);
-				if (pass == 1)
-					printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n",
-					       k < NCOL - 1 ? w[k] : (int)sizeof(cell[k]), cell[k]);
-			}
+			table_row(pass, NCOL, w, cell[0], sizeof(cell[0]));
 		}
 	}
 	if (r->n)
@@ -520,12 +539,10 @@ static void print_runs_table(const struct runs *r)
 	char cell[NCOL][LEASE_HOLDER_MAX + 64];
 	int w[NCOL];
 
-	for (int k = 0; k < NCOL; k++)
-		w[k] = (int)strlen(head[k]);
+	table_head(NCOL, w, head, false);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
-			for (int k = 0; k < NCOL; k++)
-				printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n", w[k], head[k]);
+			table_head(NCOL, w, head, true);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct run *x = &r->v[i];
 			snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, x->term);
@@ -544,13 +561,7 @@ static void print_runs_table(const struct runs *r)
 				duration_format(x->duration_us, cell[6], sizeof(cell[6]));
 			else
 				snprintf(cell[6], sizeof(cell[6]), "-");
-			for (int k = 0; k < NCOL; k++) {
-				if (pass == 0 && (int)strlen(cell[k]) > w[k])
-					w[k] = (int)strlen(cell[k]);
-				if (pass == 1)
-					printf(k < NCOL - 1 ? "%-*s  " : "%.*s\n",
-					       k < NCOL - 1 ? w[k] : (int)sizeof(cell[k]), cell[k]);
-			}
+			table_row(pass, NCOL, w, cell[0], sizeof(cell[0]));
 		}
 	}
 	if (r->n)
