@@ -66,15 +66,8 @@ q_cost_cmd=$(($(<"$work/qb") - $(<"$work/qa")))
 # ------------------------------------------------------------------ etcd
 
 ETCD_EP=
-used_ports() {
-    local f addr
-    for f in /proc/net/tcp /proc/net/tcp6; do
-        [[ -r $f ]] || continue
-        while read -r _ addr _; do
-            [[ $addr == *:* ]] && echo $((16#${addr##*:}))
-        done <"$f"
-    done
-}
+# shellcheck source=scripts/lib/ports.sh
+. "${BASH_SOURCE[0]%/*}/../lib/ports.sh"
 free_port() { # a port in 20000-29999 nothing uses now
     local -A used=()
     local p

@@ -97,16 +97,9 @@ tcp_answers() { # tcp_answers PORT (root@127.0.0.1 exists after install-db)
 
 # ------------------------------------------------------------------- ports
 
-used_ports() { # every local TCP port in use in this network namespace
-    local f addr
-    for f in /proc/net/tcp /proc/net/tcp6; do
-        [[ -r $f ]] || continue
-        # "  sl  local_address rem_address st ..."; local_address is ADDR:PORT in hex
-        while read -r _ addr _; do
-            [[ $addr == *:* ]] && echo $((16#${addr##*:}))
-        done <"$f"
-    done
-}
+# used_ports: lib/ports.sh
+# shellcheck source=ports.sh
+. "${BASH_SOURCE[0]%/*}/ports.sh"
 
 # owner_uses OWNER PORT: PORT is one of the lines of OWNER/port.
 owner_uses() {
