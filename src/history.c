@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "duration.h"
@@ -267,14 +266,7 @@ int history_finish(struct history *h, int64_t until)
 	h->quit = true;
 	pthread_cond_signal(&h->wake);
 	while ((h->begin_pending || h->end_pending || h->busy) && timing_now() < until) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&h->idle_cv, &h->lock, &ts);
+		timing_cond_wait(&h->idle_cv, &h->lock, 20 * USEC_PER_MSEC);
 	}
 	idle = !h->begin_pending && !h->end_pending && !h->busy;
 	if (!idle) {

@@ -299,15 +299,7 @@ static void *metrics_main(void *arg)
 		while (!m->dirty && !m->quit) {
 			if (m->wait_started) {
 				/* The wait counter grows: refresh now and then. */
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_sec += m->refresh_us / USEC_PER_SEC;
-				ts.tv_nsec += (long)(m->refresh_us % USEC_PER_SEC) * 1000;
-				if (ts.tv_nsec >= 1000000000L) {
-					ts.tv_sec++;
-					ts.tv_nsec -= 1000000000L;
-				}
-				if (pthread_cond_timedwait(&m->wake, &m->lock, &ts) == ETIMEDOUT)
+				if (timing_cond_wait(&m->wake, &m->lock, m->refresh_us) == ETIMEDOUT)
 					m->dirty = true;
 			} else
 				pthread_cond_wait(&m->wake, &m->lock);
@@ -498,14 +490,7 @@ void metrics_stop(struct metrics *m, int64_t until)
 	/* The last write says "not held"; a filesystem that hangs is left
 	 * behind with the thread, as the database worker is. */
 	while ((m->dirty || m->writing) && timing_now() < until) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 20 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&m->idle_cv, &m->lock, &ts);
+		timing_cond_wait(&m->idle_cv, &m->lock, 20 * USEC_PER_MSEC);
 	}
 	done = !m->dirty && !m->writing;
 	if (!done) {

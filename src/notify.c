@@ -13,6 +13,7 @@
 #include <curl/curl.h>
 
 #include "config.h"
+#include "duration.h"
 
 #include "json.h"
 #include "log.h"
@@ -298,14 +299,7 @@ void notify_finish(struct notify *n, int64_t deadline)
 		return;
 	pthread_mutex_lock(&n->lock);
 	while ((n->count > 0 || n->busy) && timing_now() < deadline) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 50 * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_cond_timedwait(&n->idle, &n->lock, &ts);
+		timing_cond_wait(&n->idle, &n->lock, 50 * USEC_PER_MSEC);
 	}
 	drained = n->count == 0 && !n->busy;
 	n->quit = true;

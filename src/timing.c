@@ -125,3 +125,20 @@ int timing_arm(int timerfd, int64_t at_us)
 	}
 	return (int)syscall(SYS_timerfd_settime, timerfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
+
+int timing_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t us)
+{
+	struct timespec ts;
+
+	/* pthread_cond_timedwait takes CLOCK_REALTIME: a step of the wall
+	 * clock only makes one of these bounded waits longer or shorter, and
+	 * every caller loops on its own deadline (timing_now). */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += (time_t)(us / USEC_PER_SEC);
+	ts.tv_nsec += (long)(us % USEC_PER_SEC) * 1000;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	return pthread_cond_timedwait(cond, mutex, &ts);
+}

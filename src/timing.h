@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 struct timing {
@@ -51,5 +52,11 @@ int64_t timing_now(void);
 /* Arms TIMERFD (a CLOCK_BOOTTIME timerfd) to fire at AT_US, absolute;
  * AT_US <= 0 disarms it. Only system calls: safe in a forked child. */
 int timing_arm(int timerfd, int64_t at_us);
+
+/* pthread_cond_timedwait on COND (MUTEX held) for at most US
+ * microseconds; returns its result (ETIMEDOUT when the time ran out). The
+ * threads that wait with a bound (notifications, metrics, history) share
+ * this instead of each adding to a CLOCK_REALTIME timespec. */
+int timing_cond_wait(pthread_cond_t *cond, pthread_mutex_t *mutex, int64_t us);
 
 #endif
