@@ -69,6 +69,34 @@ void leasename_from_argv(char *const argv[], char *out, size_t len)
 		snprintf(out, len, "%s~%016llx", readable, (unsigned long long)h);
 }
 
+void leasename_from_string(const char *s, char *out, size_t len)
+{
+	char readable[READABLE_MAX + 1];
+	size_t n = 0, slen = strlen(s);
+	/* Plain: what the words would give as COMMAND, read as typed. Blanks
+	 * at either end or doubled would read the same as single ones (the
+	 * name column ignores trailing spaces when it compares), so they get
+	 * the hash. */
+	bool exact = slen > 0 && slen <= READABLE_MAX && s[0] != ' ' && s[slen - 1] != ' ' && !strstr(s, "  ");
+
+	for (const char *p = s; *p && n < READABLE_MAX; p++) {
+		unsigned char c = (unsigned char)*p;
+		if (c == '~')
+			exact = false;
+		if (c < 0x20 || c >= 0x7f) {
+			readable[n++] = '_';
+			exact = false;
+		} else
+			readable[n++] = (char)c;
+	}
+	readable[n] = '\0';
+	if (exact)
+		snprintf(out, len, "%s", readable);
+	else
+		snprintf(out, len, "%s~%016llx", readable,
+			 (unsigned long long)fnv1a(UINT64_C(0xcbf29ce484222325), s, slen + 1));
+}
+
 void leasename_holder(char *out, size_t len)
 {
 	char host[65] = "localhost";

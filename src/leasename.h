@@ -10,6 +10,13 @@
  * command lines never share a name by being shortened alike. */
 void leasename_from_argv(char *const argv[], char *out, size_t len);
 
+/* A lease name derived from a shell string (-c STRING): STRING itself when
+ * it is plain (printable ASCII without '~', words separated by single
+ * spaces, at most the readable length), which is also the name of the same
+ * words given as COMMAND; otherwise a readable prefix and a hash of the
+ * exact bytes, so two different strings never share a name. */
+void leasename_from_string(const char *s, char *out, size_t len);
+
 /* "HOST:PID:RANDOM": unique per process, and says where to look. */
 void leasename_holder(char *out, size_t len);
 

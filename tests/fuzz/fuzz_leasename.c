@@ -1,5 +1,5 @@
-/* libFuzzer target: leasename_from_argv, lease_name_validate and
- * lease_table_validate.
+/* libFuzzer target: leasename_from_argv, leasename_from_string (-c),
+ * lease_name_validate and lease_table_validate.
  *
  * Input: byte 0 is how many arguments (mod 9) go to the first command
  * line; the rest, split at NUL bytes, gives the arguments of the first and
@@ -14,6 +14,11 @@
  *    unchecked);
  *  - two different command lines never share a name (an exact name has
  *    no '~', so none can spell another's "~HASH" suffix);
+ *  - the same for the first argument of each line taken as -c's STRING:
+ *    the STRING itself when it is 1..96 bytes of printable ASCII without
+ *    '~', blanks at either end or doubled, else readable + "~HASH";
+ *    valid, never ending in a blank (the column ignores trailing
+ *    blanks), and different for different strings;
  *  - lease_name_validate accepts a name exactly when it is 1..max bytes of
  *    well-formed UTF-8 (RFC 3629: no overlongs, surrogates or code points
  *    past U+10FFFF, which a utf8mb4 column rejects) without C0 or C1
@@ -101,6 +106,32 @@ static void derive(struct cmdline *c)
 	memcpy(c->name, out, len + 1);
 	c->exact = exact;
 	free(again);
+	free(out);
+}
+
+/* -c STRING's name, checked; into NAME. */
+static void derive_string(const char *s, char *name)
+{
+	char *out = fuzz_buffer(LEASE_NAME_MAX + 1);
+	char err[ERRLEN];
+	size_t n = strlen(s), len;
+	bool exact =
+	    n >= 1 && n <= READABLE_MAX && s[0] != ' ' && s[n - 1] != ' ' && !strstr(s, "  ") && !strchr(s, '~');
+
+	for (const char *p = s; *p && exact; p++)
+		exact = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f;
+	leasename_from_string(s, out, LEASE_NAME_MAX + 1);
+	leasename_from_string(s, name, LEASE_NAME_MAX + 1);
+	len = strlen(out);
+	FUZZ_CHECK(strcmp(out, name) == 0, "two derivations of '%s' differ", s);
+	if (exact)
+		FUZZ_CHECK(strcmp(out, s) == 0, "plain string '%s' derived as '%s'", s, out);
+	else
+		FUZZ_CHECK(len >= 17 && out[len - 17] == '~' && is_hex16(out + len - 16) && len - 17 <= READABLE_MAX,
+			   "string '%s' derived as '%s', which does not end in ~HASH", s, out);
+	FUZZ_CHECK(len > 0 && out[len - 1] != ' ', "string '%s' derived as '%s', ending in a blank", s, out);
+	FUZZ_CHECK(lease_name_validate("lease name", out, LEASE_NAME_MAX, err, sizeof(err)) == 0,
+		   "string '%s' derived as '%s', which fails validation: %s", s, out, err);
 	free(out);
 }
 
@@ -223,6 +254,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		else
 			FUZZ_CHECK(!collide, "different command lines share the lease name '%s' (exact: %d, %d)",
 				   c[0].name, c[0].exact, c[1].exact);
+	}
+	if (nlines == 2) {
+		char a[LEASE_NAME_MAX + 1], b[LEASE_NAME_MAX + 1];
+		derive_string(c[0].argv[0], a);
+		derive_string(c[1].argv[0], b);
+		if (strcmp(c[0].argv[0], c[1].argv[0]) == 0)
+			FUZZ_CHECK(strcmp(a, b) == 0, "the same string derived '%s' and '%s'", a, b);
+		else
+			FUZZ_CHECK(strcmp(a, b) != 0, "strings '%s' and '%s' share the lease name '%s'", c[0].argv[0],
+				   c[1].argv[0], a);
 	}
 	check_validators(buf); /* the first argument, whichever line has it */
 	free(buf);
