@@ -21,9 +21,10 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
  * are never written: --history derives them from the lease row (an open
  * run whose term no longer holds the lease was left by a holder that
  * vanished: killed with SIGKILL, its host gone). */
-#define HISTORY_EXITED	 "exited"   /* exit_status */
-#define HISTORY_SIGNALED "signaled" /* exit_signal */
-#define HISTORY_LOST	 "lost"	    /* the lease was lost: the command was killed */
-#define HISTORY_REVOKED	 "revoked"  /* --release: the command was stopped */
+#define HISTORY_EXITED	  "exited"    /* exit_status */
+#define HISTORY_SIGNALED  "signaled"  /* exit_signal */
+#define HISTORY_LOST	  "lost"      /* the lease was lost: the command was killed */
+#define HISTORY_REVOKED	  "revoked"   /* --release: the command was stopped */
+#define HISTORY_TIMED_OUT "timed_out" /* --max-runtime ran out: the command was stopped */
 
 #endif

@@ -22,7 +22,7 @@ int log_enabled(enum log_level level);
 
 /* EVENT (NULL for none) names a step of the lease's life in JSON logs:
  * waiting, acquired, renew_failed, server (moved to another host), lost,
- * exited, released. */
+ * timed_out (--max-runtime), exited, released. */
 void log_event(enum log_level level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define log_error(...) log_event(LOG_ERROR, NULL, __VA_ARGS__)

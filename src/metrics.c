@@ -96,6 +96,8 @@ int metrics_render(const struct metrics_state *st, char *buf, size_t len)
 		st->releases);
 	COUNTER("leaderrun_lease_renew_failures_total", "Renew attempts that failed (each is retried).",
 		st->renew_failures);
+	COUNTER("leaderrun_command_timeouts_total", "Times --max-runtime ran out and the command was stopped.",
+		st->timeouts);
 	family(&o, "leaderrun_lease_renew_duration_seconds", "histogram",
 	       "Latency of successful renews, from send to reply; buckets are fractions of the renew interval.");
 	for (int i = 0; i < METRICS_NBUCKETS; i++) {
@@ -438,6 +440,11 @@ void metrics_lost(struct metrics *m)
 void metrics_revoked(struct metrics *m)
 {
 	UPDATE(m, m->st.revocations++);
+}
+
+void metrics_timed_out(struct metrics *m)
+{
+	UPDATE(m, m->st.timeouts++);
 }
 
 void metrics_released(struct metrics *m)

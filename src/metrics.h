@@ -25,6 +25,7 @@ struct metrics_state {
 	bool held, waiting;
 	uint64_t term;
 	uint64_t acquisitions, losses, releases, revocations;
+	uint64_t timeouts; /* --max-runtime stops */
 	uint64_t renews, renew_failures;
 	double bucket_le[METRICS_NBUCKETS]; /* seconds */
 	uint64_t bucket_count[METRICS_NBUCKETS];
@@ -59,6 +60,7 @@ void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us);
 void metrics_renew_failed(struct metrics *m);
 void metrics_lost(struct metrics *m);
 void metrics_revoked(struct metrics *m);
+void metrics_timed_out(struct metrics *m);
 void metrics_released(struct metrics *m);
 void metrics_not_held(struct metrics *m);
 void metrics_command_started(struct metrics *m);

@@ -39,7 +39,7 @@ struct notify {
 	struct note q[QUEUE_MAX];
 	int head, count;
 	bool busy, quit;
-	bool failed; /* /fail went out: the run's last word; only the sender thread */
+	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
 	char host[256];
 };
 
@@ -123,8 +123,9 @@ static size_t discard(char *p, size_t size, size_t n, void *ctx)
 	return size * n;
 }
 
-/* One request with retries; returns true when the server answered 2xx. */
-static bool notify_send(const char *url, const char *body)
+/* One request with retries: a GET, or a POST of BODY as TYPE. Returns true
+ * when the server answered 2xx. */
+static bool notify_send(const char *url, const char *body, const char *type)
 {
 	char shown[512];
 	long code = 0;
@@ -142,7 +143,7 @@ static bool notify_send(const char *url, const char *body)
 		curl.easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
 		curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 		if (body) {
-			h = curl.slist_append(h, "Content-Type: application/json");
+			h = curl.slist_append(h, type);
 			curl.easy_setopt(c, CURLOPT_HTTPHEADER, h);
 			curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		}
@@ -167,14 +168,28 @@ static bool notify_send(const char *url, const char *body)
 static void notify_deliver(struct notify *n, const struct note *e)
 {
 	const struct options *o = n->o;
-	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16];
-	const char *ping = NULL;
+	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16], d[32];
+	const char *ping = NULL, *note = NULL;
 
 	if (o->ping_url) {
-		/* Healthchecks.io: /start, /<exit status>, /fail. */
+		/* Healthchecks.io: /start, /<exit status>, /fail; /124 with a
+		 * body for --max-runtime. */
 		if (strcmp(e->event, "start") == 0)
 			ping = "start";
-		else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0 && !n->failed) {
+		else if (strcmp(e->event, "timed_out") == 0 && !n->failed) {
+			/* leaderrun's own exit status, as timeout(1)'s: a failure
+			 * on the check, whose log then says it was the time limit
+			 * (the ping's body), not the command failing by itself. The
+			 * command's exit after the stop says no more. */
+			duration_format(o->max_runtime_us, d, sizeof(d));
+			snprintf(body, sizeof(body),
+				 "leaderrun: lease %s, term %llu: timed out: the command ran for its --max-runtime %s "
+				 "and was stopped; exit status 124\n",
+				 o->lease, (unsigned long long)e->term, d);
+			ping = "124";
+			note = body;
+			n->failed = true;
+		} else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0 && !n->failed) {
 			/* After /fail, a command that exited 0 on SIGTERM must not
 			 * turn the check green again. */
 			snprintf(status, sizeof(status), "%d", e->exit_status);
@@ -190,7 +205,7 @@ static void notify_deliver(struct notify *n, const struct note *e)
 			size_t l = strlen(o->ping_url);
 			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/",
 				 ping);
-			notify_send(url, NULL);
+			notify_send(url, note, "Content-Type: text/plain; charset=utf-8");
 		}
 	}
 	if (o->nnotify == 0 || strcmp(e->event, "start") == 0)
@@ -208,7 +223,7 @@ static void notify_deliver(struct notify *n, const struct note *e)
 		 e->event, qlease, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost,
 		 e->ts);
 	for (int i = 0; i < o->nnotify; i++)
-		notify_send(o->notify_urls[i], body);
+		notify_send(o->notify_urls[i], body, "Content-Type: application/json");
 }
 
 static void *notify_main(void *arg)

@@ -17,9 +17,9 @@ int notify_library_init(void);
  * none (or on failure, which is logged: notifications are never fatal). */
 struct notify *notify_start(const struct options *o);
 
-/* Queues EVENT ("acquired", "lost", "released", "exited", and for pings
- * "start"). EXIT_STATUS -1: none. Never blocks; a full queue drops the
- * event with a warning. */
+/* Queues EVENT ("acquired", "lost", "timed_out", "released", "exited", and
+ * for pings "start"). EXIT_STATUS -1: none. Never blocks; a full queue
+ * drops the event with a warning. */
 void notify_event(struct notify *n, const char *event, uint64_t term, int exit_status, int64_t duration_ms);
 
 /* Delivers what is queued, until the queue is empty or DEADLINE

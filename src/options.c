@@ -110,18 +110,22 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
 /* A DSN typed on the command line is visible to every local user in
  * /proc/PID/cmdline; overwrite its password in place, as mysql(1) does.
  * Every argument before COMMAND is searched, so repeated, bundled (-nd...)
- * and abbreviated (--ds=...) forms are covered too. */
-static void wipe_argv_passwords(char *argv[], int end)
+ * and abbreviated (--ds=...) forms are covered too; but not argv[SHELL_AT],
+ * which holds -c's STRING (0: none): that is COMMAND, its bytes its own. */
+static void wipe_argv_passwords(char *argv[], int end, int shell_at)
 {
 	static const char *const schemes[] = {"mysql://", "mariadb://"};
 
-	for (int i = 1; i < end; i++)
+	for (int i = 1; i < end; i++) {
+		if (i == shell_at)
+			continue;
 		for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
 			for (char *p = argv[i]; (p = strstr(p, schemes[k])); p++) {
 				size_t off, len;
 				if (dsn_password_span(p, &off, &len))
 					memset(p + off, 'x', len);
 			}
+	}
 }
 
 static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err, size_t errlen)
@@ -188,6 +192,8 @@ struct parse {
 	const char *release_lease, *term_text, *log_format, *pause_lease, *for_text;
 	const char *lease_arg, *holder_arg;
 	const char *history_lease, *format, *limit_text, *keep_text;
+	const char *shell; /* -c STRING */
+	int shell_at;	   /* the index in argv of the argument that holds it */
 	bool quiet, dsn_from_argv;
 	int modes;
 };
@@ -421,6 +427,26 @@ static int set_kill_signal(struct parse *p, const char *arg)
 		FAIL("--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL", arg);
 	return 0;
 }
+static int set_command(struct parse *p, const char *arg)
+{
+	if (p->shell)
+		FAIL("-c given twice; join the commands in one STRING (-c 'cmd1 && cmd2')");
+	if (!*arg)
+		FAIL("-c needs a command STRING; -c '' runs nothing");
+	p->shell = arg;
+	/* getopt has stepped past the argument that held it ("-c STRING",
+	 * "-cSTRING", "--command=STRING"). */
+	p->shell_at = optind - 1;
+	return 0;
+}
+static int set_max_runtime(struct parse *p, const char *arg)
+{
+	if (DURATION("--max-runtime", max_runtime_us) < 0)
+		return -1;
+	if (p->o->max_runtime_us <= 0)
+		FAIL("--max-runtime %s is no time to run for; give a positive duration, like 30m", arg);
+	return 0;
+}
 static int set_no_wait(struct parse *p, const char *arg)
 {
 	p->o->no_wait = true;
@@ -514,6 +540,14 @@ static const struct options_def defs[] = {
     {"renew-interval", 0, "D", NULL, "renew period (default ttl/3)", set_renew, true},
     {"kill-grace", 0, "D", NULL, "kill signal to SIGKILL (default min(3s, ttl/4))", set_grace, true},
     {"kill-signal", 0, "SIG", NULL, "signal that asks COMMAND to stop (default TERM)", set_kill_signal, true},
+    {"command", 'c', "STRING", "Command",
+     "run /bin/sh -c STRING as COMMAND (the lease name is\n"
+     "derived from STRING)",
+     set_command, true},
+    {"max-runtime", 0, "D", NULL,
+     "stop COMMAND after D of running, as on a lost lease\n"
+     "(kill signal, --kill-grace, SIGKILL); exit 124",
+     set_max_runtime, true},
     {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", set_no_wait, false},
     {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", set_wait_timeout, true},
     {"retry-interval", 0, "D", NULL, "how often a follower looks (default 1s)", set_retry, true},
@@ -551,6 +585,7 @@ static int show_help(struct parse *p, const char *arg)
 	FILE *f = p->out;
 
 	fputs("Usage: leaderrun [OPTIONS] [--] COMMAND [ARG...]\n"
+	      "       leaderrun [OPTIONS] -c STRING\n"
 	      "       leaderrun [CONNECTION OPTIONS] --init\n"
 	      "       leaderrun [CONNECTION OPTIONS] --status [--json | --format prometheus] [LEASE]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
@@ -590,9 +625,9 @@ static int show_help(struct parse *p, const char *arg)
 	}
 	fputs("\n"
 	      "DURATION: a number with unit ms, s, m or h (500ms, 15s, 1.5m); bare numbers are seconds.\n"
-	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 64 usage, 69 database unavailable,\n"
-	      "77 access denied or server not verified (TLS), 78 lease table missing,\n"
-	      "126/127 COMMAND not executable/not found.\n"
+	      "Exit status: COMMAND's, or 75 busy, 76 lease lost, 124 --max-runtime reached,\n"
+	      "64 usage, 69 database unavailable, 77 access denied or server not verified (TLS),\n"
+	      "78 lease table missing, 126/127 COMMAND not executable/not found.\n"
 	      "See leaderrun(1).\n",
 	      f);
 	return OPT_DONE;
@@ -791,7 +826,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if (p.dsn_text && *p.dsn_text) {
 		rc = dsn_parse(p.dsn_text, &o->dsn, why, sizeof(why));
 		if (p.dsn_from_argv)
-			wipe_argv_passwords(argv, optind);
+			wipe_argv_passwords(argv, optind, p.shell_at);
 		if (rc < 0) {
 			snprintf(err, errlen, "%s: %s", p.dsn_from, why);
 			goto usage;
@@ -799,6 +834,35 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		o->have_dsn = true;
 	}
 	o->command = argv + optind;
+
+	if (p.shell) {
+		/* As flock -c: the string is the whole command; words after
+		 * it would be a second one, or meant as its arguments. */
+		if (p.modes) {
+			snprintf(err, errlen,
+				 "-c is a command to run; it does not go with --init, --status, --history, "
+				 "--release, --check, --pause or --resume");
+			goto usage;
+		}
+		if (o->command[0]) {
+			snprintf(err, errlen,
+				 "-c STRING and COMMAND '%s' contradict each other; give one: -c 'STRING' or -- "
+				 "COMMAND [ARG...]",
+				 o->command[0]);
+			goto usage;
+		}
+		o->shell_argv = calloc(4, sizeof(*o->shell_argv));
+		if (!o->shell_argv) {
+			snprintf(err, errlen, "out of memory");
+			goto usage;
+		}
+		/* The shell's absolute path, not "sh" from PATH: a crontab's
+		 * PATH is short, and flock(1) runs $SHELL or /bin/sh. */
+		o->shell_argv[0] = "/bin/sh";
+		o->shell_argv[1] = "-c";
+		o->shell_argv[2] = (char *)p.shell;
+		o->command = o->shell_argv;
+	}
 
 	if (p.modes > 1) {
 		snprintf(err, errlen,
@@ -838,6 +902,10 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--once-per goes with a COMMAND to run");
 		goto usage;
 	}
+	if (o->max_runtime_us && o->mode != MODE_RUN) {
+		snprintf(err, errlen, "--max-runtime goes with a COMMAND to run");
+		goto usage;
+	}
 	if (p.log_format && *p.log_format) {
 		if (strcmp(p.log_format, "json") == 0)
 			o->log_format = LOG_FORMAT_JSON;
@@ -855,7 +923,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		}
 	}
 	if (o->mode == MODE_RUN && !o->command[0]) {
-		snprintf(err, errlen, "no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...]");
+		snprintf(err, errlen, "no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...], or -c STRING");
 		goto usage;
 	}
 	if (o->no_wait && o->wait_timeout_us >= 0) {
@@ -1020,7 +1088,10 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			if (set_name("lease name", o->lease, sizeof(o->lease), lease, LEASE_NAME_MAX, err, errlen) < 0)
 				goto usage;
 		} else {
-			leasename_from_argv(o->command, o->lease, sizeof(o->lease));
+			if (p.shell)
+				leasename_from_string(p.shell, o->lease, sizeof(o->lease));
+			else
+				leasename_from_argv(o->command, o->lease, sizeof(o->lease));
 			o->lease_derived = true;
 		}
 		if (holder && *holder) {
@@ -1041,6 +1112,10 @@ usage:
 
 void options_free(struct options *o)
 {
+	if (o->command == o->shell_argv)
+		o->command = NULL;
+	free(o->shell_argv);
+	o->shell_argv = NULL;
 	dsn_free(&o->dsn);
 	if (o->password) {
 		explicit_bzero(o->password, strlen(o->password));

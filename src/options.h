@@ -47,7 +47,11 @@ struct options {
 	int kill_signal;
 	int busy_exit;
 	int verbosity;	/* -1 quiet, 0 default, +1 per -v */
-	char **command; /* NULL-terminated, borrowed from argv */
+	char **command; /* NULL-terminated, borrowed from argv; or shell_argv */
+	/* -c STRING: {"/bin/sh", "-c", STRING, NULL}, owned (STRING is
+	 * argv's); NULL without -c. */
+	char **shell_argv;
+	int64_t max_runtime_us; /* --max-runtime; 0: no limit */
 
 	/* Operator modes. */
 	bool json;				  /* --json, or --format json */

@@ -11,6 +11,8 @@ int outcome_exit_status(const struct outcome *o, int busy_exit)
 		return busy_exit;
 	case OUTCOME_LOST:
 		return EXIT_LOST;
+	case OUTCOME_TIMED_OUT:
+		return EXIT_TIMED_OUT;
 	case OUTCOME_SIGNALLED:
 		/* As if the signal had killed us, the way a shell reports it. */
 		return 128 + o->signo;

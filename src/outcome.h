@@ -6,6 +6,7 @@ enum outcome_kind {
 	OUTCOME_CHILD_EXITED, /* COMMAND ran; wstatus says how it ended */
 	OUTCOME_BUSY,	      /* not acquired: --no-wait or --wait-timeout */
 	OUTCOME_LOST,	      /* the lease was lost and COMMAND was stopped */
+	OUTCOME_TIMED_OUT,    /* --max-runtime ran out: COMMAND was stopped, the lease released */
 	OUTCOME_SIGNALLED,    /* a signal ended the wait before COMMAND ran */
 	OUTCOME_USAGE,
 	OUTCOME_UNAVAILABLE,
@@ -33,6 +34,7 @@ enum {
 	EXIT_LOST = 76,
 	EXIT_DENIED = 77,
 	EXIT_NO_TABLE = 78,
+	EXIT_TIMED_OUT = 124, /* as timeout(1) */
 	EXIT_NOT_EXECUTABLE = 126,
 	EXIT_NOT_FOUND = 127,
 };

@@ -8,7 +8,9 @@
  *   3. hold: renew every renew interval; the local deadline runs from the
  *      send time of the last successful renew; at deadline - grace the group
  *      gets the kill signal, at the deadline SIGKILL; a renew that finds the
- *      row taken is SIGKILL at once;
+ *      row taken is SIGKILL at once; --max-runtime after the spawn the group
+ *      gets the kill signal too, and SIGKILL after the grace (the same
+ *      stop, so whichever comes first starts it);
  *   4. drain: when COMMAND exits, stragglers in its group (and orphans that
  *      left it) are stopped the same way, and every descendant is reaped;
  *   5. release: only then is the lease given back.
@@ -70,10 +72,13 @@ struct sup {
 	struct child child;
 	bool child_running, draining;
 	int child_wstatus;
-	bool stop_sent; /* the kill signal went out because renewing failed */
-	bool killed;	/* SIGKILL went out */
-	bool lost;	/* the row is someone else's: stop renewing */
-	bool revoked;	/* --release revoked our term: stop renewing, stop, reap, release */
+	bool stop_sent;	     /* the kill signal went out: renewing failed, revoked, or timed out */
+	bool renew_late;     /* ... because no renew succeeded in time */
+	bool timed_out;	     /* ... because --max-runtime ran out */
+	int64_t runtime_end; /* the spawn + --max-runtime; 0: no limit */
+	bool killed;	     /* SIGKILL went out */
+	bool lost;	     /* the row is someone else's: stop renewing */
+	bool revoked;	     /* --release revoked our term: stop renewing, stop, reap, release */
 	int64_t stop_sent_at, drain_kill_at;
 	bool orphans_signalled;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
@@ -770,6 +775,8 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 		CONSIDER(s->stop_sent ? min64(sup_deadline(s), s->stop_sent_at + t->grace_us) : sup_deadline(s));
 		if (!s->stop_sent)
 			CONSIDER(sup_stop_at(s));
+		if (!s->stop_sent && s->runtime_end && s->child_running)
+			CONSIDER(s->runtime_end);
 		if (s->draining)
 			CONSIDER(s->drain_kill_at);
 	}
@@ -787,6 +794,30 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 	return at;
 }
 
+/* --max-runtime ran out: the kill signal now, SIGKILL after the grace (or
+ * at the lease's deadline, if that comes first), as when the lease goes;
+ * then the reap and a normal release. */
+static void sup_time_out(struct sup *s, int64_t now)
+{
+	const struct options *o = s->o;
+	char a[32], b[32];
+
+	s->timed_out = true;
+	s->stop_sent = true;
+	s->stop_sent_at = now;
+	metrics_timed_out(s->m);
+	fmt_dur(a, sizeof(a), o->max_runtime_us);
+	fmt_dur(b, sizeof(b), min64(sup_deadline(s), now + o->timing.grace_us) - now);
+	/* An error, not a warning: the job did not finish, and -q (cron's
+	 * quiet mode) must still say so. */
+	log_event(LOG_ERROR, "timed_out",
+		  "command ran for %s (--max-runtime); sending SIG%s to its process group, SIGKILL in %s", a,
+		  sup_signame(o->kill_signal), b);
+	notify_event(s->n, "timed_out", s->term, -1, (now - s->acquired_at) / 1000);
+	child_signal(&s->child, o->kill_signal);
+	child_kill_orphans(&s->child, o->kill_signal);
+}
+
 static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 {
 	const struct options *o = s->o;
@@ -795,19 +826,33 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 
 	if (!s->killed && now >= sup_deadline(s)) {
 		s->stop_sent = true;
+		s->renew_late = true;
 		sup_kill_now(s, "lease deadline reached without a successful renew");
 	} else if (!s->killed && s->stop_sent && now >= s->stop_sent_at + t->grace_us) {
-		sup_kill_now(s, "command still running after --kill-grace");
+		if (s->timed_out && !s->renew_late && !s->revoked) {
+			/* The lease is fine: announced by the timed_out line. */
+			log_info("command still running --kill-grace after --max-runtime; sending SIGKILL to its "
+				 "process group");
+			child_signal(&s->child, SIGKILL);
+			child_kill_orphans(&s->child, SIGKILL);
+			s->killed = true;
+		} else
+			sup_kill_now(s, "command still running after --kill-grace");
 	} else if (!s->stop_sent && now >= sup_stop_at(s)) {
 		fmt_dur(a, sizeof(a), sup_deadline(s) - now);
 		sup_notify_lost(s);
 		log_event(LOG_ERROR, "lost", "no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
 			  sup_signame(o->kill_signal), a);
 		s->stop_sent = true;
+		s->renew_late = true;
 		s->stop_sent_at = now;
 		child_signal(&s->child, o->kill_signal);
 		child_kill_orphans(&s->child, o->kill_signal);
 	}
+	/* After the lease's own deadlines: when both are due, the lease's
+	 * stop is the one that happens. */
+	if (!s->stop_sent && s->runtime_end && s->child_running && now >= s->runtime_end)
+		sup_time_out(s, now);
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
 		log_warn("processes left by the command outlived --kill-grace; killing them");
 		child_signal(&s->child, SIGKILL);
@@ -999,11 +1044,14 @@ static void sup_history_end(struct sup *s)
 {
 	int st = s->child_wstatus;
 
-	if (s->lost || (s->stop_sent && !s->revoked))
+	if (s->lost || (s->renew_late && !s->revoked))
 		history_end(s->h, HISTORY_LOST, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
 			    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 	else if (s->revoked)
 		history_end(s->h, HISTORY_REVOKED, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+			    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
+	else if (s->timed_out)
+		history_end(s->h, HISTORY_TIMED_OUT, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
 			    WIFSIGNALED(st) ? WTERMSIG(st) : -1);
 	else if (WIFSIGNALED(st))
 		history_end(s->h, HISTORY_SIGNALED, -1, WTERMSIG(st));
@@ -1077,6 +1125,9 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		goto done;
 	}
 	child_env_free(env);
+	/* Counted from the spawn: the wait for the lease is not run time. */
+	if (o->max_runtime_us > 0)
+		s.runtime_end = timing_now() + min64(o->max_runtime_us, INT64_MAX / 2);
 	metrics_command_started(s.m);
 	/* An exec failure still leaves a child to reap (it exits 126/127);
 	 * the loop below treats it like any other exit. */
@@ -1089,9 +1140,10 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	sup_hold(&s);
 	sup_history_end(&s);
 
-	if (s.lost || s.stop_sent) {
+	if (s.lost || s.renew_late || s.revoked) {
 		/* Renewing may have recovered while the command shut down; give
-		 * back what is still ours. */
+		 * back what is still ours. A --max-runtime stop that the lease's
+		 * loss overtook ends here too: 76 says the lease went. */
 		if (!s.lost)
 			sup_release(&s);
 		if (!s.revoked)
@@ -1099,6 +1151,12 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		metrics_not_held(s.m);
 		out->kind = OUTCOME_LOST;
 		log_error("command stopped: lease %s (term %" PRIu64 ")", s.revoked ? "revoked" : "lost", s.term);
+	} else if (s.timed_out) {
+		/* The lease was ours throughout: a normal release, recording
+		 * the command's own status (--min-hold applies: it ran). */
+		sup_release(&s);
+		metrics_not_held(s.m);
+		out->kind = OUTCOME_TIMED_OUT;
 	} else {
 		sup_release(&s);
 		metrics_not_held(s.m);

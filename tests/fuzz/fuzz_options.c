@@ -13,14 +13,17 @@
  * Checks, besides memory safety, leaks and UBSan:
  *  - every file options.c opens is closed again;
  *  - argv is changed only by overwriting bytes with 'x', never before
- *    argv[1] or from COMMAND on;
+ *    argv[1] or from COMMAND on, nor in the argument that holds -c's
+ *    STRING;
  *  - OPTIONS_OK: after a --dsn, no argument before COMMAND still holds a
  *    DSN password that dsn_password_span finds (options.h: the password
  *    is wiped from argv); the result is consistent: lease, holder and
  *    table valid, timing resolved and safe (renew <= ttl - margin -
  *    grace), durations >= 0 (wait timeout -1 = forever), retry >= 10ms,
  *    a stopping signal, an exit code 0..255, a COMMAND in run mode and
- *    none with --init, any lease or holder a mode stores valid,
+ *    none with --init, any lease or holder a mode stores valid, -c's
+ *    STRING run as /bin/sh -c STRING with nothing after it, a positive
+ *    --max-runtime only for a run,
  *    a TLS mode with what it needs (a CA to verify, a key with a
  *    certificate, no certificates when disabled), a valid NAME_history
  *    table, and --format, --json, --limit, --history-keep and
@@ -203,14 +206,37 @@ static bool stops_process(int sig)
 	       sig != SIGTTOU && sig != SIGURG && sig != SIGWINCH;
 }
 
+/* The argument of ARGV that holds -c's STRING (O->shell_argv[2]), or 0. */
+static int shell_index(const struct options *o, char **argv, int argc)
+{
+	uintptr_t s = o->shell_argv ? (uintptr_t)o->shell_argv[2] : 0;
+
+	for (int i = 1; s && i < argc; i++)
+		if (s >= (uintptr_t)argv[i] && s <= (uintptr_t)argv[i] + strlen(argv[i]))
+			return i;
+	return 0;
+}
+
 static void check_ok(const struct options *o, char **argv, int argc)
 {
 	const struct timing *t = &o->timing;
 	char err[ERRLEN];
-	int cmd;
+	int cmd, shell = shell_index(o, argv, argc);
 
-	FUZZ_CHECK(o->command >= argv + 1 && o->command <= argv + argc, "COMMAND is not inside argv");
-	cmd = (int)(o->command - argv);
+	if (o->shell_argv) {
+		/* -c STRING: the shell runs it, and nothing follows it. */
+		FUZZ_CHECK(o->command == o->shell_argv && o->mode == MODE_RUN, "-c accepted in mode %d", (int)o->mode);
+		FUZZ_CHECK(strcmp(o->command[0], "/bin/sh") == 0 && strcmp(o->command[1], "-c") == 0 &&
+			       o->command[2][0] && !o->command[3],
+			   "-c runs '%s' '%s' '%s'", o->command[0], o->command[1], o->command[2]);
+		FUZZ_CHECK(shell > 0, "-c's STRING is not inside argv");
+		cmd = argc;
+	} else {
+		FUZZ_CHECK(o->command >= argv + 1 && o->command <= argv + argc, "COMMAND is not inside argv");
+		cmd = (int)(o->command - argv);
+	}
+	FUZZ_CHECK(o->max_runtime_us == 0 || (o->max_runtime_us > 0 && o->mode == MODE_RUN),
+		   "--max-runtime %lld accepted in mode %d", (long long)o->max_runtime_us, (int)o->mode);
 	/* Other modes (--status, --release, ...) have their own rules. */
 	FUZZ_CHECK(o->mode != MODE_RUN || o->command[0], "run mode without a COMMAND");
 	FUZZ_CHECK(o->mode != MODE_INIT || !o->command[0], "--init with COMMAND '%s'", o->command[0]);
@@ -280,7 +306,8 @@ static void check_ok(const struct options *o, char **argv, int argc)
 	/* options.h: a password given in --dsn is wiped from argv. */
 	if (o->have_dsn)
 		for (int i = 1; i < cmd; i++)
-			FUZZ_CHECK(no_password_left(argv[i]), "argv[%d] '%s' still holds a DSN password", i, argv[i]);
+			FUZZ_CHECK(i == shell || no_password_left(argv[i]), "argv[%d] '%s' still holds a DSN password",
+				   i, argv[i]);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -291,7 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *err = fuzz_buffer(ERRLEN);
 	struct options o;
 	enum options_result rc;
-	int argc = 1, cmd = 1;
+	int argc = 1, cmd = 1, shell = 0;
 	size_t start = 0;
 
 	argv[0] = strdup("leaderrun");
@@ -325,7 +352,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	switch (rc) {
 	case OPTIONS_OK:
 		check_ok(&o, argv, argc);
-		cmd = (int)(o.command - argv);
+		cmd = o.shell_argv ? argc : (int)(o.command - argv);
+		shell = shell_index(&o, argv, argc);
 		break;
 	case OPTIONS_USAGE:
 		FUZZ_CHECK(fuzz_terminated(err, ERRLEN) && err[0], "usage error without a message");
@@ -333,7 +361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		 * refused before anything echoes it. */
 		FUZZ_CHECK(!strchr(err, '\n'), "usage error of more than one line: %s", err);
 		FUZZ_CHECK(!o.password && !o.dsn.user && !o.dsn.password && !o.dsn.nhosts && !o.dsn.database &&
-			       !o.dsn.socket,
+			       !o.dsn.socket && !o.shell_argv,
 			   "usage error left memory in the options: %s", err);
 		cmd = argc;
 		break;
@@ -346,7 +374,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	FUZZ_CHECK(strcmp(argv[0], was[0]) == 0, "argv[0] changed");
 	for (int i = 1; i < argc; i++) {
-		if (i >= cmd)
+		if (i >= cmd || i == shell)
 			FUZZ_CHECK(strcmp(argv[i], was[i]) == 0, "COMMAND argument %d changed: '%s' -> '%s'", i - cmd,
 				   was[i], argv[i]);
 		else

@@ -101,6 +101,7 @@ Test(observe, metrics_text_passes_promtool)
 				   .held = true,
 				   .term = 42,
 				   .acquisitions = 3,
+				   .timeouts = 1,
 				   .renews = 2,
 				   .renew_sum_s = 0.004,
 				   .margin_s = 8.5,
@@ -119,6 +120,7 @@ Test(observe, metrics_text_passes_promtool)
 	cr_assert(
 	    strstr(buf, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"night\\\"ly\\\\job\",le=\"+Inf\"} 2"),
 	    "%s", buf);
+	cr_assert(strstr(buf, "leaderrun_command_timeouts_total{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
 	promtool_accepts(buf);
 	cr_assert_eq(metrics_render(&st, buf, 100), -1, "a buffer too small is an error, not a cut file");
 }

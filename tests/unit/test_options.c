@@ -436,6 +436,72 @@ Test(options, notifications_and_log_format)
 	USAGE("must start with http", "--notify", "x", "true");
 }
 
+Test(options, shell_string_runs_under_bin_sh_and_names_the_lease)
+{
+	struct options o = OK("-n", "-c", "cd /srv/app && ./nightly.sh");
+
+	cr_assert_eq(o.mode, MODE_RUN);
+	cr_assert(o.no_wait);
+	cr_assert_str_eq(o.command[0], "/bin/sh");
+	cr_assert_str_eq(o.command[1], "-c");
+	cr_assert_str_eq(o.command[2], "cd /srv/app && ./nightly.sh");
+	cr_assert_null(o.command[3]);
+	cr_assert(o.lease_derived);
+	cr_assert_str_eq(o.lease, "cd /srv/app && ./nightly.sh", "a plain string reads as typed");
+	/* The same words as COMMAND run the same program: the same lease. */
+	cr_assert_str_eq(OK("-c", "./nightly.sh --full").lease, OK("--", "./nightly.sh", "--full").lease);
+	cr_assert_str_neq(OK("-c", "echo a").lease, OK("-c", "echo b").lease);
+	cr_assert_str_eq(OK("--command=true").command[2], "true");
+	cr_assert_str_eq(OK("-ctrue").command[2], "true");
+	cr_assert_str_eq(OK("-nc", "true").command[2], "true");
+	cr_assert_str_eq(OK("-l", "nightly", "-c", "true").lease, "nightly", "-l still names the lease");
+	/* A -- with nothing after it ends the options, and is no COMMAND. */
+	cr_assert_str_eq(OK("-c", "true", "--").command[2], "true");
+}
+
+Test(options, shell_string_with_a_command_or_a_mode_is_refused)
+{
+	USAGE("-c STRING and COMMAND 'echo' contradict each other", "-c", "true", "--", "echo", "hi");
+	USAGE("-c STRING and COMMAND 'echo' contradict each other", "-c", "true", "echo");
+	USAGE("-c '' runs nothing", "-c", "");
+	USAGE("-c given twice", "-c", "true", "-c", "false");
+	USAGE("needs a value", "-c");
+	USAGE("does not go with --init", "--status", "-c", "true");
+	USAGE("does not go with --init", "--init", "-c", "true");
+}
+
+Test(options, shell_string_is_not_wiped_like_a_dsn)
+{
+	/* A DSN password in leaderrun's own -d is wiped; one in -c's STRING
+	 * belongs to the command, which must get it unchanged. */
+	char *argv[] = {strdup("leaderrun"),
+			strdup("-d"),
+			strdup("mysql://app:hunter2@db/ops"),
+			strdup("-c"),
+			strdup("mysql-tool mysql://u:pw@h/d"),
+			NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(5, argv, stdout, &o, err, sizeof(err)), OPTIONS_OK, "%s", err);
+	keep(argv, &o);
+	cr_assert_str_eq(argv[2], "mysql://app:xxxxxxx@db/ops");
+	cr_assert_str_eq(argv[4], "mysql-tool mysql://u:pw@h/d");
+	cr_assert_str_eq(o.command[2], "mysql-tool mysql://u:pw@h/d");
+}
+
+Test(options, max_runtime_is_positive_and_goes_with_a_run)
+{
+	cr_assert_eq(OK("true").max_runtime_us, 0, "no limit by default");
+	cr_assert_eq(OK("--max-runtime", "4m", "true").max_runtime_us, INT64_C(240000000));
+	cr_assert_eq(OK("--max-runtime", "1.5s", "-c", "sleep 9").max_runtime_us, INT64_C(1500000));
+	USAGE("--max-runtime 0 is no time to run for", "--max-runtime", "0", "true");
+	USAGE("--max-runtime 0ms is no time to run for", "--max-runtime", "0ms", "true");
+	USAGE("--max-runtime: '-1s' is negative", "--max-runtime", "-1s", "true");
+	USAGE("--max-runtime: 'soon' is not a duration", "--max-runtime", "soon", "true");
+	USAGE("--max-runtime goes with a COMMAND", "--max-runtime", "1m", "--status");
+}
+
 Test(options, a_value_for_a_flag_is_reported_by_name)
 {
 	USAGE("unknown option '--init=1'", "--init=1");

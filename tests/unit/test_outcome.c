@@ -18,6 +18,7 @@ Test(outcome, documented_exit_statuses)
 {
 	cr_assert_eq(status_of(OUTCOME_BUSY), 75);
 	cr_assert_eq(status_of(OUTCOME_LOST), 76);
+	cr_assert_eq(status_of(OUTCOME_TIMED_OUT), 124, "as timeout(1)");
 	cr_assert_eq(status_of(OUTCOME_USAGE), 64);
 	cr_assert_eq(status_of(OUTCOME_UNAVAILABLE), 69);
 	cr_assert_eq(status_of(OUTCOME_DENIED), 77);
