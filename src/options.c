@@ -556,7 +556,8 @@ static const struct options_def defs[] = {
     {"min-hold", 0, "D", NULL, "keep the lease until acquisition + D (cron dedupe)", set_min_hold, true},
     {"once-per", 0, "PERIOD", NULL, "run at most once per PERIOD slot (cron); exit 75 if done", set_once_per, true},
     {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail", set_ping, true},
-    {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, released, exited)", set_notify, true},
+    {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, timed_out, exited,\nreleased, ...)", set_notify,
+     true},
     {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", set_ready_file, true},
     {"metrics-file", 0, "PATH", NULL,
      "Prometheus textfile of this process's lease (%l: the\n"
