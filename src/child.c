@@ -358,6 +358,11 @@ char **child_env_build(char *const base[], const char *lease, unsigned long long
 		if (env_is(e, "LEADERRUN_LEASE") || env_is(e, "LEADERRUN_TERM") || env_is(e, "LEADERRUN_HOLDER") ||
 		    env_is(e, "LEADERRUN_PASSWORD") || env_is(e, "MYSQL_PWD"))
 			continue;
+		/* leaderrun speaks for a systemd unit (sdnotify.h): a command
+		 * that sent READY=1 or fed the watchdog itself would vouch for
+		 * a leadership it cannot see. */
+		if (env_is(e, "NOTIFY_SOCKET") || env_is(e, "WATCHDOG_USEC") || env_is(e, "WATCHDOG_PID"))
+			continue;
 		if (env_is(e, "LEADERRUN_DSN")) {
 			size_t len = strlen(e) + 1;
 			char *clean = malloc(len);

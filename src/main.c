@@ -14,6 +14,7 @@
  *   lease.c       the SQL protocol (compare-and-set on one row)
  *   db.c          the only file that includes <mysql.h>; dberr.c classifies
  *   child.c       fork/exec, process group, watcher, reaping helpers
+ *   sdnotify.c    systemd's notify protocol; the supervisor says what and when
  *   outcome.c     outcome -> documented exit status
  *   log.c         one line per event on stderr
  */

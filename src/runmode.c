@@ -2,6 +2,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include "history.h"
 #include "metrics.h"
 #include "notify.h"
+#include "sdnotify.h"
 #include "supervisor.h"
 #include "tlspolicy.h"
 #include "worker.h"
@@ -271,7 +273,11 @@ void runmode_run(const struct options *o, struct outcome *out)
 	obs.n = notes;
 	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
 	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
+	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
+	 * watchdog's keep-alives come from the supervisor's loop. */
+	obs.sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
 	supervisor_run(o, w, &obs, environ, out);
+	sdnotify_close(obs.sd);
 	/* The run's last history write, and the file that says "not held",
 	 * get a bounded moment each; then pings and webhooks theirs. */
 	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;

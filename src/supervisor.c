@@ -38,6 +38,7 @@
 #include "child.h"
 #include "duration.h"
 #include "log.h"
+#include "sdnotify.h"
 #include "signame.h"
 #include "tlspolicy.h"
 
@@ -52,6 +53,7 @@ struct sup {
 	struct notify *n;
 	struct metrics *m;
 	struct history *h;
+	struct sdnotify *sd;
 	int64_t acquired_at, acquire_sent_at;
 	bool lost_notified;
 	int sigfd, timerfd;
@@ -88,6 +90,12 @@ struct sup {
 	 * timing was checked. */
 	char server[sizeof(((struct db_server *)0)->name)];
 	bool galera_checked;
+
+	/* systemd's watchdog (sup_keepalive): the health it is fed by. */
+	bool leading;	      /* the lease is ours: health follows the renews */
+	int64_t looked_at;    /* while waiting, the last look that got an answer; 0: none, or it failed */
+	int64_t keepalive_at; /* the next WATCHDOG=1 is due */
+	const char *cmd;      /* COMMAND's name, for the STATUS= lines */
 };
 
 /* The lease's local deadlines, from the send time of the last successful
@@ -139,8 +147,49 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
+/* Whether the lease loop is healthy enough to feed systemd's watchdog.
+ * Leading: the last renew succeeded and the command is not due to stop.
+ * Waiting: a look at the row got its answer within ttl + --retry-interval
+ * + 2 s (between two looks a healthy wait blocks on the hint for up to
+ * ttl + 1 s, or polls for a retry interval; the look itself gets the
+ * rest). A database that does not answer starves the watchdog, and
+ * systemd restarts the unit. */
+static bool sup_healthy(const struct sup *s, int64_t now)
+{
+	const struct options *o = s->o;
+
+	if (s->leading)
+		return s->failures == 0 && !s->lost && !s->revoked && !s->stop_sent && now < sup_stop_at(s);
+	return s->looked_at > 0 && now - s->looked_at <= o->timing.ttl_us + o->retry_us + 2 * USEC_PER_SEC;
+}
+
+/* WATCHDOG=1 when one is due and the loop is healthy. Returns AT, or the
+ * next keep-alive when that comes first. A keep-alive that finds the loop
+ * unhealthy stays due without a timer (one would fire at once, forever):
+ * health only comes back with a worker result, which ends the poll, and
+ * the next poll sends it. After STOPPING=1 systemd no longer watches. */
+static int64_t sup_keepalive(struct sup *s, int64_t at)
+{
+	int64_t every = sdnotify_watchdog(s->sd) / 2, now;
+
+	if (every <= 0 || sdnotify_is_stopping(s->sd))
+		return at;
+	if (every < USEC_PER_MSEC)
+		every = USEC_PER_MSEC;
+	now = timing_now();
+	if (now >= s->keepalive_at) {
+		if (!sup_healthy(s, now))
+			return at;
+		sdnotify_keepalive(s->sd);
+		s->keepalive_at = now + every;
+	}
+	return at > 0 && at < s->keepalive_at ? at : s->keepalive_at;
+}
+
 /* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
- * timer). Returns the EV_* bits that are ready. */
+ * timer), feeding systemd's watchdog meanwhile. Returns the EV_* bits that
+ * are ready; a keep-alive's timer brings EV_TIMER too, so callers judge
+ * their deadlines by the clock, never by that bit. */
 static int sup_poll(struct sup *s, int64_t at)
 {
 	struct pollfd p[3] = {
@@ -150,7 +199,7 @@ static int sup_poll(struct sup *s, int64_t at)
 	};
 	int ev = 0;
 
-	timing_arm(s->timerfd, at);
+	timing_arm(s->timerfd, sup_keepalive(s, at));
 	while (poll(p, 3, -1) < 0)
 		if (errno != EINTR)
 			return 0;
@@ -203,6 +252,7 @@ static void sup_reap(struct sup *s)
 				log_event(LOG_INFO, "exited", "command exited with status %d", WEXITSTATUS(st));
 			notify_event(s->n, "exited", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
 			metrics_command_exited(s->m, s->exit_status);
+			sdnotify_stopping(s->sd, "stopping: %s exited with status %d", s->cmd, s->exit_status);
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
 			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
@@ -461,6 +511,8 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 		return STEP_END;
 	}
 	w->last_was_error = true;
+	s->looked_at = 0;
+	sdnotify_status(s->sd, false, "standby: %s; retrying", dberr_name(r->status));
 	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
 	w->backoff = min64(w->backoff * 2, 30 * USEC_PER_SEC);
 	fmt_dur(a, sizeof(a), w->pause);
@@ -496,6 +548,7 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 	w->last_was_error = false;
 	w->backoff = 500 * USEC_PER_MSEC;
 	w->last = r->info;
+	s->looked_at = timing_now();
 	/* A used slot ends even a wait: the run it was for is done. */
 	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
 		sup_skip(s, &r->info, o->no_wait ? " (--no-wait)" : "", out);
@@ -507,6 +560,8 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 				  r->info.paused_by[0] ? r->info.paused_by : "an operator", pause_until(&r->info));
 			snprintf(w->last_paused, sizeof(w->last_paused), "%s", r->info.paused_until);
 		}
+		sdnotify_status(s->sd, true, "standby: lease %s paused by %s until %s", o->lease,
+				r->info.paused_by[0] ? r->info.paused_by : "an operator", pause_until(&r->info));
 		return STEP_ON;
 	}
 	w->last_paused[0] = '\0';
@@ -517,6 +572,9 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 		w->last_term = r->info.term;
 		snprintf(w->last_holder, sizeof(w->last_holder), "%s", r->info.holder);
 	}
+	/* Connected and contending: READY=1 with the first answer. */
+	sdnotify_status(s->sd, true, "standby: waiting for lease %s held by %s (term %" PRIu64 ")", o->lease,
+			r->info.holder[0] ? r->info.holder : "another holder", r->info.term);
 	return STEP_ON;
 }
 
@@ -654,6 +712,14 @@ static bool sup_acquire(struct sup *s, struct outcome *out)
 
 /* ---- 3. hold, 4. drain ------------------------------------------------- */
 
+/* STATUS= while leading, with HOW after the term; READY=1 with the first.
+ * Once the stop has begun, its status stays. */
+static void sup_sd_leading(struct sup *s, const char *how)
+{
+	if (!sdnotify_is_stopping(s->sd))
+		sdnotify_status(s->sd, true, "leader of %s, term %" PRIu64 "%s", s->o->lease, s->term, how);
+}
+
 /* The lease is gone or going: say so once, to the log and the receivers. */
 static void sup_notify_lost(struct sup *s)
 {
@@ -661,6 +727,7 @@ static void sup_notify_lost(struct sup *s)
 		return;
 	s->lost_notified = true;
 	notify_event(s->n, "lost", s->term, -1, (timing_now() - s->acquired_at) / 1000);
+	sdnotify_stopping(s->sd, "stopping %s: lease %s", s->cmd, s->revoked ? "revoked" : "lost");
 }
 
 static void sup_kill_now(struct sup *s, const char *why)
@@ -692,6 +759,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		}
 		s->next_renew = r->sent_at + t->renew_us;
 		log_debug("renewed term %" PRIu64, s->term);
+		sup_sd_leading(s, "");
 		return;
 	}
 	if (r->outcome == LEASE_REVOKED) {
@@ -730,11 +798,12 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	 * pass unnoticed. */
 	s->next_renew = now + timing_retry_step(t);
 	fmt_dur(a, sizeof(a), sup_stop_at(s) - now);
-	if (s->failures == 1)
+	if (s->failures == 1) {
 		log_event(LOG_WARN, "renew_failed",
 			  "renew failed (%s: %s); retrying, %s left before the command is stopped",
 			  dberr_name(r->status), r->err, a);
-	else
+		sup_sd_leading(s, ": renew failing");
+	} else
 		log_debug("renew attempt %u failed (%s: %s); %s left", s->failures, dberr_name(r->status), r->err, a);
 }
 
@@ -753,6 +822,10 @@ static void sup_on_signals(struct sup *s)
 		if (s->child_running || child_group_alive(&s->child)) {
 			log_info("forwarding SIG%s to the command", sup_signame(sig));
 			child_signal(&s->child, sig);
+			/* What a service manager's stop sends; HUP and the rest
+			 * may be a reload, the command's to judge. */
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+				sdnotify_stopping(s->sd, "stopping %s: got SIG%s", s->cmd, sup_signame(sig));
 		}
 	}
 	s->nsigs = 0;
@@ -1038,6 +1111,26 @@ static void sup_ready(const struct sup *s)
 	close(fd);
 }
 
+/* STOPPING=1 when the wait ends without running the command. */
+static void sup_sd_gave_up(struct sup *s, const struct outcome *out)
+{
+	switch (out->kind) {
+	case OUTCOME_SIGNALLED:
+		sdnotify_stopping(s->sd, "exiting: got SIG%s while waiting for lease %s", sup_signame(out->signo),
+				  s->o->lease);
+		break;
+	case OUTCOME_BUSY:
+		sdnotify_stopping(s->sd, "exiting: lease %s not acquired", s->o->lease);
+		break;
+	case OUTCOME_UNAVAILABLE:
+		sdnotify_stopping(s->sd, "exiting: database unavailable");
+		break;
+	default:
+		sdnotify_stopping(s->sd, "exiting: cannot contend for lease %s (see the log)", s->o->lease);
+		break;
+	}
+}
+
 /* How the run ended, for the history: lost, revoked, or the command's
  * own end. */
 static void sup_history_end(struct sup *s)
@@ -1075,6 +1168,8 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	s.n = n;
 	s.m = obs->m;
 	s.h = obs->h;
+	s.sd = obs->sd;
+	s.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
 	s.exit_status = -1;
 	/* A file left by a leaderrun that was SIGKILLed must not make this
 	 * one look ready before it leads. */
@@ -1093,11 +1188,14 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	}
 
 	metrics_waiting(s.m, true);
+	sdnotify_status(s.sd, false, "starting: connecting to the database");
 	if (!sup_acquire(&s, out)) {
 		metrics_waiting(s.m, false);
+		sup_sd_gave_up(&s, out);
 		sup_abandon_acquire(&s);
 		goto done;
 	}
+	s.leading = true;
 	metrics_waiting(s.m, false);
 	s.acquired_at = timing_now();
 	s.acquire_sent_at = s.sent_at;
@@ -1113,6 +1211,7 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		log_error("out of memory");
 		out->kind = OUTCOME_INTERNAL;
 		history_end(s.h, HISTORY_EXITED, -1, -1);
+		sdnotify_stopping(s.sd, "exiting: cannot start %s", s.cmd);
 		sup_release(&s);
 		goto done;
 	}
@@ -1121,6 +1220,7 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
 		history_end(s.h, HISTORY_EXITED, -1, -1);
+		sdnotify_stopping(s.sd, "exiting: cannot start %s", s.cmd);
 		sup_release(&s);
 		goto done;
 	}
@@ -1136,6 +1236,7 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	s.child_running = true;
 	sup_ready(&s);
 	notify_event(n, "start", s.term, -1, 0);
+	sup_sd_leading(&s, "");
 
 	sup_hold(&s);
 	sup_history_end(&s);
@@ -1151,12 +1252,19 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		metrics_not_held(s.m);
 		out->kind = OUTCOME_LOST;
 		log_error("command stopped: lease %s (term %" PRIu64 ")", s.revoked ? "revoked" : "lost", s.term);
+		if (s.revoked)
+			sdnotify_stopping(s.sd, "lease %s revoked (term %" PRIu64 "): %s stopped", o->lease, s.term,
+					  s.cmd);
+		else
+			sdnotify_stopping(s.sd, "lost lease %s (term %" PRIu64 "): %s stopped", o->lease, s.term,
+					  s.cmd);
 	} else if (s.timed_out) {
 		/* The lease was ours throughout: a normal release, recording
 		 * the command's own status (--min-hold applies: it ran). */
 		sup_release(&s);
 		metrics_not_held(s.m);
 		out->kind = OUTCOME_TIMED_OUT;
+		sdnotify_stopping(s.sd, "%s timed out (--max-runtime): stopped", s.cmd);
 	} else {
 		sup_release(&s);
 		metrics_not_held(s.m);

@@ -11,6 +11,7 @@
 #include "notify.h"
 #include "options.h"
 #include "outcome.h"
+#include "sdnotify.h"
 #include "worker.h"
 
 /* Blocks the signals the supervisor takes synchronously. Call before any
@@ -18,12 +19,13 @@
  * the supervisor's signalfd only. */
 void supervisor_block_signals(void);
 
-/* What the run reports besides the log: notifications, the metrics file
- * and the run history. Each may be NULL; none can delay the loop. */
+/* What the run reports besides the log: notifications, the metrics file,
+ * the run history and systemd. Each may be NULL; none can delay the loop. */
 struct observers {
 	struct notify *n;
 	struct metrics *m;
 	struct history *h;
+	struct sdnotify *sd;
 };
 
 /* Runs O->command under the lease. W executes the statements. ENVIRON is

@@ -31,6 +31,27 @@ Test(child_env, sets_lease_term_holder_and_drops_secrets)
 	child_env_free(env);
 }
 
+Test(child_env, drops_systemd_notify_variables)
+{
+	/* leaderrun speaks for the unit; a command that could send READY=1
+	 * or feed the watchdog would vouch for a leadership it cannot see. */
+	char *base[] = {"NOTIFY_SOCKET=/run/systemd/notify",
+			"WATCHDOG_USEC=30000000",
+			"WATCHDOG_PID=1",
+			"NOTIFY_SOCKETS=kept",
+			"PATH=/bin",
+			NULL};
+	char **env = child_env_build(base, "svc", 7, "h:1:ab");
+
+	cr_assert_not_null(env);
+	cr_assert_null(find(env, "NOTIFY_SOCKET"));
+	cr_assert_null(find(env, "WATCHDOG_USEC"));
+	cr_assert_null(find(env, "WATCHDOG_PID"));
+	cr_assert_str_eq(find(env, "NOTIFY_SOCKETS"), "kept");
+	cr_assert_str_eq(find(env, "PATH"), "/bin");
+	child_env_free(env);
+}
+
 Test(child_env, exit_status_like_a_shell)
 {
 	cr_assert_eq(child_exit_status(0), 0);
