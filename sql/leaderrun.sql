@@ -1,17 +1,22 @@
 -- leaderrun lease table. Apply once per database (or run `leaderrun --init`,
 -- which executes this same statement):
 --   mysql ops < sql/leaderrun.sql
--- One row per lease name. Rows are never deleted: `term` only grows, and it
--- is the fencing token handed to the command as LEADERRUN_TERM. last_exit
+-- One row per lease name and slot (schema 5: `--slots N` runs up to N
+-- holders, a slot each; slot 0 is the row of a one-slot lease, and `slots`
+-- is the count in force). Rows are never deleted: `term` only grows, per
+-- slot, and it is the fencing token handed to the command as LEADERRUN_TERM. last_exit
 -- and finished_at record how the last holder's command ended (schema 2).
 -- Schema 3: revoked_term is the term that `leaderrun --release` revoked (its
 -- holder stops, then lets go), paused_until/paused_by a `--pause`, and
 -- last_slot/slot_term the last `--once-per` slot a run took and its term.
 -- Older tables are upgraded in place, every row and term kept, by
 -- `leaderrun --init` or sql/upgrade-1-to-2.sql, sql/upgrade-2-to-3.sql, then
--- sql/upgrade-3-to-4.sql (schema 4: the run history, below).
+-- sql/upgrade-3-to-4.sql (schema 4: the run history, below), then
+-- sql/upgrade-4-to-5.sql (schema 5: slots).
 CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  slot         SMALLINT UNSIGNED NOT NULL DEFAULT 0,
+  slots        SMALLINT UNSIGNED NOT NULL DEFAULT 1,
   holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
   term         BIGINT UNSIGNED NOT NULL DEFAULT 0,
   acquired_at  DATETIME(6) NULL,
@@ -24,7 +29,7 @@ CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
   last_slot    DATETIME(6) NULL,
   slot_term    BIGINT UNSIGNED NULL,
-  PRIMARY KEY (name)
+  PRIMARY KEY (name, slot)
 ) ENGINE=InnoDB;
 
 -- Schema 4: one row per run (acquisition to release, loss or crash), kept
@@ -32,6 +37,7 @@ CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
 -- DELETE on this table only.
 CREATE TABLE IF NOT EXISTS `leaderrun_history` (
   lease       VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  slot        SMALLINT UNSIGNED NOT NULL DEFAULT 0,
   term        BIGINT UNSIGNED NOT NULL,
   holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   host        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
@@ -40,5 +46,5 @@ CREATE TABLE IF NOT EXISTS `leaderrun_history` (
   outcome     VARCHAR(16) NOT NULL DEFAULT '',
   exit_status INT NULL,
   exit_signal INT NULL,
-  PRIMARY KEY (lease, term)
+  PRIMARY KEY (lease, slot, term)
 ) ENGINE=InnoDB;

@@ -102,6 +102,7 @@ static void print_json(const struct rows *r, const char *server)
 		} else
 			fputs("\"paused_by\": null, ", stdout);
 		print_time("last_slot", w->last_slot);
+		printf("\"slot\": %u, \"slots\": %u, ", w->slot, w->slots);
 		json_quote(q, sizeof(q), server);
 		printf("\"db_now\": \"%s\", \"server\": %s}", w->now, q);
 	}
@@ -137,42 +138,55 @@ static void table_head(int n, int w[], const char *const head[], bool print)
 
 static void print_table(const struct rows *r, const char *server)
 {
-	enum { NCOL = 10 };
-	static const char *const head[NCOL] = {"LEASE",	  "STATE",    "HOLDER",	   "TERM",     "EXPIRES_IN",
-					       "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED", "NOTE"};
-	int w[NCOL];
+	enum { NCOL = 11 };
+	static const char *const with_slot[NCOL] = {"LEASE",	 "SLOT",       "STATE",	  "HOLDER",
+						    "TERM",	 "EXPIRES_IN", "RENEWED", "ACQUIRED",
+						    "LAST_EXIT", "FINISHED",   "NOTE"};
+	static const char *const without[NCOL - 1] = {"LEASE",	 "STATE",    "HOLDER",	  "TERM",     "EXPIRES_IN",
+						      "RENEWED", "ACQUIRED", "LAST_EXIT", "FINISHED", "NOTE"};
+	int w[NCOL], ncol = NCOL - 1;
 	char cell[NCOL][2 * LEASE_HOLDER_MAX + 64], until[48];
+	const char *const *head = without;
 
-	table_head(NCOL, w, head, false);
+	/* A SLOT column only where some lease has several (--slots): the
+	 * table of one-slot leases reads as it always has. */
+	for (size_t i = 0; i < r->n; i++)
+		if (r->v[i].slots > 1) {
+			head = with_slot;
+			ncol = NCOL;
+		}
+	table_head(ncol, w, head, false);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
-			table_head(NCOL, w, head, true);
+			table_head(ncol, w, head, true);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lease_row *x = &r->v[i];
+			char(*c)[sizeof(cell[0])] = cell + (ncol == NCOL ? 1 : 0);
 			snprintf(cell[0], sizeof(cell[0]), "%s", x->name);
-			snprintf(cell[1], sizeof(cell[1]), "%s", state_of(x));
-			snprintf(cell[2], sizeof(cell[2]), "%s", or_dash(x->holder));
-			snprintf(cell[3], sizeof(cell[3]), "%" PRIu64, x->term);
+			snprintf(cell[1], sizeof(cell[1]), "%u of %u", x->slot, x->slots);
+			snprintf(c[1], sizeof(c[1]), "%s", state_of(x));
+			snprintf(c[2], sizeof(c[2]), "%s", or_dash(x->holder));
+			snprintf(c[3], sizeof(c[3]), "%" PRIu64, x->term);
 			if (x->held)
-				duration_format(x->expires_in_us, cell[4], sizeof(cell[4]));
+				duration_format(x->expires_in_us, c[4], sizeof(c[4]));
 			else
-				snprintf(cell[4], sizeof(cell[4]), "-");
-			snprintf(cell[5], sizeof(cell[5]), "%s", or_dash(x->renewed_at));
-			snprintf(cell[6], sizeof(cell[6]), "%s", or_dash(x->acquired_at));
+				snprintf(c[4], sizeof(c[4]), "-");
+			snprintf(c[5], sizeof(c[5]), "%s", or_dash(x->renewed_at));
+			snprintf(c[6], sizeof(c[6]), "%s", or_dash(x->acquired_at));
 			if (x->has_exit)
-				snprintf(cell[7], sizeof(cell[7]), "%d", x->last_exit);
+				snprintf(c[7], sizeof(c[7]), "%d", x->last_exit);
 			else
-				snprintf(cell[7], sizeof(cell[7]), "-");
-			snprintf(cell[8], sizeof(cell[8]), "%s", or_dash(x->finished_at));
+				snprintf(c[7], sizeof(c[7]), "-");
+			snprintf(c[8], sizeof(c[8]), "%s", or_dash(x->finished_at));
 			/* What an operator did to it, and the last --once-per slot. */
-			snprintf(cell[9], sizeof(cell[9]), "%s%s%s%s%s%s%s", x->revoked ? "revoked; " : "",
+			snprintf(c[9], sizeof(c[9]), "%s%s%s%s%s%s%s", x->revoked ? "revoked; " : "",
 				 x->paused_until[0] ? "paused " : "",
 				 x->paused_until[0] ? pause_end(x->paused_until, until, sizeof(until)) : "",
 				 x->paused_until[0] ? " by " : "", x->paused_until[0] ? x->paused_by : "",
 				 x->last_slot[0] ? (x->paused_until[0] ? "; slot " : "slot ") : "", x->last_slot);
-			if (!cell[9][0])
-				snprintf(cell[9], sizeof(cell[9]), "-");
-			table_row(pass, NCOL, w, cell[0], sizeof(cell[0]));
+			if (!c[9][0])
+				snprintf(c[9], sizeof(c[9]), "-");
+			table_row(pass, ncol, w, cell[0], sizeof(cell[0]));
 		}
 	}
 	if (r->n)
@@ -243,7 +257,7 @@ static void collect_success(void *ctx, const struct db_value *c)
  * that watches the whole fleet. */
 static void print_prometheus(const struct rows *r, const struct successes *ok, bool have_history)
 {
-	char l[4 * LEASE_NAME_MAX + 8], hl[4 * LEASE_HOLDER_MAX + 8];
+	char l[4 * LEASE_NAME_MAX + 8], lab[4 * LEASE_NAME_MAX + 40], hl[4 * LEASE_HOLDER_MAX + 8];
 	struct {
 		const char *name, *type, *help;
 	} fam[] = {
@@ -269,37 +283,43 @@ static void print_prometheus(const struct rows *r, const struct successes *ok, b
 		for (size_t i = 0; i < r->n; i++) {
 			const struct lease_row *w = &r->v[i];
 			prom_label(l, sizeof(l), w->name);
+			/* A lease with several slots: a series a slot. */
+			if (w->slots > 1)
+				snprintf(lab, sizeof(lab), "lease=\"%s\",slot=\"%u\"", l, w->slot);
+			else
+				snprintf(lab, sizeof(lab), "lease=\"%s\"", l);
 			switch (f) {
 			case 0:
-				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->held ? 1 : 0);
+				printf("%s{%s} %d\n", fam[f].name, lab, w->held ? 1 : 0);
 				break;
 			case 1:
 				prom_label(hl, sizeof(hl), w->holder);
-				printf("%s{lease=\"%s\",holder=\"%s\"} 1\n", fam[f].name, l, hl);
+				printf("%s{%s,holder=\"%s\"} 1\n", fam[f].name, lab, hl);
 				break;
 			case 2:
-				printf("%s{lease=\"%s\"} %" PRIu64 "\n", fam[f].name, l, w->term);
+				printf("%s{%s} %" PRIu64 "\n", fam[f].name, lab, w->term);
 				break;
 			case 3:
-				printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l,
+				printf("%s{%s} %.6f\n", fam[f].name, lab,
 				       w->held && w->expires_in_us > 0 ? (double)w->expires_in_us / 1e6 : 0.0);
 				break;
 			case 4:
-				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->revoked ? 1 : 0);
+				printf("%s{%s} %d\n", fam[f].name, lab, w->revoked ? 1 : 0);
 				break;
 			case 5:
-				printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->paused_until[0] ? 1 : 0);
+				printf("%s{%s} %d\n", fam[f].name, lab, w->paused_until[0] ? 1 : 0);
 				break;
 			case 6:
 				if (w->has_exit)
-					printf("%s{lease=\"%s\"} %d\n", fam[f].name, l, w->last_exit);
+					printf("%s{%s} %d\n", fam[f].name, lab, w->last_exit);
 				break;
 			case 7:
 				if (w->finished_at[0])
-					printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l, iso_seconds(w->finished_at));
+					printf("%s{%s} %.6f\n", fam[f].name, lab, iso_seconds(w->finished_at));
 				break;
 			case 8:
-				for (size_t k = 0; k < ok->n; k++)
+				/* The lease's, not a slot's: once, by lease. */
+				for (size_t k = 0; k < ok->n && w->slot == 0; k++)
 					if (strcmp(ok->v[k].lease, w->name) == 0)
 						printf("%s{lease=\"%s\"} %.6f\n", fam[f].name, l,
 						       (double)ok->v[k].at_us / 1e6);
@@ -372,36 +392,66 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 	free(r.v);
 }
 
-static void admin_release(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+/* --release of one slot: "lease L" or "lease L slot K". Returns -1 on a
+ * database error (logged, OUT set). */
+static int admin_release_slot(const struct options *o, struct db *db, const struct lease_sql *sql, unsigned slot,
+			      bool *found, unsigned *slots, bool *any_held, struct outcome *out)
 {
 	struct lease_info was;
-	bool found, held;
-	char err[512];
-	enum db_status st = lease_revoke(db, sql, o->lease, o->force, &was, &found, &held, err, sizeof(err));
+	bool held;
+	char err[512], what[LEASE_NAME_MAX + 32];
+	enum db_status st = lease_revoke(db, sql, o->lease, slot, o->force, &was, found, &held, err, sizeof(err));
 
 	if (st != DB_OK) {
 		log_error("--release: %s: %s%s", dberr_name(st), err,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
-		return;
+		return -1;
+	}
+	*slots = was.slots;
+	if (!*found || slot >= was.slots)
+		return 0;
+	if (was.slots > 1 || slot > 0)
+		snprintf(what, sizeof(what), "%s slot %u", o->lease, slot);
+	else
+		snprintf(what, sizeof(what), "%s", o->lease);
+	*any_held = *any_held || held;
+	if (held && o->force)
+		printf("released lease %s by force, held by %s (term %" PRIu64 "): it is free now, and the old "
+		       "command may still run until its holder's next renew, at the latest until %s\n",
+		       what, was.holder, was.term, was.expires_at);
+	else if (held)
+		printf("revoked lease %s, held by %s (term %" PRIu64 "); it stops at its next renew, at the latest by "
+		       "%s\n",
+		       what, was.holder, was.term, was.expires_at);
+	else if (o->slot >= 0 || was.slots == 1)
+		printf("lease %s was not held (last holder %s, term %" PRIu64 ")\n", what, or_dash(was.holder),
+		       was.term);
+	return 0;
+}
+
+/* --release: the slot named by --slot, or every slot of the lease. */
+static void admin_release(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+{
+	unsigned slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1; /* until the first look says */
+	bool found = false, any = false;
+
+	out->kind = OUTCOME_INIT_DONE;
+	for (unsigned k = o->slot >= 0 ? (unsigned)o->slot : 0; k < slots; k++) {
+		if (admin_release_slot(o, db, sql, k, &found, &slots, &any, out) < 0)
+			return;
+		if (!found || o->slot >= 0)
+			break;
 	}
 	if (!found) {
 		log_error("no lease named '%s' in table %s", o->lease, o->table);
 		out->kind = OUTCOME_NO;
-		return;
-	}
-	if (held && o->force)
-		printf("released lease %s by force, held by %s (term %" PRIu64 "): it is free now, and the old "
-		       "command may still run until its holder's next renew, at the latest until %s\n",
-		       o->lease, was.holder, was.term, was.expires_at);
-	else if (held)
-		printf("revoked lease %s, held by %s (term %" PRIu64 "); it stops at its next renew, at the latest by "
-		       "%s\n",
-		       o->lease, was.holder, was.term, was.expires_at);
-	else
-		printf("lease %s was not held (last holder %s, term %" PRIu64 ")\n", o->lease, or_dash(was.holder),
-		       was.term);
-	out->kind = OUTCOME_INIT_DONE;
+	} else if (o->slot >= 0 && (unsigned)o->slot >= slots) {
+		log_error("lease %s has %u slot%s (0 to %u); there is no slot %d", o->lease, slots,
+			  slots == 1 ? "" : "s", slots - 1, o->slot);
+		out->kind = OUTCOME_NO;
+	} else if (o->slot < 0 && slots > 1 && !any)
+		printf("lease %s: none of its %u slots was held\n", o->lease, slots);
 }
 
 static void admin_pause(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
@@ -442,14 +492,18 @@ static void admin_check(const struct options *o, struct db *db, const struct lea
 {
 	bool held;
 	char err[512];
-	enum db_status st = lease_check(db, sql, o->lease, o->holder, o->check_term, &held, err, sizeof(err));
+	enum db_status st =
+	    lease_check(db, sql, o->lease, (unsigned)o->slot, o->holder, o->check_term, &held, err, sizeof(err));
 
 	if (st != DB_OK) {
 		log_error("--check: %s: %s", dberr_name(st), err);
 		out->kind = runmode_outcome_of(st);
 		return;
 	}
-	if (!held)
+	if (!held && o->slot > 0)
+		log_info("%s no longer holds slot %d of lease %s with term %" PRIu64, o->holder, o->slot, o->lease,
+			 o->check_term);
+	else if (!held)
 		log_info("%s no longer holds lease %s with term %" PRIu64, o->holder, o->lease, o->check_term);
 	out->kind = held ? OUTCOME_INIT_DONE : OUTCOME_NO;
 }
@@ -457,6 +511,7 @@ static void admin_check(const struct options *o, struct db *db, const struct lea
 /* ---- --history ---------------------------------------------------------- */
 
 struct run {
+	unsigned slot;
 	uint64_t term;
 	char holder[LEASE_HOLDER_MAX + 1], host[256], started[32], ended[32], outcome[16];
 	bool has_exit, has_signal, has_duration;
@@ -486,6 +541,8 @@ static void collect_run(void *ctx, const struct db_value *c)
 	}
 	x = &r->v[r->n++];
 	memset(x, 0, sizeof(*x));
+	x->slot = (unsigned)c[0].i64;
+	c++;
 	x->term = c[0].u64;
 	snprintf(x->holder, sizeof(x->holder), "%s", c[1].buf);
 	snprintf(x->host, sizeof(x->host), "%s", c[2].buf);
@@ -507,7 +564,7 @@ static void print_runs_json(const struct runs *r)
 	fputs("[", stdout);
 	for (size_t i = 0; i < r->n; i++) {
 		const struct run *x = &r->v[i];
-		printf("%s\n  {\"term\": %" PRIu64 ", ", i ? "," : "", x->term);
+		printf("%s\n  {\"slot\": %u, \"term\": %" PRIu64 ", ", i ? "," : "", x->slot, x->term);
 		json_quote(q, sizeof(q), x->holder);
 		printf("\"holder\": %s, ", q);
 		json_quote(q, sizeof(q), x->host);
@@ -538,14 +595,21 @@ static void print_runs_table(const struct runs *r)
 	static const char *const head[NCOL] = {"TERM", "OUTCOME", "HOST", "HOLDER", "STARTED", "ENDED", "DURATION"};
 	char cell[NCOL][LEASE_HOLDER_MAX + 64];
 	int w[NCOL];
+	bool slots = false;
 
+	/* A run of a lease with several slots is a slot's term: "2/41". */
+	for (size_t i = 0; i < r->n; i++)
+		slots = slots || r->v[i].slot > 0;
 	table_head(NCOL, w, head, false);
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1)
 			table_head(NCOL, w, head, true);
 		for (size_t i = 0; i < r->n; i++) {
 			const struct run *x = &r->v[i];
-			snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, x->term);
+			if (slots)
+				snprintf(cell[0], sizeof(cell[0]), "%u/%" PRIu64, x->slot, x->term);
+			else
+				snprintf(cell[0], sizeof(cell[0]), "%" PRIu64, x->term);
 			if (x->has_signal)
 				snprintf(cell[1], sizeof(cell[1]), "%s (SIG%s)", x->outcome,
 					 signame_abbrev(x->signo) ? signame_abbrev(x->signo) : "?");
@@ -575,6 +639,7 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	struct db_value p[] = {{.type = DB_STR, .str = o->lease},
 			       {.type = DB_U64, .u64 = o->history_limit ? o->history_limit : UINT64_C(1000000000)}};
 	struct db_value c[] = {
+	    {.type = DB_I64},
 	    {.type = DB_U64},
 	    {.type = DB_STR, .buf = b[0], .cap = sizeof(b[0])},
 	    {.type = DB_STR, .buf = b[1], .cap = sizeof(b[1])},
@@ -590,7 +655,7 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 9, collect_run, &r, &res, err, sizeof(err));
+	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 10, collect_run, &r, &res, err, sizeof(err));
 	if (st != DB_OK) {
 		log_error("--history: %s: %s%s", dberr_name(st), err,
 			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table (schema 4)"

@@ -340,14 +340,15 @@ static bool env_is(const char *entry, const char *name)
 	return strncmp(entry, name, n) == 0 && entry[n] == '=';
 }
 
-char **child_env_build(char *const base[], const char *lease, unsigned long long term, const char *holder)
+char **child_env_build(char *const base[], const char *lease, unsigned long long term, unsigned slot,
+		       const char *holder)
 {
 	size_t n = 0, k = 0;
 	char **env;
 
 	while (base && base[n])
 		n++;
-	env = calloc(n + 4, sizeof(*env));
+	env = calloc(n + 5, sizeof(*env));
 	if (!env)
 		return NULL;
 	for (size_t i = 0; i < n; i++) {
@@ -356,7 +357,7 @@ char **child_env_build(char *const base[], const char *lease, unsigned long long
 		 * variables are dropped (a command that needs the database gets
 		 * its own credentials, say a file). */
 		if (env_is(e, "LEADERRUN_LEASE") || env_is(e, "LEADERRUN_TERM") || env_is(e, "LEADERRUN_HOLDER") ||
-		    env_is(e, "LEADERRUN_PASSWORD") || env_is(e, "MYSQL_PWD"))
+		    env_is(e, "LEADERRUN_SLOT") || env_is(e, "LEADERRUN_PASSWORD") || env_is(e, "MYSQL_PWD"))
 			continue;
 		/* leaderrun speaks for a systemd unit (sdnotify.h): a command
 		 * that sent READY=1 or fed the watchdog itself would vouch for
@@ -378,6 +379,7 @@ char **child_env_build(char *const base[], const char *lease, unsigned long long
 	}
 	if (asprintf(&env[k++], "LEADERRUN_LEASE=%s", lease) < 0 ||
 	    asprintf(&env[k++], "LEADERRUN_TERM=%llu", term) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_SLOT=%u", slot) < 0 ||
 	    asprintf(&env[k++], "LEADERRUN_HOLDER=%s", holder) < 0) {
 		env[--k] = NULL;
 		goto oom;

@@ -55,10 +55,11 @@ int child_exit_status(int wstatus);
 /* The command's environment: BASE without leaderrun's secrets
  * (LEADERRUN_PASSWORD and MYSQL_PWD dropped, the password cut out of
  * LEADERRUN_DSN), without systemd's NOTIFY_SOCKET, WATCHDOG_USEC and
- * WATCHDOG_PID (leaderrun speaks for the unit), and
- * with LEADERRUN_LEASE, LEADERRUN_TERM and LEADERRUN_HOLDER set. Returns a
+ * WATCHDOG_PID (leaderrun speaks for the unit), and with LEADERRUN_LEASE,
+ * LEADERRUN_TERM, LEADERRUN_SLOT and LEADERRUN_HOLDER set. Returns a
  * NULL-terminated array for child_env_free, or NULL when out of memory. */
-char **child_env_build(char *const base[], const char *lease, unsigned long long term, const char *holder);
+char **child_env_build(char *const base[], const char *lease, unsigned long long term, unsigned slot,
+		       const char *holder);
 void child_env_free(char **env);
 
 #endif

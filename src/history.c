@@ -33,6 +33,7 @@ struct history {
 
 	/* Guarded by lock. */
 	bool begin_pending, end_pending, busy, quit, detached;
+	unsigned slot;
 	uint64_t term;
 	int64_t acquired_at;
 	char outcome[16];
@@ -46,14 +47,16 @@ static void history_failed(struct history *h, enum db_status st, const char *err
 		return;
 	h->failing = true;
 	if (st == DB_NO_TABLE)
-		log_warn("run history off: table %s is missing (a schema-3 database); 'leaderrun --init' creates it "
+		log_warn("run history off: table %s is missing (a database older than schema 4); 'leaderrun --init' "
+			 "creates it "
 			 "(or apply sql/upgrade-3-to-4.sql); the lease works as before",
 			 h->table);
 	else if (st == DB_DENIED)
 		/* The server says "denied" for a table that is missing too when
 		 * the user has no grant on it (it hides which): the fleet's user
 		 * on a database not upgraded yet lands here, not above. */
-		log_warn("run history off: %s; on a schema-3 database an administrator runs 'leaderrun --init' (or "
+		log_warn("run history off: %s; on a database older than schema 4 an administrator runs 'leaderrun "
+			 "--init' (or "
 			 "applies sql/upgrade-3-to-4.sql), then grants SELECT, INSERT, UPDATE, DELETE ON %s "
 			 "(sql/grants.sql); the lease works as before",
 			 err, h->table);
@@ -75,21 +78,19 @@ static int64_t elapsed(int64_t since)
 	return d > 0 ? d : 0;
 }
 
-static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
+static void history_do_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = h->lease},
-	    {.type = DB_U64, .u64 = term},
-	    {.type = DB_STR, .str = h->holder},
-	    {.type = DB_STR, .str = h->host},
-	    {.type = DB_I64, .i64 = elapsed(acquired_at)},
+	    {.type = DB_STR, .str = h->lease}, {.type = DB_I64, .i64 = slot},
+	    {.type = DB_U64, .u64 = term},     {.type = DB_STR, .str = h->holder},
+	    {.type = DB_STR, .str = h->host},  {.type = DB_I64, .i64 = elapsed(acquired_at)},
 	};
 	struct db_result r;
 	char err[384];
 	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
 
 	if (st == DB_OK)
-		st = db_exec(h->db, SLOT_H_INSERT, h->sql.insert, p, 5, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(h->db, SLOT_H_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK) {
 		history_failed(h, st, err);
 		return;
@@ -97,15 +98,19 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	h->inserted = true;
 	history_ok(h);
 	if (term > h->keep) {
-		struct db_value q[] = {{.type = DB_STR, .str = h->lease}, {.type = DB_U64, .u64 = term - h->keep}};
-		st = db_exec(h->db, SLOT_H_PRUNE, h->sql.prune, q, 2, NULL, 0, &r, err, sizeof(err));
+		struct db_value q[] = {
+		    {.type = DB_STR, .str = h->lease},
+		    {.type = DB_I64, .i64 = slot},
+		    {.type = DB_U64, .u64 = term - h->keep},
+		};
+		st = db_exec(h->db, SLOT_H_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
 		if (st != DB_OK)
 			history_failed(h, st, err);
 	}
 }
 
-static void history_do_end(struct history *h, uint64_t term, int64_t acquired_at, const char *outcome, int exit_status,
-			   int sig)
+static void history_do_end(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at, const char *outcome,
+			   int exit_status, int sig)
 {
 	struct db_value status = {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0};
 	struct db_value signo = {.type = DB_I64, .i64 = sig, .is_null = sig < 0};
@@ -114,11 +119,13 @@ static void history_do_end(struct history *h, uint64_t term, int64_t acquired_at
 	    status,
 	    signo,
 	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = slot},
 	    {.type = DB_U64, .u64 = term},
 	    {.type = DB_STR, .str = h->holder},
 	};
 	struct db_value whole[] = {
 	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = slot},
 	    {.type = DB_U64, .u64 = term},
 	    {.type = DB_STR, .str = h->holder},
 	    {.type = DB_STR, .str = h->host},
@@ -132,12 +139,12 @@ static void history_do_end(struct history *h, uint64_t term, int64_t acquired_at
 	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
 
 	if (st == DB_OK && h->inserted)
-		st = db_exec(h->db, SLOT_H_CLOSE, h->sql.close, close_p, 6, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(h->db, SLOT_H_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
 	else if (st == DB_OK)
 		/* The start was not written (a lock, a grant added since): the
 		 * whole run in one row. */
 		st =
-		    db_exec(h->db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 8, NULL, 0, &r, err, sizeof(err));
+		    db_exec(h->db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK)
 		history_failed(h, st, err);
 	else
@@ -154,16 +161,18 @@ static void *history_main(void *arg)
 		while (!h->begin_pending && !h->end_pending && !h->quit)
 			pthread_cond_wait(&h->wake, &h->lock);
 		if (h->begin_pending) {
+			unsigned slot = h->slot;
 			uint64_t term = h->term;
 			int64_t at = h->acquired_at;
 			h->begin_pending = false;
 			h->busy = true;
 			pthread_mutex_unlock(&h->lock);
-			history_do_begin(h, term, at);
+			history_do_begin(h, slot, term, at);
 			pthread_mutex_lock(&h->lock);
 			h->busy = false;
 		} else if (h->end_pending) {
 			char outcome[16];
+			unsigned slot = h->slot;
 			uint64_t term = h->term;
 			int64_t at = h->acquired_at;
 			int es = h->exit_status, sig = h->sig;
@@ -171,7 +180,7 @@ static void *history_main(void *arg)
 			h->end_pending = false;
 			h->busy = true;
 			pthread_mutex_unlock(&h->lock);
-			history_do_end(h, term, at, outcome, es, sig);
+			history_do_end(h, slot, term, at, outcome, es, sig);
 			pthread_mutex_lock(&h->lock);
 			h->busy = false;
 		} else
@@ -231,11 +240,12 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 	return h;
 }
 
-void history_begin(struct history *h, uint64_t term, int64_t acquired_at)
+void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at)
 {
 	if (!h)
 		return;
 	pthread_mutex_lock(&h->lock);
+	h->slot = slot;
 	h->term = term;
 	h->acquired_at = acquired_at;
 	h->begin_pending = true;

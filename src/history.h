@@ -28,7 +28,7 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 
 /* The run of TERM began: the acquire was sent at ACQUIRED_AT
  * (CLOCK_BOOTTIME us). */
-void history_begin(struct history *h, uint64_t term, int64_t acquired_at);
+void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at);
 
 /* The run ended: OUTCOME is one of HISTORY_*; EXIT_STATUS / SIG (-1:
  * none) what the command's wait status said. */

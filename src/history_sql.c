@@ -28,6 +28,7 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 	snprintf(s->create, sizeof(s->create),
 		 "CREATE TABLE IF NOT EXISTS %s (\n"
 		 "  lease       VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
+		 "  slot        SMALLINT UNSIGNED NOT NULL DEFAULT 0,\n"
 		 "  term        BIGINT UNSIGNED NOT NULL,\n"
 		 "  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
 		 "  host        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
@@ -36,9 +37,21 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 		 "  outcome     VARCHAR(16) NOT NULL DEFAULT '',\n"
 		 "  exit_status INT NULL,\n"
 		 "  exit_signal INT NULL,\n"
-		 "  PRIMARY KEY (lease, term)\n"
+		 "  PRIMARY KEY (lease, slot, term)\n"
 		 ") ENGINE=InnoDB",
 		 h);
+	/* Schema 5: a run is one slot's term. Keep in step with
+	 * sql/upgrade-4-to-5.sql. */
+	snprintf(s->upgrade, sizeof(s->upgrade),
+		 "ALTER TABLE %s\n"
+		 "  ADD COLUMN slot SMALLINT UNSIGNED NOT NULL DEFAULT 0 AFTER lease,\n"
+		 "  DROP PRIMARY KEY,\n"
+		 "  ADD PRIMARY KEY (lease, slot, term)",
+		 h);
+	snprintf(s->has_slot, sizeof(s->has_slot),
+		 "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
+		 "TABLE_NAME='%s' AND COLUMN_NAME='slot'",
+		 dot ? dot + 1 : history);
 	snprintf(s->exists, sizeof(s->exists),
 		 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
 		 "TABLE_NAME='%s'",
@@ -46,35 +59,38 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 	/* The start is the acquire's, by the server's clock: the insert goes
 	 * out a moment later, and says how much later (the parameter). */
 	snprintf(s->insert, sizeof(s->insert),
-		 "INSERT INTO %s (lease, term, holder, host, started_at) "
-		 "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)",
+		 "INSERT INTO %s (lease, slot, term, holder, host, started_at) "
+		 "VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND)",
 		 h);
 	/* A run whose start could not be written is recorded whole at its end. */
-	snprintf(s->insert_closed, sizeof(s->insert_closed),
-		 "INSERT INTO %s (lease, term, holder, host, started_at, ended_at, outcome, exit_status, exit_signal) "
-		 "VALUES (?, ?, ?, ?, UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6), ?, ?, ?)",
-		 h);
-	/* Retention: terms of one lease only grow, so the runs older than
-	 * the last N are those N terms and more behind this one. DELETE on
-	 * the history only; lease rows are never deleted. */
-	snprintf(s->prune, sizeof(s->prune), "DELETE FROM %s WHERE lease=? AND term <= ?", h);
+	snprintf(
+	    s->insert_closed, sizeof(s->insert_closed),
+	    "INSERT INTO %s (lease, slot, term, holder, host, started_at, ended_at, outcome, exit_status, "
+	    "exit_signal) VALUES (?, ?, ?, ?, ?, UTC_TIMESTAMP(6) - INTERVAL ? MICROSECOND, UTC_TIMESTAMP(6), ?, ?, "
+	    "?)",
+	    h);
+	/* Retention: terms of one slot only grow, so the runs older than
+	 * the last N are those N terms and more behind this one (with
+	 * several slots, the last N of each slot). DELETE on the history
+	 * only; lease rows are never deleted. */
+	snprintf(s->prune, sizeof(s->prune), "DELETE FROM %s WHERE lease=? AND slot=? AND term <= ?", h);
 	snprintf(s->close, sizeof(s->close),
 		 "UPDATE %s SET ended_at=UTC_TIMESTAMP(6), outcome=?, exit_status=?, exit_signal=? "
-		 "WHERE lease=? AND term=? AND holder=? AND ended_at IS NULL",
+		 "WHERE lease=? AND slot=? AND term=? AND holder=? AND ended_at IS NULL",
 		 h);
 	/* An open run is running while its term holds the lease unexpired;
 	 * otherwise its holder vanished (the row moved on, or expired). */
 	/* clang-format off */
 	snprintf(s->list, sizeof(s->list),
-		 "SELECT h.term, h.holder, h.host, " ISO("h.started_at") ", " ISO("h.ended_at") ", "
+		 "SELECT h.slot, h.term, h.holder, h.host, " ISO("h.started_at") ", " ISO("h.ended_at") ", "
 		 "CASE WHEN h.ended_at IS NOT NULL THEN h.outcome "
 		 "WHEN l.term = h.term AND l.holder = h.holder AND l.expires_at > UTC_TIMESTAMP(6) THEN 'running' "
 		 "ELSE 'vanished' END, "
 		 "h.exit_status, h.exit_signal, "
 		 "TIMESTAMPDIFF(MICROSECOND, h.started_at, COALESCE(h.ended_at, "
 		 "IF(l.term = h.term AND l.holder = h.holder, LEAST(l.expires_at, UTC_TIMESTAMP(6)), NULL))) "
-		 "FROM %s h LEFT JOIN %s l ON l.name = h.lease "
-		 "WHERE h.lease=? ORDER BY h.term DESC LIMIT ?",
+		 "FROM %s h LEFT JOIN %s l ON l.name = h.lease AND l.slot = h.slot "
+		 "WHERE h.lease=? ORDER BY h.started_at DESC, h.slot LIMIT ?",
 		 h, l);
 	/* clang-format on */
 	snprintf(s->last_success, sizeof(s->last_success),

@@ -1,5 +1,6 @@
 /* The run history's statements (schema 4): one row per acquisition in a
- * table of its own, next to the lease table, keyed by (lease, term). Pure:
+ * table of its own, next to the lease table, keyed by (lease, slot, term)
+ * (schema 5). Pure:
  * history.c runs them, admin.c reads them. */
 #ifndef LEADERRUN_HISTORY_SQL_H
 #define LEADERRUN_HISTORY_SQL_H
@@ -9,7 +10,7 @@
 #include "lease.h"
 
 struct history_sql {
-	char create[1024], exists[256];
+	char create[1024], exists[256], upgrade[512], has_slot[384];
 	char insert[384], insert_closed[512], prune[256], close[384];
 	char list[2048], last_success[384];
 };

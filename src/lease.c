@@ -24,14 +24,97 @@ enum {
 	SLOT_REVOKE,
 	SLOT_PAUSE,
 	SLOT_RESUME,
+	SLOT_LOCK_ROWS,
+	SLOT_SLOTS_SET,
+	/* 20 to 22: admin.c and runmode.c, on connections of their own. */
 };
 
-/* Reads the row NAME into INFO; PERIOD_US > 0 also asks the server for the
- * --once-per slot its clock is in now (INFO->slot_us). */
-static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, int64_t period_us,
-				     struct lease_info *info, bool *exists, enum db_status *st, char *err,
-				     size_t errlen)
+/* What one look at a lease's rows found, for a contender with N slots. */
+struct look {
+	unsigned n;	 /* the contender's slot count */
+	int only;	 /* >= 0: the operator modes' look at that slot alone */
+	uint64_t pick;	 /* spreads contenders over the free slots */
+	unsigned rows;	 /* rows of the slots 0..n-1 */
+	unsigned nfree;	 /* of them, free: expired (a pause is the lease's) */
+	unsigned chosen; /* the free slot picked, of nfree seen so far */
+	int64_t soonest; /* the expiry that comes first of the held slots */
+	unsigned min_slots, max_slots;
+	bool read_only, any;
+	struct lease_info *info;
+	struct lease_info busy; /* the held slot that expires first */
+};
+
+/* One row of the look: slot, slots, holder, term, expires in, read_only,
+ * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
+ * the server's --once-per slot. */
+static void look_row(void *ctx, const struct db_value *c)
 {
+	struct look *l = ctx;
+	struct lease_info *dst;
+	unsigned slot = (unsigned)c[0].i64, slots = (unsigned)c[1].i64;
+	int64_t expires_in = c[4].is_null ? 0 : c[4].i64;
+
+	if (!l->any || slots < l->min_slots)
+		l->min_slots = slots;
+	if (!l->any || slots > l->max_slots)
+		l->max_slots = slots;
+	l->any = true;
+	l->read_only = l->read_only || c[5].i64 != 0;
+	if (expires_in > 0 && slot < slots)
+		l->info->held++;
+	if (slot == 0) {
+		/* The lease's own state lives in every row; slot 0 always exists. */
+		l->info->paused_in_us = c[7].is_null ? 0 : c[7].i64;
+		snprintf(l->info->paused_until, sizeof(l->info->paused_until), "%s", c[8].buf);
+		snprintf(l->info->paused_by, sizeof(l->info->paused_by), "%s", c[9].buf);
+		l->info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
+		l->info->slot_term = c[11].is_null ? 0 : c[11].u64;
+		if (!c[12].is_null && l->info->slot_us == 0)
+			l->info->slot_us = c[12].i64;
+	}
+	if (l->only >= 0) {
+		if (slot == (unsigned)l->only) {
+			l->rows++;
+			dst = l->info;
+			goto copy;
+		}
+		return;
+	}
+	if (slot >= l->n)
+		return;
+	l->rows++;
+	if (expires_in <= 0) {
+		/* Reservoir sampling with a per-contender sequence: contenders
+		 * that look at the same moment mostly try different slots. */
+		l->nfree++;
+		l->pick = l->pick * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+		if ((l->pick >> 33) % l->nfree != 0)
+			return;
+		dst = l->info;
+	} else {
+		if (l->busy.slots && expires_in >= l->soonest)
+			return;
+		l->soonest = expires_in;
+		dst = &l->busy;
+	}
+copy:
+	dst->slot = slot;
+	dst->slots = slots;
+	dst->term = c[3].u64;
+	dst->expires_in_us = expires_in;
+	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
+	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
+}
+
+/* Reads the rows of NAME for a contender with N slots into INFO: a free
+ * slot if there is one, else the held slot that expires first. PERIOD_US >
+ * 0 also asks the server for the --once-per slot its clock is in now
+ * (INFO->slot_us). */
+static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
+				     char *err, size_t errlen)
+{
+	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = period_us / 2},
 	    {.type = DB_I64, .i64 = period_us},
@@ -39,40 +122,44 @@ static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql,
 	    {.type = DB_STR, .str = name},
 	};
 	struct db_value c[] = {
-	    {.type = DB_STR, .buf = info->holder, .cap = sizeof(info->holder)},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = holder, .cap = sizeof(holder)},
 	    {.type = DB_U64},
 	    {.type = DB_I64},
 	    {.type = DB_I64},
-	    {.type = DB_STR, .buf = info->expires_at, .cap = sizeof(info->expires_at)},
+	    {.type = DB_STR, .buf = expires_at, .cap = sizeof(expires_at)},
 	    {.type = DB_I64},
-	    {.type = DB_STR, .buf = info->paused_until, .cap = sizeof(info->paused_until)},
-	    {.type = DB_STR, .buf = info->paused_by, .cap = sizeof(info->paused_by)},
+	    {.type = DB_STR, .buf = paused_until, .cap = sizeof(paused_until)},
+	    {.type = DB_STR, .buf = paused_by, .cap = sizeof(paused_by)},
 	    {.type = DB_I64},
 	    {.type = DB_U64},
 	    {.type = DB_I64},
 	};
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_READ, sql->read, p, 4, c, 11, &r, err, errlen);
+	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
+	info->held = 0;
+	info->expires_in_us = 0;
+	*st = db_exec_each(db, SLOT_READ, sql->read, p, 4, c, 13, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
-	*exists = r.have_row;
-	if (!r.have_row)
-		return LEASE_OK;
-	info->term = c[1].u64;
-	info->expires_in_us = c[2].is_null ? 0 : c[2].i64;
-	if (c[3].i64 != 0) {
+	if (l->read_only) {
 		snprintf(err, errlen,
 			 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
 			 "lease; point the DSN at the primary");
 		*st = DB_READ_ONLY;
 		return LEASE_ERROR;
 	}
-	info->paused_in_us = c[5].is_null ? 0 : c[5].i64;
-	info->last_slot_us = c[8].is_null ? -1 : c[8].i64;
-	info->slot_term = c[9].is_null ? 0 : c[9].u64;
-	if (period_us > 0 && !c[10].is_null && info->slot_us == 0)
-		info->slot_us = c[10].i64;
+	info->slots = l->max_slots;
+	if (l->nfree == 0 && l->busy.slots) {
+		/* None free: whom the contender waits for, and until when. */
+		info->slot = l->busy.slot;
+		info->term = l->busy.term;
+		info->expires_in_us = l->busy.expires_in_us;
+		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
+		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
+	}
 	return LEASE_OK;
 }
 
@@ -88,23 +175,24 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 }
 
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				    int64_t ttl_us, int64_t period_us, struct lease_info *info, int64_t *sent_at,
-				    enum db_status *st, char *err, size_t errlen)
+				    int64_t ttl_us, int64_t period_us, unsigned slots, struct lease_info *info,
+				    int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
 	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = slots},
 	    {.type = DB_I64, .i64 = info->slot_us},
 	};
-	struct db_value plain[] = {p[0], p[1], p[3]};
+	struct db_value plain[] = {p[0], p[1], p[3], p[4], p[5]};
 	struct db_result r;
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
 	if (period_us > 0)
-		*st = db_exec(db, SLOT_ACQUIRE_SLOT, sql->acquire_slot, p, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, SLOT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
 	else
-		*st = db_exec(db, SLOT_ACQUIRE, sql->acquire, plain, 3, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, SLOT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
@@ -115,51 +203,121 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 			return LEASE_ERROR;
 		}
 		info->term = r.insert_id;
+		info->slots = slots;
 		snprintf(info->holder, sizeof(info->holder), "%s", holder);
 		info->expires_in_us = ttl_us;
 	}
 	return o;
 }
 
-/* Reads the row, creating it on first use. */
-static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, int64_t period_us,
-				     struct lease_info *info, enum db_status *st, char *err, size_t errlen)
+/* Ends a transaction that failed: a connection that broke has ended it. */
+static void lease_rollback(struct db *db)
 {
-	struct db_value p[] = {{.type = DB_STR, .str = name}};
-	struct db_result r;
-	bool exists;
+	char err[256];
 
-	if (lease_read(db, sql, name, period_us, info, &exists, st, err, errlen) != LEASE_OK)
+	if (db_connected(db))
+		db_query(db, "ROLLBACK", err, sizeof(err));
+}
+
+/* Makes rows 0..N-1 of NAME exist with N slots, in one transaction that
+ * locks the lease's rows and the gaps between them: first use, or a slot
+ * count changed while no slot is held. Slots held under another count
+ * refuse it: LEASE_SLOTS_DIFFER, INFO->slots the count in force. */
+static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+					  struct lease_info *info, enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64}, {.type = DB_I64, .i64 = n}};
+	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
+	struct db_result r;
+
+	*st = db_query(db, "START TRANSACTION", err, errlen);
+	if (*st != DB_OK)
 		return LEASE_ERROR;
-	if (exists)
+	*st = db_exec(db, SLOT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, &r, err, errlen);
+	if (*st != DB_OK)
+		goto fail;
+	if (c[1].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
+		lease_rollback(db);
+		info->slots = (unsigned)c[3].i64;
+		info->held = (unsigned)c[1].i64;
+		return LEASE_SLOTS_DIFFER;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		p[1].i64 = k;
+		*st = db_exec(db, SLOT_INSERT, sql->insert, p, 3, NULL, 0, &r, err, errlen);
+		if (*st != DB_OK)
+			goto fail;
+	}
+	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
+		*st = db_exec(db, SLOT_SLOTS_SET, sql->slots_set, set, 2, NULL, 0, &r, err, errlen);
+		if (*st != DB_OK)
+			goto fail;
+	}
+	*st = db_query(db, "COMMIT", err, errlen);
+	if (*st != DB_OK)
+		goto fail;
+	return LEASE_OK;
+fail:
+	lease_rollback(db);
+	return LEASE_ERROR;
+}
+
+/* Reads the rows, creating them on first use and taking a new slot count
+ * while no slot is held. */
+static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
+				     char *err, size_t errlen)
+{
+	enum lease_outcome o;
+
+	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+		return LEASE_ERROR;
+	if (l->rows == n && l->min_slots == n && l->max_slots == n)
 		return LEASE_OK;
-	*st = db_exec(db, SLOT_INSERT, sql->insert, p, 1, NULL, 0, &r, err, errlen);
-	/* On Galera two first uses through different nodes both insert the
-	 * row, and the one certified second fails with a deadlock: the row is
-	 * there all the same, and the compare-and-set decides as always. */
-	if (*st != DB_OK && *st != DB_CONFLICT)
+	if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
+		return LEASE_SLOTS_DIFFER;
+	/* Two first uses at once (or through two Galera nodes) deadlock on
+	 * the gap, and the loser's next transaction waits for the winner's
+	 * commit and finds the rows. */
+	for (int attempt = 0;; attempt++) {
+		o = lease_set_slots(db, sql, name, n, info, st, err, errlen);
+		if (o != LEASE_ERROR || *st != DB_CONFLICT || attempt == 2)
+			break;
+	}
+	if (o != LEASE_OK)
+		return o;
+	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
 		return LEASE_ERROR;
-	if (lease_read(db, sql, name, period_us, info, &exists, st, err, errlen) != LEASE_OK)
-		return LEASE_ERROR;
-	if (!exists) {
-		snprintf(err, errlen, "the lease row was not there after its insert");
+	if (l->rows != n || l->min_slots != n) {
+		snprintf(err, errlen, "the lease's rows were not there after their insert");
 		*st = DB_UNAVAILABLE;
 		return LEASE_ERROR;
 	}
 	return LEASE_OK;
 }
 
-/* Is the row, as read, free for this contender now? */
-static bool lease_free(const struct lease_info *info, int64_t period_us)
+/* Is a slot, as read, free for this contender now? */
+static bool lease_free(const struct lease_info *info, const struct look *l, int64_t period_us)
 {
-	return lease_why(info, period_us) == BUSY_HELD && info->expires_in_us <= 0;
+	return lease_why(info, period_us) == BUSY_HELD && l->nfree > 0;
+}
+
+static uint64_t lease_pick_seed(const char *holder)
+{
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+	for (const unsigned char *p = (const unsigned char *)holder; *p; p++)
+		h = (h ^ *p) * UINT64_C(0x100000001b3);
+	return h;
 }
 
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, bool look_first, int64_t *slot_us,
+				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
 				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
 				 size_t errlen)
 {
+	struct look l = {.only = -1, .pick = lease_pick_seed(holder) ^ (uint64_t)timing_now()};
 	enum lease_outcome o;
 
 	memset(info, 0, sizeof(*info));
@@ -168,10 +326,12 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	/* --once-per: the first look fixes the slot, by the server's clock,
 	 * and a slot already taken ends the attempt without a write. A waiter
 	 * that was not woken looks first too: while the lease is held, one
-	 * statement a look. */
-	if (look_first || (period_us > 0 && info->slot_us == 0)) {
-		if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
-			return LEASE_ERROR;
+	 * statement a look. With several slots every attempt looks first, to
+	 * know which slot is free. */
+	if (look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
+		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		if (o != LEASE_OK)
+			return o;
 		if (period_us > 0 && info->slot_us == 0) {
 			snprintf(err, errlen, "the server did not say which --once-per slot it is in");
 			*st = DB_UNAVAILABLE;
@@ -182,45 +342,47 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 		info->why = lease_why(info, period_us);
 		/* Held, paused or its slot used: the compare-and-set could only
 		 * fail. */
-		if (!lease_free(info, period_us))
+		if (!lease_free(info, &l, period_us))
 			return LEASE_BUSY;
 	}
-	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
+	o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, info, sent_at, st, err, errlen);
 	if (o != LEASE_BUSY || *st != DB_OK)
 		return o;
 	/* Busy or no row at all: look, so that a follower knows whom it waits
-	 * for, until when and why, and so that a first use creates the row. */
-	if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
-		return LEASE_ERROR;
+	 * for, until when and why, and so that a first use creates the rows. */
+	o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+	if (o != LEASE_OK)
+		return o;
 	info->why = lease_why(info, period_us);
-	if (!lease_free(info, period_us))
+	if (!lease_free(info, &l, period_us))
 		return LEASE_BUSY;
-	/* Free now (a new row, or one that expired in between): once more. */
-	o = lease_try(db, sql, name, holder, ttl_us, period_us, info, sent_at, st, err, errlen);
+	/* Free now (a new row, one that expired in between, or another slot):
+	 * once more. */
+	o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, info, sent_at, st, err, errlen);
 	if (o == LEASE_BUSY && *st == DB_OK) {
-		if (lease_look(db, sql, name, period_us, info, st, err, errlen) != LEASE_OK)
-			return LEASE_ERROR;
+		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		if (o != LEASE_OK)
+			return o;
 		info->why = lease_why(info, period_us);
+		return LEASE_BUSY;
 	}
 	return o;
 }
 
-enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
-			       size_t errlen)
+enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+			       char *err, size_t errlen)
 {
 	struct db_value p[] = {
-	    {.type = DB_I64, .i64 = ttl_us},
-	    {.type = DB_STR, .str = name},
-	    {.type = DB_STR, .str = holder},
-	    {.type = DB_U64, .u64 = term},
+	    {.type = DB_I64, .i64 = ttl_us}, {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = term},
 	};
 	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
-	*st = db_exec(db, SLOT_RENEW, sql->renew, p, 4, NULL, 0, &r, err, errlen);
+	*st = db_exec(db, SLOT_RENEW, sql->renew, p, 5, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 0);
 	if (o != LEASE_LOST)
 		return o;
@@ -231,7 +393,7 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 	 * only a writable server that holds the row can extend it, and until
 	 * one does, the deadline runs as for any failure. Anything else: lost.
 	 * A failed question leaves the answer at lost, the safe side. */
-	if (db_exec(db, SLOT_RENEW_WHY, sql->renew_why, p + 1, 3, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
+	if (db_exec(db, SLOT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
 		return LEASE_LOST;
 	if (c[0].i64 != 0) {
 		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
@@ -241,18 +403,18 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
 }
 
-enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 uint64_t term, int64_t min_hold_us, int exit_status, enum db_status *st, char *err,
-				 size_t errlen)
+enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
+				 enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
-	    {.type = DB_STR, .str = name},	  {.type = DB_STR, .str = holder},
-	    {.type = DB_U64, .u64 = term},
+	    {.type = DB_STR, .str = name},	  {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder},	  {.type = DB_U64, .u64 = term},
 	};
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_RELEASE, sql->release, p, 5, NULL, 0, &r, err, errlen);
+	*st = db_exec(db, SLOT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
@@ -283,6 +445,8 @@ static void status_row(void *arg, const struct db_value *c)
 	snprintf(row.paused_until, sizeof(row.paused_until), "%s", c[12].buf);
 	snprintf(row.paused_by, sizeof(row.paused_by), "%s", c[13].buf);
 	snprintf(row.last_slot, sizeof(row.last_slot), "%s", c[14].buf);
+	row.slot = (unsigned)c[15].i64;
+	row.slots = (unsigned)c[16].i64;
 	sc->on_row(sc->ctx, &row);
 }
 
@@ -307,34 +471,51 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
 	    {.type = DB_STR, .buf = bufs[7], .cap = 32},
 	    {.type = DB_STR, .buf = bufs[8], .cap = sizeof(bufs[8])},
 	    {.type = DB_STR, .buf = bufs[9], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
 	};
 	struct status_ctx sc = {on_row, ctx};
 	struct db_result r;
 
-	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 15, status_row, &sc, &r, err, errlen)
-		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 15, status_row, &sc, &r, err, errlen);
+	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
 }
 
-enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, bool force,
+/* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
+ * lease has rows; INFO->slots the count in force. */
+static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				      struct lease_info *info, bool *found, char *err, size_t errlen)
+{
+	struct look l = {.only = (int)slot};
+	enum db_status st;
+
+	memset(info, 0, sizeof(*info));
+	info->last_slot_us = -1;
+	if (lease_read(db, sql, name, slot + 1, 0, info, &l, &st, err, errlen) != LEASE_OK)
+		return st;
+	*found = l.any;
+	info->slots = l.max_slots;
+	return DB_OK;
+}
+
+enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, bool force,
 			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
 {
-	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_U64}};
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
 	struct db_result r;
 	enum db_status st;
 
-	memset(was, 0, sizeof(*was));
 	*found = *was_held = false;
-	if (lease_read(db, sql, name, 0, was, found, &st, err, errlen) != LEASE_OK)
+	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
+	if (st != DB_OK || !*found || was->expires_in_us <= 0)
 		return st;
-	if (!*found || was->expires_in_us <= 0)
-		return DB_OK;
 	/* Compare-and-set on the term just read: a newer holder that took
 	 * over in between is neither revoked nor freed by accident. */
-	p[1].u64 = was->term;
+	p[2].u64 = was->term;
 	if (force)
-		st = db_exec(db, SLOT_FORCE, sql->force_release, p, 2, NULL, 0, &r, err, errlen);
+		st = db_exec(db, SLOT_FORCE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
 	else
-		st = db_exec(db, SLOT_REVOKE, sql->revoke, p, 2, NULL, 0, &r, err, errlen);
+		st = db_exec(db, SLOT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
 	*was_held = st == DB_OK && r.affected == 1;
 	return st;
 }
@@ -348,19 +529,21 @@ enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const cha
 	    {.type = DB_STR, .str = by},
 	    {.type = DB_STR, .str = name},
 	};
+	struct db_value one[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = 0}, {.type = DB_I64, .i64 = 1}};
 	struct db_result r;
 	enum db_status st;
+	bool found;
 
-	memset(info, 0, sizeof(*info));
-	if (lease_look(db, sql, name, 0, info, &st, err, errlen) != LEASE_OK)
-		return st;
-	st = db_exec(db, SLOT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
-	if (st != DB_OK)
-		return st;
-	bool exists;
-	if (lease_read(db, sql, name, 0, info, &exists, &st, err, errlen) != LEASE_OK)
-		return st;
-	return DB_OK;
+	/* A lease never run gets its first row (slot 0, one slot), paused;
+	 * its first contender with more slots adds the rest, paused too. */
+	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	if (st == DB_OK && !found)
+		st = db_exec(db, SLOT_INSERT, sql->insert, one, 3, NULL, 0, &r, err, errlen);
+	if (st == DB_OK)
+		st = db_exec(db, SLOT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+	if (st == DB_OK)
+		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	return st;
 }
 
 enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
@@ -370,25 +553,24 @@ enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const ch
 	struct db_result r;
 	enum db_status st;
 
-	memset(was, 0, sizeof(*was));
-	if (lease_read(db, sql, name, 0, was, found, &st, err, errlen) != LEASE_OK)
+	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
+	if (st != DB_OK || !*found)
 		return st;
-	if (!*found)
-		return DB_OK;
 	return db_exec(db, SLOT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
 }
 
-enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-			   uint64_t term, bool *held, char *err, size_t errlen)
+enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+			   const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = slot},
 	    {.type = DB_STR, .str = holder},
 	    {.type = DB_U64, .u64 = term},
 	};
 	struct db_value c[] = {{.type = DB_I64}};
 	struct db_result r;
-	enum db_status st = db_exec(db, SLOT_CHECK, sql->check, p, 3, c, 1, &r, err, errlen);
+	enum db_status st = db_exec(db, SLOT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
 
 	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
 	return st;
@@ -400,7 +582,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	const char *dot = strchr(table, '.');
 	char schema[65] = "";
 	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
-	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
 	enum db_status st;
 
@@ -414,12 +596,13 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	}
 	/* A table from an older leaderrun lacks some columns: add them in
 	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
-	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 2, &r, err, errlen);
+	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 3, &r, err, errlen);
 	if (st != DB_OK || !r.have_row)
 		return st;
-	*from = c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
+	*from = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
 	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
-		st = db_query(db, sql->upgrade[v - 1], err, errlen);
+		if (sql->upgrade[v - 1][0])
+			st = db_query(db, sql->upgrade[v - 1], err, errlen);
 	return st;
 }
 
@@ -435,27 +618,38 @@ static enum db_status hint_query(struct db *db, const char *q, bool *one, char *
 	return st;
 }
 
-enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, uint64_t term, bool *got, char *err,
-			       size_t errlen)
+/* Slot 0's hint is the lease's name of old, so that builds from before
+ * slots and after wait on the same lock. */
+static void hint_of(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
 {
-	char q[160];
+	if (slot == 0)
+		snprintf(out, len, "%s", sql->hint_name);
+	else
+		snprintf(out, len, "%s:s%u", sql->hint_name, slot);
+}
+
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
+			       char *err, size_t errlen)
+{
+	char q[192], hint[48];
 	int64_t v;
 	enum db_status st;
 
 	/* Both: the hint, and the term's mark, which says to followers that
 	 * the hint's holder is this term's leader (the mark is never taken
 	 * by anyone else: terms are unique). */
-	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s:%llu', 0) + 2 * GET_LOCK('%s', 0)", sql->hint_name,
-		 (unsigned long long)term, sql->hint_name);
+	hint_of(hint, sizeof(hint), sql, slot);
+	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s:%llu', 0) + 2 * GET_LOCK('%s', 0)", hint, (unsigned long long)term,
+		 hint);
 	st = db_query_int(db, q, &v, err, errlen);
 	*got = st == DB_OK && v == 3;
 	return st;
 }
 
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint64_t term, int64_t timeout_us,
-			       enum lease_hint *how, char *err, size_t errlen)
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
+			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen)
 {
-	char q[512];
+	char q[640], hint[48];
 	int64_t v = 0, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
 	enum db_status st;
 
@@ -471,12 +665,13 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint6
 	 * its metadata lock, so that an ALTER TABLE queued behind it would
 	 * stall the leader's renews (measured on MariaDB 10.11). The timeout
 	 * has millisecond steps (MariaDB takes fractions; MySQL rounds). */
+	hint_of(hint, sizeof(hint), sql, slot);
 	snprintf(q, sizeof(q),
 		 "SELECT CASE WHEN IS_USED_LOCK('%s') IS NULL THEN 2 "
 		 "WHEN NOT IS_USED_LOCK('%s') <=> IS_USED_LOCK('%s:%llu') THEN 3 "
 		 "ELSE GET_LOCK('%s', %lld.%03lld) + 10 * (IS_USED_LOCK('%s:%llu') IS NULL) END",
-		 sql->hint_name, sql->hint_name, sql->hint_name, (unsigned long long)term, sql->hint_name,
-		 (long long)(ms / 1000), (long long)(ms % 1000), sql->hint_name, (unsigned long long)term);
+		 hint, hint, hint, (unsigned long long)term, hint, (long long)(ms / 1000), (long long)(ms % 1000), hint,
+		 (unsigned long long)term);
 	st = db_query_int(db, q, &v, err, errlen);
 	/* Woken, and the mark gone too: the leader's session ended (it let go,
 	 * or died with the lease unreleased). Woken with the mark still held:

@@ -15,13 +15,15 @@
 #define LEASE_HOLDER_MAX    255 /* bytes; the column is VARCHAR(255) */
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
+#define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
 
 enum lease_outcome {
-	LEASE_OK,      /* acquired, renewed or released */
-	LEASE_BUSY,    /* acquire: not acquired, see lease_info (why) */
-	LEASE_LOST,    /* renew/release: the row is no longer ours */
-	LEASE_REVOKED, /* renew: --release revoked our term; stop, reap, release */
-	LEASE_ERROR,   /* see the db_status */
+	LEASE_OK,	    /* acquired, renewed or released */
+	LEASE_BUSY,	    /* acquire: not acquired, see lease_info (why) */
+	LEASE_LOST,	    /* renew/release: the row is no longer ours */
+	LEASE_REVOKED,	    /* renew: --release revoked our term; stop, reap, release */
+	LEASE_SLOTS_DIFFER, /* acquire: the lease's holders run with another --slots (info->slots) */
+	LEASE_ERROR,	    /* see the db_status */
 };
 
 /* Why an acquire did not take the lease. */
@@ -31,8 +33,13 @@ enum lease_busy {
 	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
 };
 
-/* The row as an acquire found it. Times are the server's. */
+/* The row as an acquire found it, or took it. Times are the server's.
+ * With several slots: the slot taken; when none was free, the held slot
+ * that expires first (the one a waiter waits for). */
 struct lease_info {
+	unsigned slot;
+	unsigned slots; /* the slot count in force: its rows' */
+	unsigned held;	/* how many of its slots are held */
 	uint64_t term;
 	char holder[LEASE_HOLDER_MAX + 1];
 	int64_t expires_in_us; /* by the server's clock; <= 0: expired */
@@ -52,17 +59,18 @@ struct lease_info {
  * super_read_only sets read_only too). */
 struct lease_sql {
 	char acquire[640], acquire_slot[768], renew[512], renew_why[384], release[512], read[1024], insert[256];
-	char create[1536], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
-	char pause[384], resume[256], columns[512], upgrade[2][512];
+	char slots_set[512], lock_rows[384];
+	char create[1600], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
+	char pause[384], resume[256], columns[512], upgrade[4][512];
 	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
 };
 
 /* The schema this build writes; --init upgrades older tables to it.
  * Schema 4 is schema 3's lease table plus the run history, a table of its
- * own (history_sql.h): the lease statements are the same for both, so a
- * build of either contends on either. */
-#define LEASE_SCHEMA	  4
-#define LEASE_ROWS_SCHEMA 3 /* the lease table's own columns */
+ * own (history_sql.h). Schema 5 gives the lease table a row a slot
+ * (--slots): the key is (name, slot), and slot 0 is the row of old. */
+#define LEASE_SCHEMA	  5
+#define LEASE_ROWS_SCHEMA 5 /* the lease table's own columns */
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
 struct lease_row {
@@ -78,6 +86,7 @@ struct lease_row {
 	char paused_until[32]; /* "" when not paused */
 	char paused_by[LEASE_HOLDER_MAX + 1];
 	char last_slot[32]; /* --once-per: the last slot a run took; "" none */
+	unsigned slot, slots;
 };
 
 /* Checks NAME against [A-Za-z0-9_$]{1,64}, optionally "db." in front.
@@ -94,9 +103,12 @@ void lease_sql_render(struct lease_sql *sql, const char *table);
  * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
  * the deadline counts from there). */
 
-/* Takes the lease NAME for HOLDER for TTL_US if it is free and not paused,
- * creating the row on first use. LEASE_OK: INFO->term is the new fencing
- * term. LEASE_BUSY: INFO describes the row and says why.
+/* Takes a slot of the lease NAME (of SLOTS, --slots) for HOLDER for TTL_US
+ * if one is free and the lease not paused, creating the rows on first use.
+ * LEASE_OK: INFO->slot is the slot, INFO->term its new fencing term.
+ * LEASE_BUSY: INFO describes the row and says why. LEASE_SLOTS_DIFFER: the
+ * lease's slots are held under another count, INFO->slots; while none is
+ * held, the first contender with another count changes it.
  * With PERIOD_US > 0 (--once-per) the acquisition also takes the slot
  * *SLOT_US, the multiple of PERIOD_US nearest to the server's time; 0 in
  * *SLOT_US means "not known yet": it is read from the server first and
@@ -107,34 +119,36 @@ void lease_sql_render(struct lease_sql *sql, const char *table);
  * Without it the compare-and-set goes first (a first attempt, or a follower
  * woken by the hint, which expects to win). */
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, bool look_first, int64_t *slot_us,
+				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
 				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
 				 size_t errlen);
 
-enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-			       uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st, char *err,
-			       size_t errlen);
+/* Renew, release and --check act on one slot of the lease (0 when it has
+ * one). */
+enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+			       char *err, size_t errlen);
 
 /* Gives the lease back, only if HOLDER still holds TERM (a late retry can
  * never free a newer holder's lease): it expires now, or MIN_HOLD_US after
  * its acquisition, whichever is later, and the row records EXIT_STATUS
  * (-1: none) and the finish time. */
-enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 uint64_t term, int64_t min_hold_us, int exit_status, enum db_status *st, char *err,
-				 size_t errlen);
+enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
+				 enum db_status *st, char *err, size_t errlen);
 
 /* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
 enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
 			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
 			    size_t errlen);
 
-/* --release: revokes the term that holds NAME (FORCE false), or expires
- * it now (FORCE true). A revoked holder stops its command at its next
+/* --release: revokes the term that holds slot SLOT of NAME (FORCE false),
+ * or expires it now (FORCE true). A revoked holder stops its command at its next
  * renew and releases after the reap; until then, or until the expiry it
  * last wrote, nobody else can acquire. *WAS receives the row as it was;
  * *FOUND and *WAS_HELD say whether there was a row, and whether it was
  * held. */
-enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, bool force,
+enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, bool force,
 			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
 
 /* --pause (FOR_US < 0: until --resume) and --resume. --pause creates the
@@ -145,9 +159,9 @@ enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const cha
 enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
 			    struct lease_info *was, char *err, size_t errlen);
 
-/* --check: does HOLDER hold NAME with TERM, unexpired? */
-enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-			   uint64_t term, bool *held, char *err, size_t errlen);
+/* --check: does HOLDER hold slot SLOT of NAME with TERM, unexpired? */
+enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+			   const char *holder, uint64_t term, bool *held, char *err, size_t errlen);
 
 /* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
@@ -165,7 +179,8 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * follower can tell whether the hint's holder is the leader of the term it
  * read from the row (IS_USED_LOCK gives the holder's connection id).
  * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
- * table and lease. lease_hint_take tries once, without waiting, to take
+ * table and lease; each slot has a hint of its own (slot 0's is the name
+ * itself, as before slots). lease_hint_take tries once, without waiting, to take
  * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
  * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
  * leader holds it, and says how it ended; lease_hint_drop lets both go. */
@@ -177,10 +192,10 @@ enum lease_hint {
 	HINT_NOT_LEADERS, /* somebody other than TERM's leader holds it: poll */
 };
 void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
-enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, uint64_t term, bool *got, char *err,
-			       size_t errlen);
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, uint64_t term, int64_t timeout_us,
-			       enum lease_hint *how, char *err, size_t errlen);
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
+			       char *err, size_t errlen);
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
+			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for

@@ -114,25 +114,29 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	char t[LEASE_TABLE_MAX + 8];
 
 	quote_table(t, sizeof(t), table);
-	/* Both acquires name schema-3 columns (paused_until), so a table that
-	 * --init has not upgraded fails at once with "unknown column" (exit
-	 * 78), not at the first pause. A paused lease is acquired by nobody;
-	 * a revoked one stays held until its holder releases it or it
-	 * expires, so the acquire needs no word about revocation. */
-#define ACQUIRE_SET                                                                                                    \
-	"holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), renewed_at=UTC_TIMESTAMP(6), "           \
+	/* SQL reads best one clause a line. */
+	/* clang-format off */
+	/* Both acquires name schema-5 columns (slots), so a table that --init
+	 * has not upgraded fails at once with "unknown column" (exit 78), not
+	 * at the first use of a new feature. A paused lease is acquired by
+	 * nobody; a revoked slot stays held until its holder releases it or
+	 * it expires, so the acquire needs no word about revocation. Every
+	 * contender names the slot count it runs with: a row keeps the count
+	 * in force, and a contender with another one matches nothing. */
+#define ACQUIRE_SET \
+	"holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), renewed_at=UTC_TIMESTAMP(6), " \
 	"expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
-#define ACQUIRE_WHERE                                                                                                  \
-	"WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) "                                                             \
+#define ACQUIRE_WHERE \
+	"WHERE name=? AND slot=? AND slots=? AND expires_at <= UTC_TIMESTAMP(6) " \
 	"AND (paused_until IS NULL OR paused_until <= UTC_TIMESTAMP(6)) AND @@global.read_only = 0"
 	snprintf(s->acquire, sizeof(s->acquire), "UPDATE %s SET " ACQUIRE_SET " " ACQUIRE_WHERE, t);
 	/* slot_term comes first: it is the new term whether the server
 	 * assigns left to right (MySQL, MariaDB) or all at once (MariaDB's
 	 * SIMULTANEOUS_ASSIGNMENT mode). */
 	snprintf(s->acquire_slot, sizeof(s->acquire_slot),
-		 "UPDATE %s SET slot_term=term+1, " ACQUIRE_SET
-		 ", last_slot='1970-01-01 00:00:00' + INTERVAL ? MICROSECOND " ACQUIRE_WHERE
-		 " AND (last_slot IS NULL OR last_slot < '1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)",
+		 "UPDATE %s SET slot_term=term+1, " ACQUIRE_SET ", "
+		 "last_slot='1970-01-01 00:00:00' + INTERVAL ? MICROSECOND " ACQUIRE_WHERE " "
+		 "AND (last_slot IS NULL OR last_slot < '1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)",
 		 t);
 #undef ACQUIRE_SET
 #undef ACQUIRE_WHERE
@@ -140,11 +144,11 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	 * when no row matched. */
 	snprintf(s->renew, sizeof(s->renew),
 		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) AND revoked_term <> term "
-		 "AND @@global.read_only = 0",
+		 "WHERE name=? AND slot=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) "
+		 "AND revoked_term <> term AND @@global.read_only = 0",
 		 t);
 	snprintf(s->renew_why, sizeof(s->renew_why),
-		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND holder=? AND term=? "
+		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND slot=? AND holder=? AND term=? "
 		 "AND revoked_term = term AND expires_at > UTC_TIMESTAMP(6))",
 		 t);
 	/* GREATEST: with --min-hold the lease stays taken until acquisition +
@@ -154,46 +158,42 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	snprintf(s->release, sizeof(s->release),
 		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), IF(revoked_term = term, UTC_TIMESTAMP(6), "
 		 "acquired_at + INTERVAL ? MICROSECOND)), last_exit=?, finished_at=UTC_TIMESTAMP(6) "
-		 "WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 "WHERE name=? AND slot=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
-	/* What a contender that did not acquire needs to know: whom it waits
-	 * for and until when, whether the lease is paused, and which --once-per
-	 * slot the server's clock is in now (the parameters are half the
-	 * period, the period and the period again; 0 gives NULL). */
+	/* What a contender that did not acquire needs to know, a row a slot:
+	 * the slot count in force, whom it waits for and until when, whether
+	 * the lease is paused, and which --once-per slot the server's clock is
+	 * in now (the parameters are half the period, the period and the
+	 * period again; 0 gives NULL). */
 	snprintf(s->read, sizeof(s->read),
-		 "SELECT holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
-		 "@@global.read_only, " ISO(
-		     "expires_at") ", TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), "
-				   "paused_until), " ISO(
-				       "paused_until") ", "
-						       "paused_by, " EPOCH_US(
-							   "last_slot") ", "
-									"slot_"
-									"term,"
-									" "
-									"(" EPOCH_US("U"
-										     "T"
-										     "C"
-										     "_"
-										     "T"
-										     "I"
-										     "M"
-										     "E"
-										     "S"
-										     "T"
-										     "A"
-										     "M"
-										     "P"
-										     "("
-										     "6"
-										     ")") " + ?) DIV NULLIF(?, 0) * ? "
-											  "FROM %s WHERE name=?",
+		 "SELECT slot, slots, holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
+		 "@@global.read_only, " ISO("expires_at") ", "
+		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), paused_until), " ISO("paused_until") ", paused_by, "
+		 EPOCH_US("last_slot") ", slot_term, "
+		 "(" EPOCH_US("UTC_TIMESTAMP(6)") " + ?) DIV NULLIF(?, 0) * ? "
+		 "FROM %s WHERE name=? ORDER BY slot",
 		 t);
-	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
+	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name, slot, slots) VALUES (?, ?, ?)", t);
+	/* A change of the slot count (no slot held): every row of the lease,
+	 * the unused ones too, takes the new count, and slot 0's pause (every
+	 * row has had it since its --pause) reaches the new rows. Rows are
+	 * never deleted, so a slot that comes back keeps its terms. */
+	snprintf(s->slots_set, sizeof(s->slots_set),
+		 "UPDATE %s a JOIN %s b ON b.name = a.name AND b.slot = 0 "
+		 "SET a.slots=?, a.paused_until=b.paused_until, a.paused_by=b.paused_by WHERE a.name=?",
+		 t, t);
+	/* Locks the lease's rows, and the gaps between them, for that change:
+	 * an acquire or an insert of another contender waits for its commit. */
+	snprintf(s->lock_rows, sizeof(s->lock_rows),
+		 "SELECT COUNT(*), COALESCE(SUM(expires_at > UTC_TIMESTAMP(6)), 0), COALESCE(MIN(slots), 0), "
+		 "COALESCE(MAX(slots), 0) FROM %s WHERE name=? FOR UPDATE",
+		 t);
 	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
 	snprintf(s->create, sizeof(s->create),
 		 "CREATE TABLE IF NOT EXISTS %s (\n"
 		 "  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
+		 "  slot         SMALLINT UNSIGNED NOT NULL DEFAULT 0,\n"
+		 "  slots        SMALLINT UNSIGNED NOT NULL DEFAULT 1,\n"
 		 "  holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
 		 "  term         BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
 		 "  acquired_at  DATETIME(6) NULL,\n"
@@ -206,29 +206,32 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "  paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
 		 "  last_slot    DATETIME(6) NULL,\n"
 		 "  slot_term    BIGINT UNSIGNED NULL,\n"
-		 "  PRIMARY KEY (name)\n"
+		 "  PRIMARY KEY (name, slot)\n"
 		 ") ENGINE=InnoDB",
 		 t);
-	/* SQL reads best one clause a line. */
-	/* clang-format off */
+	/* The rows past the count in force are kept (their terms), not shown. */
 #define STATUS_COLUMNS \
 	"name, holder, term, expires_at > UTC_TIMESTAMP(6), " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " \
 	ISO("expires_at") ", " ISO("renewed_at") ", " ISO("acquired_at") ", " \
 	"last_exit, " ISO("finished_at") ", " ISO("UTC_TIMESTAMP(6)") ", " \
 	"expires_at > UTC_TIMESTAMP(6) AND revoked_term = term, " \
-	"IF(paused_until > UTC_TIMESTAMP(6), " ISO("paused_until") ", NULL), paused_by, " ISO("last_slot")
-	snprintf(s->status, sizeof(s->status), "SELECT " STATUS_COLUMNS " FROM %s ORDER BY name", t);
-	snprintf(s->status_one, sizeof(s->status_one), "SELECT " STATUS_COLUMNS " FROM %s WHERE name=?", t);
+	"IF(paused_until > UTC_TIMESTAMP(6), " ISO("paused_until") ", NULL), paused_by, " ISO("last_slot") ", " \
+	"slot, slots"
+	snprintf(s->status, sizeof(s->status),
+		 "SELECT " STATUS_COLUMNS " FROM %s WHERE slot < slots ORDER BY name, slot", t);
+	snprintf(s->status_one, sizeof(s->status_one),
+		 "SELECT " STATUS_COLUMNS " FROM %s WHERE name=? AND slot < slots ORDER BY slot", t);
 #undef STATUS_COLUMNS
-	/* clang-format on */
 	snprintf(s->force_release, sizeof(s->force_release),
-		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) "
+		 "WHERE name=? AND slot=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
 		 t);
 	snprintf(s->revoke, sizeof(s->revoke),
-		 "UPDATE %s SET revoked_term=term WHERE name=? AND term=? AND expires_at > UTC_TIMESTAMP(6)", t);
+		 "UPDATE %s SET revoked_term=term WHERE name=? AND slot=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t);
 	/* Far in the future, not NULL, stands for "until --resume": one
-	 * comparison in the acquire serves both. */
+	 * comparison in the acquire serves both. A pause holds every slot. */
 	snprintf(s->pause, sizeof(s->pause),
 		 "UPDATE %s SET paused_until=IF(? < 0, '9999-12-31 23:59:59', UTC_TIMESTAMP(6) + INTERVAL ? "
 		 "MICROSECOND), paused_by=? WHERE name=?",
@@ -237,14 +240,19 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	/* A revoked term is still held until its command is dead, but its
 	 * critical steps must not begin: --check says no. */
 	snprintf(s->check, sizeof(s->check),
-		 "SELECT COUNT(*) FROM %s WHERE name=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) "
-		 "AND revoked_term <> term",
+		 "SELECT COUNT(*) FROM %s WHERE name=? AND slot=? AND holder=? AND term=? "
+		 "AND expires_at > UTC_TIMESTAMP(6) AND revoked_term <> term",
 		 t);
-	/* Which schema a table has: 2 if it has last_exit, 3 if revoked_term. */
+	/* Which schema a table has: 2 if it has last_exit, 3 if revoked_term,
+	 * 5 if slots. */
 	snprintf(s->columns, sizeof(s->columns),
-		 "SELECT COALESCE(SUM(COLUMN_NAME = 'last_exit'), 0), COALESCE(SUM(COLUMN_NAME = 'revoked_term'), 0) "
+		 "SELECT COALESCE(SUM(COLUMN_NAME = 'last_exit'), 0), COALESCE(SUM(COLUMN_NAME = 'revoked_term'), 0), "
+		 "COALESCE(SUM(COLUMN_NAME = 'slots'), 0) "
 		 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND TABLE_NAME=?");
-	/* Keep in step with sql/upgrade-*.sql; a unit test compares them. */
+	/* clang-format on */
+	/* Keep in step with sql/upgrade-*.sql; a unit test compares them.
+	 * upgrade[v - 1] takes the lease table from schema v to v + 1; schema
+	 * 4 added the history's table only, so step 3 has nothing here. */
 	snprintf(s->upgrade[0], sizeof(s->upgrade[0]),
 		 "ALTER TABLE %s\n"
 		 "  ADD COLUMN last_exit   INT NULL,\n"
@@ -259,6 +267,14 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	    "  ADD COLUMN last_slot    DATETIME(6) NULL,\n"
 	    "  ADD COLUMN slot_term    BIGINT UNSIGNED NULL",
 	    t);
+	s->upgrade[2][0] = '\0';
+	snprintf(s->upgrade[3], sizeof(s->upgrade[3]),
+		 "ALTER TABLE %s\n"
+		 "  ADD COLUMN slot  SMALLINT UNSIGNED NOT NULL DEFAULT 0 AFTER name,\n"
+		 "  ADD COLUMN slots SMALLINT UNSIGNED NOT NULL DEFAULT 1 AFTER slot,\n"
+		 "  DROP PRIMARY KEY,\n"
+		 "  ADD PRIMARY KEY (name, slot)",
+		 t);
 }
 #undef ISO
 #undef EPOCH_US

@@ -86,6 +86,7 @@ int metrics_render(const struct metrics_state *st, char *buf, size_t len)
 	GAUGE("leaderrun_lease_waiting", "Whether this leaderrun process waits for the lease (1) or not (0).", "%d",
 	      st->waiting ? 1 : 0);
 	GAUGE("leaderrun_lease_term", "Fencing term this process last acquired (0: none yet).", "%" PRIu64, st->term);
+	GAUGE("leaderrun_lease_slot", "Slot of that term (--slots; 0 with one slot).", "%u", st->slot);
 	COUNTER("leaderrun_lease_acquisitions_total", "Times this process acquired the lease.", st->acquisitions);
 	COUNTER("leaderrun_lease_losses_total",
 		"Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time).",
@@ -398,10 +399,11 @@ void metrics_waiting(struct metrics *m, bool waiting)
 	});
 }
 
-void metrics_acquired(struct metrics *m, uint64_t term)
+void metrics_acquired(struct metrics *m, unsigned slot, uint64_t term)
 {
 	UPDATE(m, {
 		m->st.held = true;
+		m->st.slot = slot;
 		m->st.term = term;
 		m->st.acquisitions++;
 		m->st.last_renew_time = wall_now();

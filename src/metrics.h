@@ -24,6 +24,7 @@ struct metrics_state {
 	const char *lease;
 	bool held, waiting;
 	uint64_t term;
+	unsigned slot; /* --slots: the slot of that term */
 	uint64_t acquisitions, losses, releases, revocations;
 	uint64_t timeouts; /* --max-runtime stops */
 	uint64_t renews, renew_failures;
@@ -55,7 +56,7 @@ struct metrics *metrics_start(const char *pattern, const char *lease, const stru
 
 /* The supervisor's hooks; each takes a moment and no I/O. M may be NULL. */
 void metrics_waiting(struct metrics *m, bool waiting);
-void metrics_acquired(struct metrics *m, uint64_t term);
+void metrics_acquired(struct metrics *m, unsigned slot, uint64_t term);
 void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us);
 void metrics_renew_failed(struct metrics *m);
 void metrics_lost(struct metrics *m);

@@ -194,6 +194,7 @@ struct parse {
 	const char *history_lease, *format, *limit_text, *keep_text;
 	const char *shell; /* -c STRING */
 	int shell_at;	   /* the index in argv of the argument that holds it */
+	const char *slots_text, *slot_text;
 	bool quiet, dsn_from_argv;
 	int modes;
 };
@@ -353,6 +354,16 @@ static int set_once_per(struct parse *p, const char *arg)
 	 * surely a typo (and keeps the arithmetic far from overflowing). */
 	if (p->o->once_per_us < USEC_PER_SEC || p->o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC)
 		FAIL("--once-per %s is out of range; use 1s to 366 days (as 8784h)", arg);
+	return 0;
+}
+static int set_slots(struct parse *p, const char *arg)
+{
+	p->slots_text = arg;
+	return 0;
+}
+static int set_slot(struct parse *p, const char *arg)
+{
+	p->slot_text = arg;
 	return 0;
 }
 static int set_json(struct parse *p, const char *arg)
@@ -534,6 +545,10 @@ static const struct options_def defs[] = {
      set_format, true},
     {"json", 0, NULL, NULL, NULL, set_json, false},
     {"term", 0, "N", NULL, NULL, set_term, true},
+    {"slot", 0, "K", NULL,
+     "with --check: the slot (default $LEADERRUN_SLOT, else 0);\n"
+     "with --release: that slot only (default: every slot)",
+     set_slot, true},
     {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", set_lease, true},
     {"holder", 0, "ID", NULL, "holder identity (default HOST:PID:RANDOM)", set_holder, true},
     {"ttl", 't', "DURATION", NULL, "lease time to live (default 15s)", set_ttl, true},
@@ -555,6 +570,7 @@ static const struct options_def defs[] = {
     {"busy-exit-code", 'E', "N", NULL, "exit status when not acquired (default 75)", set_busy_exit, true},
     {"min-hold", 0, "D", NULL, "keep the lease until acquisition + D (cron dedupe)", set_min_hold, true},
     {"once-per", 0, "PERIOD", NULL, "run at most once per PERIOD slot (cron); exit 75 if done", set_once_per, true},
+    {"slots", 0, "N", NULL, "at most N holders run at once, a slot each (default 1)", set_slots, true},
     {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail", set_ping, true},
     {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, timed_out, exited,\nreleased, ...)", set_notify,
      true},
@@ -717,6 +733,50 @@ static int parse_count(const char *opt, const char *text, unsigned max, unsigned
 		return -1;
 	}
 	*out = (unsigned)n;
+	return 0;
+}
+
+/* --slots for a run; --slot (or the command's LEADERRUN_SLOT) for --check
+ * and --release. */
+static int options_slots(struct parse *p)
+{
+	struct options *o = p->o;
+	const char *slot = p->slot_text;
+	unsigned k;
+
+	o->slots = 1;
+	o->slot = o->mode == MODE_RELEASE ? -1 : 0;
+	if (p->slots_text) {
+		if (o->mode != MODE_RUN) {
+			snprintf(p->err, p->errlen, "--slots goes with a COMMAND to run");
+			return -1;
+		}
+		if (parse_count("--slots", p->slots_text, LEASE_SLOTS_MAX, &o->slots, p->err, p->errlen) < 0)
+			return -1;
+		if (o->slots == 0) {
+			snprintf(p->err, p->errlen, "--slots 0 would never run the command; give 1 to %d",
+				 LEASE_SLOTS_MAX);
+			return -1;
+		}
+		/* A slot a period is another feature; one run a period across
+		 * the fleet is what --once-per promises. */
+		if (o->slots > 1 && o->once_per_us) {
+			snprintf(p->err, p->errlen,
+				 "--once-per runs one command a period; it does not go with --slots %u", o->slots);
+			return -1;
+		}
+	}
+	if (slot && o->mode != MODE_CHECK && o->mode != MODE_RELEASE) {
+		snprintf(p->err, p->errlen, "--slot goes with --check or --release");
+		return -1;
+	}
+	if (!slot && o->mode == MODE_CHECK && !p->term_text)
+		slot = getenv("LEADERRUN_SLOT");
+	if (slot) {
+		if (parse_count("--slot", slot, LEASE_SLOTS_MAX - 1, &k, p->err, p->errlen) < 0)
+			return -1;
+		o->slot = (int)k;
+	}
 	return 0;
 }
 
@@ -907,6 +967,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		snprintf(err, errlen, "--max-runtime goes with a COMMAND to run");
 		goto usage;
 	}
+	if (options_slots(&p) < 0)
+		goto usage;
 	if (p.log_format && *p.log_format) {
 		if (strcmp(p.log_format, "json") == 0)
 			o->log_format = LOG_FORMAT_JSON;

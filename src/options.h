@@ -68,6 +68,8 @@ struct options {
 	/* Cron and notifications. */
 	int64_t min_hold_us;
 	int64_t once_per_us; /* --once-per; 0: off */
+	unsigned slots;	     /* --slots: holders that may run at once (default 1) */
+	int slot;	     /* --check, --release: --slot or LEADERRUN_SLOT; -1: every slot (--release) */
 	const char *ping_url;
 	const char *notify_urls[OPTIONS_MAX_NOTIFY];
 	int nnotify;

@@ -168,6 +168,27 @@ static enum db_status runmode_table_exists(struct db *db, const char *table, boo
 	return st;
 }
 
+/* Schema 5: a history of schema 4 gains the slot in its key. */
+static enum db_status runmode_upgrade_history(struct db *db, const char *table, const struct history_sql *h, char *err,
+					      size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char schema[65] = "";
+	struct db_value p[] = {{.type = DB_STR, .str = NULL}};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	if (dot) {
+		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
+		p[0].str = schema;
+	}
+	st = db_exec(db, 23, h->has_slot, p, 1, c, 1, &r, err, errlen);
+	if (st != DB_OK || (r.have_row && c[0].i64 > 0))
+		return st;
+	return db_query(db, h->upgrade, err, errlen);
+}
+
 void runmode_init(const struct options *o, struct outcome *out)
 {
 	struct lease_sql sql;
@@ -188,12 +209,16 @@ void runmode_init(const struct options *o, struct outcome *out)
 		st = runmode_table_exists(db, o->history_table, &had_history, err, sizeof(err));
 	if (st == DB_OK)
 		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
-	if (st == DB_OK && !had_history) {
-		history_sql_render(&hsql, o->history_table, o->table);
+	history_sql_render(&hsql, o->history_table, o->table);
+	if (st == DB_OK && !had_history)
 		st = db_query(db, hsql.create, err, sizeof(err));
-	}
+	else if (st == DB_OK)
+		st = runmode_upgrade_history(db, o->history_table, &hsql, err, sizeof(err));
+	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
 	if (!had_lease || (from == LEASE_ROWS_SCHEMA && had_history))
 		from = LEASE_SCHEMA;
+	else if (from == 3 && had_history)
+		from = 4;
 	out->kind = runmode_outcome_of(st);
 	if (st == DB_OK && from < LEASE_SCHEMA)
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, from,
@@ -202,8 +227,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 		log_info("table %s is ready", o->table);
 	else if (st == DB_DENIED)
 		log_error("--init: access denied (%s); run it as a user with the CREATE privilege (and ALTER to "
-			  "upgrade a table), or apply sql/ as an administrator (sql/upgrade-3-to-4.sql adds the run "
-			  "history)",
+			  "upgrade a table), or apply sql/ as an administrator (sql/upgrade-4-to-5.sql: schema 5)",
 			  err);
 	else
 		log_error("--init: %s: %s", dberr_name(st), err);
@@ -250,6 +274,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	db = db_new(&cfg);
 	job.min_hold_us = o->min_hold_us;
 	job.period_us = o->once_per_us;
+	job.slots = o->slots;
 	/* A --no-wait run takes no wake-up hint: it never waits itself, and
 	 * the hint cost it a statement (issue 13). A follower of the same
 	 * lease that waits finds the hint unheld and polls the row at its

@@ -65,6 +65,7 @@ struct sup {
 
 	/* The lease while held. */
 	uint64_t term;
+	unsigned slot;	 /* --slots: the slot held (0 when the lease has one) */
 	int64_t sent_at; /* send time of the last successful acquire or renew */
 	int64_t next_renew, attempt_started;
 	bool attempt_aborted;
@@ -404,8 +405,9 @@ struct waiting {
 	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
-	bool refused;	    /* "too many connections" said once */
-	uint64_t woken_for; /* the term whose dead leader's hint woke us; 0: none */
+	bool refused;	     /* "too many connections" said once */
+	uint64_t woken_for;  /* the term whose dead leader's hint woke us; 0: none */
+	unsigned woken_slot; /* and its slot */
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;
@@ -537,9 +539,19 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 
 	if (r->outcome == LEASE_OK) {
 		s->term = r->info.term;
+		s->slot = r->info.slot;
 		s->sent_at = r->sent_at;
 		s->next_renew = r->sent_at + o->timing.renew_us;
 		return STEP_TAKEN;
+	}
+	if (r->outcome == LEASE_SLOTS_DIFFER) {
+		/* Before anything runs: one count of slots per lease, or "at
+		 * most N" means nothing. */
+		log_error("this lease runs with --slots %u (%u held now), and this run asked for --slots %u: give "
+			  "every contender of %s the same --slots (it can change while no slot is held)",
+			  r->info.slots, r->info.held, o->slots, o->lease);
+		out->kind = OUTCOME_USAGE;
+		return STEP_END;
 	}
 	if (r->outcome != LEASE_BUSY)
 		return sup_judge_error(s, w, r, out);
@@ -596,14 +608,14 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 /* Blocks on the leader's hint for up to US. *HOW: woken (try the row at
  * once), timed out (look again), or nothing to block on (poll). */
 enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
-static enum step sup_block_on_hint(struct sup *s, struct waiting *w, uint64_t term, int64_t us, enum block *how,
-				   struct outcome *out)
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, int64_t us,
+				   enum block *how, struct outcome *out)
 {
 	struct worker_result r;
 	enum step st;
 
 	*how = BLOCK_POLL;
-	if (worker_submit_wait(s->w, term, us) < 0) {
+	if (worker_submit_wait(s->w, slot, term, us) < 0) {
 		w->hints = false;
 		return STEP_ON;
 	}
@@ -620,6 +632,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, uint64_t te
 	 * we keep it to the expiry (worker_keeps_hint), and the others keep
 	 * blocking behind us. */
 	w->woken_for = r.woken && r.leader_gone ? term : 0;
+	w->woken_slot = slot;
 	*how = r.woken ? BLOCK_WOKEN : r.hint_unheld ? BLOCK_POLL : BLOCK_TIMED_OUT;
 	if (r.woken)
 		log_debug("woken by the hint of term %" PRIu64 "%s", term, r.leader_gone ? "" : " (handed on)");
@@ -650,7 +663,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
-	if (r->hint_held && w->woken_for == r->info.term) {
+	if (r->hint_held && w->woken_for == r->info.term && w->woken_slot == r->info.slot) {
 		/* The look that follows gives the hint back unless it wins. */
 		w->woken_for = 0;
 		return sup_sleep(s, w, past_expiry, out);
@@ -664,9 +677,15 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		 * a ttl), and --wait-timeout. */
 		us = r->info.expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
 		us = min64(us, o->timing.ttl_us + USEC_PER_SEC);
+		/* A named lock has one holder, so each slot has a hint of its
+		 * own, and a waiter blocks on the one that expires first: a
+		 * release of that slot wakes it at once, and another slot that
+		 * comes free is seen at the next look, a --retry-interval on. */
+		if (o->slots > 1)
+			us = min64(us, poll);
 		if (w->give_up)
 			us = min64(us, w->give_up - timing_now());
-		st = sup_block_on_hint(s, w, r->info.term, us > 0 ? us : 0, &how, out);
+		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, us > 0 ? us : 0, &how, out);
 		if (st != STEP_ON)
 			return st;
 		if (how == BLOCK_WOKEN)
@@ -1199,14 +1218,18 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	metrics_waiting(s.m, false);
 	s.acquired_at = timing_now();
 	s.acquire_sent_at = s.sent_at;
-	metrics_acquired(s.m, s.term);
+	metrics_acquired(s.m, s.slot, s.term);
 	/* Off the hot path: the history's own thread and connection write
 	 * the run's row while the command starts. */
-	history_begin(s.h, s.term, s.acquire_sent_at);
-	log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s.term, o->holder, s.server);
+	history_begin(s.h, s.slot, s.term, s.acquire_sent_at);
+	if (o->slots > 1)
+		log_event(LOG_INFO, "acquired", "acquired slot %u of %u, term %" PRIu64 ", as %s on %s", s.slot,
+			  o->slots, s.term, o->holder, s.server);
+	else
+		log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s.term, o->holder, s.server);
 	notify_event(n, "acquired", s.term, -1, 0);
 
-	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, o->holder);
+	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, s.slot, o->holder);
 	if (!env) {
 		log_error("out of memory");
 		out->kind = OUTCOME_INTERNAL;

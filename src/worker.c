@@ -16,18 +16,22 @@ struct worker {
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	bool detached;	 /* abandoned by worker_stop: the thread frees it all */
-	bool hints;	 /* still worth trying; only the worker thread touches it */
-	bool hint_held;	 /* this session holds the hint's lock */
-	uint64_t marked; /* the term whose mark this session holds with the hint; 0: none */
-	int64_t slot_us; /* --once-per: the slot this run contends for, once known */
-	int pipe[2];	 /* [0] polled by the supervisor, [1] written here */
+	bool detached;	    /* abandoned by worker_stop: the thread frees it all */
+	bool hints;	    /* still worth trying; only the worker thread touches it */
+	bool hint_held;	    /* this session holds the hint's lock */
+	uint64_t marked;    /* the term whose mark this session holds with the hint; 0: none */
+	unsigned hint_slot; /* the slot whose hint this session holds */
+	unsigned slot;	    /* the slot this run holds, once acquired */
+	unsigned wait_slot; /* the slot whose hint the last WORKER_WAIT blocked on */
+	int64_t slot_us;    /* --once-per: the slot this run contends for, once known */
+	int pipe[2];	    /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by lock. */
 	bool pending, running, done, quit;
 	enum worker_op op;
 	uint64_t term;
 	int exit_status;
+	unsigned hint; /* WORKER_WAIT: the slot whose hint to block on */
 	int64_t wait_us;
 	struct worker_result result;
 };
@@ -42,16 +46,23 @@ static void worker_hint_failed(struct worker *w, enum db_status st)
 		w->hints = false;
 }
 
-/* The leader of TERM takes the hint and the term's mark. */
-static void worker_take_hint(struct worker *w, uint64_t term)
+static void worker_drop_hint(struct worker *w);
+
+/* The leader of TERM in SLOT takes the slot's hint and the term's mark. A
+ * follower woken by another slot's hint gives that one back first: its
+ * followers are to wait for that slot's leader, not for us. */
+static void worker_take_hint(struct worker *w, unsigned slot, uint64_t term)
 {
 	char err[256];
 	bool got = false;
 	enum db_status st;
 
+	if (w->hints && w->hint_held && w->hint_slot != slot)
+		worker_drop_hint(w);
 	if (!w->hints || (w->hint_held && w->marked == term))
 		return;
-	st = lease_hint_take(w->db, w->job.sql, term, &got, err, sizeof(err));
+	w->hint_slot = slot;
+	st = lease_hint_take(w->db, w->job.sql, slot, term, &got, err, sizeof(err));
 	if (st != DB_OK)
 		worker_hint_failed(w, st);
 	/* A follower woken by the hint holds it already: GET_LOCK on a lock
@@ -64,10 +75,10 @@ static void worker_take_hint(struct worker *w, uint64_t term)
  * still holding the row: its leader's session died with the lease
  * unreleased. It keeps the hint until the expiry, so that the others stay
  * blocked behind it (exactly one wakes), and takes the lease then. */
-static bool worker_keeps_hint(const struct worker_result *r, uint64_t woken_for)
+static bool worker_keeps_hint(const struct worker *w, const struct worker_result *r, uint64_t woken_for)
 {
 	return woken_for != 0 && r->outcome == LEASE_BUSY && r->info.why == BUSY_HELD && r->info.term == woken_for &&
-	       r->info.expires_in_us > 0;
+	       r->info.slot == w->wait_slot && r->info.expires_in_us > 0;
 }
 
 static void worker_drop_hint(struct worker *w)
@@ -79,8 +90,8 @@ static void worker_drop_hint(struct worker *w)
 	w->marked = 0;
 }
 
-static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, int64_t wait_us,
-			  struct worker_result *r)
+static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, unsigned hint,
+			  int64_t wait_us, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 
@@ -103,24 +114,26 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	switch (op) {
 	case WORKER_ACQUIRE:
 	case WORKER_LOOK:
-		r->outcome =
-		    lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, op == WORKER_LOOK,
-				  &w->slot_us, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots,
+					   op == WORKER_LOOK, &w->slot_us, &r->info, &r->sent_at, &r->status, r->err,
+					   sizeof(r->err));
 		/* The new leader takes the hint, so that followers block on it
 		 * (a follower woken by it has it already). A follower that did
 		 * not win gives it back, for the next leader to take, unless its
 		 * leader died (worker_keeps_hint). */
-		if (r->outcome == LEASE_OK)
-			worker_take_hint(w, r->info.term);
-		else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(r, term))
+		if (r->outcome == LEASE_OK) {
+			w->slot = r->info.slot;
+			worker_take_hint(w, w->slot, r->info.term);
+		} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, term))
 			worker_drop_hint(w);
 		break;
 	case WORKER_WAIT: {
 		char err[256];
 		enum lease_hint how = HINT_UNHELD;
 		r->outcome = LEASE_OK;
+		w->wait_slot = hint;
 		if (w->hints) {
-			enum db_status st = lease_hint_wait(w->db, j->sql, term, wait_us, &how, err, sizeof(err));
+			enum db_status st = lease_hint_wait(w->db, j->sql, hint, term, wait_us, &how, err, sizeof(err));
 			if (st != DB_OK) {
 				/* Not woken, whatever the reply said: look again. */
 				how = HINT_UNHELD;
@@ -130,21 +143,24 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
 		r->leader_gone = r->woken && how == HINT_WOKEN;
 		r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
-		w->hint_held = w->hint_held || r->woken;
+		if (r->woken) {
+			w->hint_held = true;
+			w->hint_slot = hint;
+		}
 		break;
 	}
 	case WORKER_RENEW:
-		r->outcome = lease_renew(w->db, j->sql, j->name, j->holder, term, j->ttl_us, &r->sent_at, &r->status,
-					 r->err, sizeof(r->err));
+		r->outcome = lease_renew(w->db, j->sql, j->name, w->slot, j->holder, term, j->ttl_us, &r->sent_at,
+					 &r->status, r->err, sizeof(r->err));
 		/* A leader that could not take the hint when it acquired (a
 		 * follower held it just then) tries again: one statement a
 		 * renew, only until it has it. */
 		if (r->outcome == LEASE_OK)
-			worker_take_hint(w, term);
+			worker_take_hint(w, w->slot, term);
 		break;
 	case WORKER_RELEASE:
-		r->outcome = lease_release(w->db, j->sql, j->name, j->holder, term, j->min_hold_us, exit_status,
-					   &r->status, r->err, sizeof(r->err));
+		r->outcome = lease_release(w->db, j->sql, j->name, w->slot, j->holder, term, j->min_hold_us,
+					   exit_status, &r->status, r->err, sizeof(r->err));
 		/* Row first, hint second: the woken follower finds it free.
 		 * The release is the run's last statement: closing the session
 		 * lets go of its named locks as RELEASE_ALL_LOCKS would, one
@@ -186,6 +202,7 @@ static void *worker_main(void *arg)
 		enum worker_op op;
 		uint64_t term;
 		int exit_status;
+		unsigned hint;
 		int64_t wait_us;
 
 		while (!w->pending && !w->quit)
@@ -196,11 +213,12 @@ static void *worker_main(void *arg)
 		term = w->term;
 		exit_status = w->exit_status;
 		wait_us = w->wait_us;
+		hint = w->hint;
 		w->pending = false;
 		w->running = true;
 		pthread_mutex_unlock(&w->lock);
 
-		worker_run_op(w, op, term, exit_status, wait_us, &r);
+		worker_run_op(w, op, term, exit_status, hint, wait_us, &r);
 		r.hints_off = !w->hints;
 
 		pthread_mutex_lock(&w->lock);
@@ -257,7 +275,8 @@ int worker_fd(const struct worker *w)
 	return w->pipe[0];
 }
 
-static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int exit_status, int64_t wait_us)
+static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int exit_status, unsigned hint,
+			int64_t wait_us)
 {
 	int rc = -1;
 
@@ -267,6 +286,7 @@ static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int 
 		w->term = term;
 		w->exit_status = exit_status;
 		w->wait_us = wait_us;
+		w->hint = hint;
 		w->pending = true;
 		pthread_cond_signal(&w->wake);
 		rc = 0;
@@ -277,12 +297,12 @@ static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int 
 
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
 {
-	return worker_queue(w, op, term, exit_status, 0);
+	return worker_queue(w, op, term, exit_status, 0, 0);
 }
 
-int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us)
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us)
 {
-	return worker_queue(w, WORKER_WAIT, term, -1, timeout_us);
+	return worker_queue(w, WORKER_WAIT, term, -1, slot, timeout_us);
 }
 
 int worker_busy(struct worker *w)

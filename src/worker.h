@@ -22,6 +22,7 @@ struct worker_job {
 	int64_t ttl_us;
 	int64_t min_hold_us; /* --min-hold, for the release */
 	int64_t period_us;   /* --once-per; 0: off */
+	unsigned slots;	     /* --slots */
 	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
 	bool several_hosts;  /* the DSN names more than one host */
 };
@@ -58,9 +59,9 @@ int worker_fd(const struct worker *w);
  * case an attempt that did not win gives the hint back. Returns -1 if busy. */
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
-/* Queues WORKER_WAIT: blocks up to TIMEOUT_US on the hint, if TERM's leader
- * holds it. Returns -1 if busy. */
-int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us);
+/* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
+ * leader holds it. Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us);
 
 int worker_busy(struct worker *w);
 

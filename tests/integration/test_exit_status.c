@@ -170,9 +170,9 @@ Test(exit_status, init_creates_the_table_twice_fine)
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	h_start(&p, argv, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "13");
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s'", table), "15");
 	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_NAME='%s_history'", table),
-			 "9");
+			 "10");
 }
 
 Test(exit_status, init_upgrades_a_schema_1_table_in_place)
@@ -196,11 +196,11 @@ Test(exit_status, init_upgrades_a_schema_1_table_in_place)
 	/* ...after it, the row and its term are still there and grow. */
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "upgraded in place from schema 1 to 4"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "upgraded in place from schema 1 to 5"), "%s", h_slurp(p.err));
 	h_start(&p, use, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', last_exit) FROM %s WHERE name='up'", table), "42 0");
-	/* Up to schema 4: the run history's table too, with this run. */
+	/* Up to schema 5: the run history's table too, with this run. */
 	cr_assert_str_eq(
 	    h_sql("SELECT CONCAT(term, ' ', outcome, ' ', exit_status) FROM %s_history WHERE lease='up'", table),
 	    "42 exited 0");

@@ -312,7 +312,7 @@ Test(operations, init_upgrades_a_schema_2_table_in_place_keeping_rows_and_terms)
 	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 4"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 5"), "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(name, term ORDER BY name) FROM %s", table), "other7,up41");
 	h_start(&p, use, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
@@ -360,8 +360,9 @@ static int count_char(const char *text, char c)
 	return n;
 }
 
-/* A run on a schema-3 table: exits STATUS after renewing a few times, and
- * says, in one line and once, that the history is off and what enables it. */
+/* A run on a lease table without its history: exits STATUS after renewing
+ * a few times, and says, in one line and once, that the history is off and
+ * what enables it. */
 static void assert_runs_without_history(const char *dsn, const char *table, const char *lease, const char *why)
 {
 	struct h_proc p;
@@ -375,7 +376,7 @@ static void assert_runs_without_history(const char *dsn, const char *table, cons
 	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s: %s", why, h_slurp(p.err));
 }
 
-Test(operations, a_schema_3_database_runs_leases_without_history_and_warns_once)
+Test(operations, a_database_without_the_history_table_runs_leases_and_warns_once)
 {
 	struct h_proc p;
 	char table[64], history[64], dsn[600];
@@ -384,7 +385,11 @@ Test(operations, a_schema_3_database_runs_leases_without_history_and_warns_once)
 
 	snprintf(table, sizeof(table), "s3_%ld_lease", (long)getpid());
 	snprintf(history, sizeof(history), "s3_%ld_history", (long)getpid());
-	create_schema_3_table(table);
+	/* The lease table as --init makes it, its history dropped (an
+	 * administrator who applied only the lease table's DDL). */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	h_sql("DROP TABLE %s", history);
 	/* Not upgraded yet, seen by a user that could create the table... */
 	assert_runs_without_history(h_dsn_root(), table, lease, "root");
 	/* ...and by the fleet's user with schema 3's grants (sql/grants.sql
@@ -426,7 +431,7 @@ Test(operations, a_schema_3_database_runs_leases_without_history_and_warns_once)
 	"expires_at, IFNULL(last_exit, '-'), revoked_term, IFNULL(paused_until, '-'), paused_by, "                     \
 	"IFNULL(last_slot, '-'), IFNULL(slot_term, '-')) ORDER BY name SEPARATOR ';') FROM %s"
 
-Test(operations, init_upgrades_a_schema_3_table_to_4_keeping_rows_and_terms)
+Test(operations, init_upgrades_a_schema_3_table_to_5_keeping_rows_and_terms)
 {
 	struct h_proc p;
 	char table[64], history[64], before[4096];
@@ -445,7 +450,7 @@ Test(operations, init_upgrades_a_schema_3_table_to_4_keeping_rows_and_terms)
 	snprintf(before, sizeof(before), "%s", h_sql(ROWS_OF, table));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 4"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 5"), "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql(ROWS_OF, table), before, "a row changed");
 	cr_assert(table_exists(history));
 	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM %s", history), "0");
@@ -456,6 +461,46 @@ Test(operations, init_upgrades_a_schema_3_table_to_4_keeping_rows_and_terms)
 	h_sleep_ms(300);
 	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', outcome) FROM %s WHERE lease='up'", history), "42 exited");
 	/* And once more: nothing left to do. */
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "upgraded"), "%s", h_slurp(p.err));
+}
+
+Test(operations, init_upgrades_a_schema_4_database_to_5_keeping_runs_and_terms)
+{
+	struct h_proc p;
+	char table[64], history[64], before[4096];
+	const char *init[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL};
+	const char *use[] = {h_bin(), "-d", h_dsn_root(), "--table", table, "-n", "-l", "up", "--", "true", NULL};
+
+	snprintf(table, sizeof(table), "v4_%ld_lease", (long)getpid());
+	snprintf(history, sizeof(history), "v4_%ld_history", (long)getpid());
+	create_schema_3_table(table);
+	/* Schema 4's history, as sql/upgrade-3-to-4.sql made it. */
+	h_sql("CREATE TABLE %s (lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "term BIGINT UNSIGNED NOT NULL, holder VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "host VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '', "
+	      "started_at DATETIME(6) NOT NULL, ended_at DATETIME(6) NULL, outcome VARCHAR(16) NOT NULL DEFAULT '', "
+	      "exit_status INT NULL, exit_signal INT NULL, PRIMARY KEY (lease, term)) ENGINE=InnoDB",
+	      history);
+	h_sql("INSERT INTO %s (name, holder, term) VALUES ('up', 'h1', 41), ('other', '', 7)", table);
+	h_sql("INSERT INTO %s (lease, term, holder, started_at, ended_at, outcome, exit_status) VALUES "
+	      "('up', 41, 'h1', '2026-01-02 03:04:05', '2026-01-02 03:04:06', 'exited', 0)",
+	      history);
+	snprintf(before, sizeof(before), "%s", h_sql(ROWS_OF, table));
+	/* Not upgraded: a run of this build says what to do. */
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 78);
+	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
+	h_start(&p, init, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 4 to 5"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql(ROWS_OF, table), before, "a row changed");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(CONCAT(slot, slots) ORDER BY name) FROM %s", table), "01,01");
+	cr_assert_str_eq(h_sql("SELECT CONCAT(slot, ' ', term, ' ', outcome) FROM %s", history), "0 41 exited");
+	h_start(&p, use, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='up'", table), "42");
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_null(strstr(h_slurp(p.err), "upgraded"), "%s", h_slurp(p.err));

@@ -165,10 +165,11 @@ Test(upgrade, old_holder_new_waiters_across_an_init_that_upgrades_the_table)
 	   TAGGED(old_tags, log, lock, "2.5"));
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
 	/* The upgrade, while an old holder runs: it adds the history table
-	 * and leaves the lease table (and the holder) alone. */
+	 * and the lease table's slot columns (schema 5), and leaves the rows
+	 * (and the holder) alone. */
 	cr_assert_eq(run(new, root, (const char *const[]){"--table", table, "--init", NULL}, &p), 0, "%s",
 		     h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 4"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 5"), "%s", h_slurp(p.err));
 	cr_assert(table_exists(history));
 	/* New hosts, and one not upgraded yet, wait their turn. */
 	for (int i = 0; i < 2; i++)
@@ -218,7 +219,7 @@ Test(upgrade, new_holder_old_waiters_and_both_read_status_meanwhile)
 	unsigned long long terms[8], olds[8], news[8];
 	int n;
 
-	/* The suite's table (schema 4 from sql/leaderrun.sql), and the user
+	/* The suite's table (schema 5 from sql/leaderrun.sql), and the user
 	 * with only sql/grants.sql's rights. */
 	snprintf(dsn, sizeof(dsn), "%s", h_dsn());
 	LR(&holder, new, dsn, "-t", "3s", "-l", lease, "--holder", "new-holder", "--",

@@ -16,12 +16,13 @@ Test(child_env, sets_lease_term_holder_and_drops_secrets)
 {
 	char *base[] = {"PATH=/bin",	    "LEADERRUN_PASSWORD=hunter2", "LEADERRUN_DSN=mysql://app:hunter2@db/ops",
 			"LEADERRUN_TERM=1", "MYSQL_PWD=hunter2",	  NULL};
-	char **env = child_env_build(base, "nightly", 42, "h:1:ab");
+	char **env = child_env_build(base, "nightly", 42, 2, "h:1:ab");
 
 	cr_assert_not_null(env);
 	cr_assert_str_eq(find(env, "PATH"), "/bin");
 	cr_assert_str_eq(find(env, "LEADERRUN_LEASE"), "nightly");
 	cr_assert_str_eq(find(env, "LEADERRUN_TERM"), "42");
+	cr_assert_str_eq(find(env, "LEADERRUN_SLOT"), "2");
 	cr_assert_str_eq(find(env, "LEADERRUN_HOLDER"), "h:1:ab");
 	cr_assert_null(find(env, "LEADERRUN_PASSWORD"));
 	cr_assert_null(find(env, "MYSQL_PWD"));

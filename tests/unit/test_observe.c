@@ -44,8 +44,10 @@ Test(observe, upgrade_scripts_are_what_init_runs)
 	history_sql_render(&h, "leaderrun_history", "leaderrun_lease");
 	cr_assert_str_eq(shipped("upgrade-1-to-2.sql", "ALTER TABLE", 0), sql.upgrade[0]);
 	cr_assert_str_eq(shipped("upgrade-2-to-3.sql", "ALTER TABLE", 0), sql.upgrade[1]);
-	cr_assert_str_eq(shipped("upgrade-3-to-4.sql", "CREATE TABLE", 0), h.create);
-	/* leaderrun.sql creates both tables, schema 4. */
+	cr_assert_str_eq(shipped("upgrade-4-to-5.sql", "ALTER TABLE", 0), sql.upgrade[3]);
+	cr_assert_str_eq(shipped("upgrade-4-to-5.sql", "ALTER TABLE", 1), h.upgrade);
+	/* leaderrun.sql creates both tables, schema 5. */
+	cr_assert_str_eq(shipped("leaderrun.sql", "CREATE TABLE", 0), sql.create);
 	cr_assert_str_eq(shipped("leaderrun.sql", "CREATE TABLE", 1), h.create);
 }
 
