@@ -42,7 +42,7 @@ Test(child_env, drops_systemd_notify_variables)
 			"NOTIFY_SOCKETS=kept",
 			"PATH=/bin",
 			NULL};
-	char **env = child_env_build(base, "svc", 7, "h:1:ab");
+	char **env = child_env_build(base, "svc", 7, 0, "h:1:ab");
 
 	cr_assert_not_null(env);
 	cr_assert_null(find(env, "NOTIFY_SOCKET"));
