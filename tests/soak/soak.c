@@ -45,14 +45,29 @@
  * after which the holder either keeps its lease through another node or
  * exits 76, and nobody else's command starts while its runs.
  *
+ * With -S N the contenders run with --slots N (N+1 of them unless -n says
+ * more, so that one always waits), each command is tests/soak/slot-probe.sh
+ * (LR_SLOT_PROBE), and every check holds per slot. The probe holds two
+ * flocks for as long as any process of its job lives: its slot's (two
+ * commands in one slot at once are an overlap) and the first free of N seats
+ * (a command that finds all N taken is one more than N at once; the seats do
+ * not trust LEADERRUN_SLOT). Each episode waits until all N slots are held,
+ * picks one holder at random and injects the fault into it: its slot must be
+ * taken over (a term above its last, in that slot), its old command must be
+ * dead, and the other slots' commands untouched (same pid, same term). A
+ * database fault hits every holder: dblong stops all N, each slot taken over
+ * afterwards; --release names the slot (--slot K). Terms grow per slot. Not
+ * with -g.
+ *
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
  * holder that exited with the wrong status, a descendant that survived, or
  * a lease that was never acquired again.
  *
- * Usage: soak [-g] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
+ * Usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
  * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_SANDBOX_GALERA (with -g),
- * LR_PROBE (set by meson and scripts/soak).
+ * LR_PROBE (set by meson and scripts/soak), LR_SLOT_PROBE (with -S; set by
+ * scripts/soak).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -99,6 +114,7 @@ static const enum fault single_faults[] = {F_KILL9,  F_BLACKHOLE, F_NOREPLY, F_S
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 
 #define MAX_CONTENDERS 5
+#define MAX_SLOTS      (MAX_CONTENDERS - 1) /* -S: one contender waits at least */
 #define LEASE	       "soak"
 
 struct contender {
@@ -115,14 +131,16 @@ struct stats {
 	int64_t failover_ms[4096];
 	int nfailover;
 	int64_t max_stale_ms;
-	int hint_back, hint_restarts; /* dbhint: followers blocked on the hint again / restarts */
+	int hint_back, hint_restarts;  /* dbhint: followers blocked on the hint again / restarts */
+	int slot_takeovers[MAX_SLOTS]; /* -S: takeovers per slot */
 };
 
 struct soak {
-	const char *bin, *sandbox, *probe, *faketime_lib;
+	const char *bin, *sandbox, *probe, *slot_probe, *faketime_lib;
 	char dir[256], dbdir[300], log[320], lock[320];
 	char socket[300], port[16], user[64], password[128], dbname[64];
 	int ncont;
+	int slots; /* -S: --slots N; 0 without */
 	int ttl_ms;
 	bool galera, root;
 	int node_port[3];
@@ -220,12 +238,16 @@ static int sql(struct soak *s, const char *q, char *out, size_t len)
 
 static void start_contender(struct soak *s, int i)
 {
-	char dsn[512], ttl[32], errpath[320];
+	char dsn[512], ttl[32], errpath[320], slots[16];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	char *argv[] = {
 	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
 	    (char *)s->probe, s->log, s->lock, "3600", NULL};
+	char *slot_argv[] = {(char *)s->bin, "-v",  "-d",   dsn,       "-t",  ttl,  "--retry-interval",
+			     "200ms",	     "-l",  LEASE,  "--slots", slots, "--", (char *)s->slot_probe,
+			     s->dir,	     slots, "3600", NULL};
+	char **args = s->slots ? slot_argv : argv;
 
 	if (s->galera) {
 		/* Each contender its own node first, the others after. */
@@ -236,6 +258,7 @@ static void start_contender(struct soak *s, int i)
 		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password,
 			 proxy_port(s->c[i].proxy), s->dbname);
 	snprintf(ttl, sizeof(ttl), "%dms", s->ttl_ms);
+	snprintf(slots, sizeof(slots), "%d", s->slots);
 	snprintf(errpath, sizeof(errpath), "%s/contender%d.err", s->dir, i);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -264,12 +287,12 @@ static void start_contender(struct soak *s, int i)
 		env[n++] = preload;
 		env[n++] = spec;
 		env[n++] = "FAKETIME_DISABLE_SHM=1";
-		if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, argv, env) != 0) {
+		if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, args, env) != 0) {
 			fprintf(stderr, "soak: cannot start %s\n", s->bin);
 			exit(2);
 		}
 		free(env);
-	} else if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, argv, environ) != 0) {
+	} else if (posix_spawn(&s->c[i].pid, s->bin, &fa, &attr, args, environ) != 0) {
 		fprintf(stderr, "soak: cannot start %s\n", s->bin);
 		exit(2);
 	}
@@ -298,7 +321,16 @@ struct probe_state {
 	unsigned long long last_term;
 	int64_t last_start_ns;
 	pid_t last_pid;
-	bool terms_grew;
+	bool terms_grew; /* with -S: per slot */
+	/* -S: the last start in each slot ("start TERM NS PID SLOT SEAT"). */
+	struct {
+		int starts;
+		unsigned long long term;
+		pid_t pid;
+	} slot[MAX_SLOTS];
+	int bad_starts;		  /* -S: a start without a slot or a seat in 0..N-1 */
+	int most;		  /* -S: the highest seat taken plus one, the most commands seen at once */
+	int doubled, over, range; /* -S: violations: a slot's lock held, every seat held, a slot not in 0..N-1 */
 };
 
 static struct probe_state probe_read(struct soak *s)
@@ -313,19 +345,42 @@ static struct probe_state probe_read(struct soak *s)
 		char what[16];
 		unsigned long long term;
 		long long ns;
-		int pid = 0;
-		if (sscanf(line, "%15s %llu %lld %d", what, &term, &ns, &pid) < 3)
-			continue;
-		if (strcmp(what, "violation") == 0)
+		int pid = 0, slot = -1, seat = -1;
+		/* Whatever follows (the term is "?" without LEADERRUN_TERM). */
+		if (strncmp(line, "violation ", 10) == 0) {
 			p.violations++;
+			if (s->slots && sscanf(line, "violation %*s %*s %*s %15s", what) == 1) {
+				p.doubled += strcmp(what, "slot") == 0;
+				p.over += strcmp(what, "seats") == 0;
+				p.range += strcmp(what, "range") == 0;
+			}
+			continue;
+		}
+		if (sscanf(line, "%15s %llu %lld %d %d %d", what, &term, &ns, &pid, &slot, &seat) < 3)
+			continue;
 		if (strcmp(what, "start") != 0)
 			continue;
-		if (term <= p.last_term)
-			p.terms_grew = false;
 		p.starts++;
-		p.last_term = term;
 		p.last_start_ns = ns;
 		p.last_pid = pid;
+		if (!s->slots) {
+			if (term <= p.last_term)
+				p.terms_grew = false;
+			p.last_term = term;
+			continue;
+		}
+		p.last_term = term;
+		if (slot < 0 || slot >= s->slots || seat < 0 || seat >= s->slots) {
+			p.bad_starts++;
+			continue;
+		}
+		if (term <= p.slot[slot].term)
+			p.terms_grew = false;
+		p.slot[slot].starts++;
+		p.slot[slot].term = term;
+		p.slot[slot].pid = pid;
+		if (seat + 1 > p.most)
+			p.most = seat + 1;
 	}
 	fclose(f);
 	return p;
@@ -355,6 +410,59 @@ static int current_holder(struct soak *s, int timeout_ms)
 		if (procs_now_ms() >= end)
 			return -1;
 		procs_sleep_ms(50);
+	}
+}
+
+/* -S: the contender in each slot (HOLD[K], by the rows' holder pids), once
+ * every one of the N slots is held and each slot's probe has logged the
+ * start of its term. Returns 0, or -1 if that did not happen in time. */
+static int slot_holders(struct soak *s, int timeout_ms, int hold[MAX_SLOTS])
+{
+	int64_t end = procs_now_ms() + timeout_ms;
+	char out[2048];
+
+	for (;;) {
+		if (sql(s,
+			"SELECT slot, term, holder FROM leaderrun_lease WHERE name='" LEASE
+			"' AND expires_at > UTC_TIMESTAMP(6) ORDER BY slot",
+			out, sizeof(out)) == 0) {
+			struct probe_state p = probe_read(s);
+			int held = 0;
+			for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+				unsigned slot;
+				unsigned long long term;
+				char *colon = strchr(l, ':');
+				long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
+				if (sscanf(l, "%u %llu", &slot, &term) != 2 || slot >= (unsigned)s->slots ||
+				    p.slot[slot].term != term)
+					continue;
+				for (int i = 0; i < s->ncont; i++)
+					if (s->c[i].pid == pid) {
+						hold[slot] = i;
+						held++;
+					}
+			}
+			if (held == s->slots)
+				return 0;
+		}
+		if (procs_now_ms() >= end)
+			return -1;
+		procs_sleep_ms(50);
+	}
+}
+
+/* -S: waits until a command with a term above TERM has started in SLOT.
+ * Returns the time of its start (CLOCK_MONOTONIC ms), or -1. */
+static int64_t wait_slot_start(struct soak *s, int slot, unsigned long long term, int timeout_ms)
+{
+	int64_t end = procs_now_ms() + timeout_ms;
+
+	for (;;) {
+		if (probe_read(s).slot[slot].term > term)
+			return procs_now_ms();
+		if (procs_now_ms() >= end)
+			return -1;
+		procs_sleep_ms(10);
 	}
 }
 
@@ -448,9 +556,46 @@ static void restart(struct soak *s, int i)
 	s->c[i].restarts++;
 }
 
+/* -S: after a fault that stopped slot HS's holder (every holder if ALL):
+ * each such slot is taken over with a larger term, its old command dead by
+ * then (the probe's slot lock says so to the instant; this is the soak's own
+ * look), and every other slot's command ran on untouched throughout. */
+static void check_slots_after(struct soak *s, enum fault f, const struct probe_state *before, int hs, bool all,
+			      int64_t t0)
+{
+	struct probe_state p;
+
+	for (int k = 0; k < s->slots; k++) {
+		pid_t old = before->slot[k].pid;
+		int64_t t1;
+		if (!all && k != hs)
+			continue;
+		t1 = wait_slot_start(s, k, before->slot[k].term, s->ttl_ms * 4 + 15000);
+		if (t1 < 0)
+			fail(s, "%s: slot %d was never acquired again", fault_names[f], k);
+		else if (s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
+			s->st.takeovers++;
+			s->st.slot_takeovers[k]++;
+			s->st.failover_ms[s->st.nfailover++] = t1 - t0;
+		}
+		if (old > 0 && procs_alive(old))
+			fail(s, "%s: slot %d's old command %d survived", fault_names[f], k, (int)old);
+	}
+	p = probe_read(s);
+	for (int k = 0; k < s->slots && !all; k++) {
+		pid_t old = before->slot[k].pid;
+		if (k != hs && (p.slot[k].term != before->slot[k].term || !procs_alive(old)))
+			fail(s, "%s on slot %d touched slot %d: term %llu -> %llu, its command %d %s", fault_names[f],
+			     hs, k, before->slot[k].term, p.slot[k].term, (int)old,
+			     procs_alive(old) ? "alive" : "gone");
+	}
+}
+
 static void episode(struct soak *s)
 {
-	int h = current_holder(s, s->ttl_ms * 4 + 10000);
+	int hold[MAX_SLOTS] = {0}, hs = 0; /* -S: the contender in each slot; the slot faulted */
+	int h = s->slots ? (slot_holders(s, s->ttl_ms * 4 + 10000, hold) == 0 ? 0 : -1)
+			 : current_holder(s, s->ttl_ms * 4 + 10000);
 	/* Without root no partition: pick again rather than skew the mix. */
 	enum fault f;
 	do
@@ -463,17 +608,29 @@ static void episode(struct soak *s)
 	pid_t command;
 
 	if (h < 0) {
-		fail(s, "nobody holds the lease");
+		if (s->slots)
+			fail(s, "not all %d slots are held", s->slots);
+		else
+			fail(s, "nobody holds the lease");
 		return;
 	}
+	if (s->slots) {
+		/* One of the holders, at random. */
+		hs = (int)(rnd(s) % (uint64_t)s->slots);
+		h = hold[hs];
+	}
 	before = probe_read(s);
-	command = before.last_pid;
+	command = s->slots ? before.slot[hs].pid : before.last_pid;
 	restarts_before = s->c[h].restarts;
 	failures_before = s->st.failures;
 	s->st.episodes++;
 	s->st.per_fault[f]++;
-	printf("soak: episode %d: %s on contender %d (term %llu)\n", s->st.episodes, fault_names[f], h,
-	       before.last_term);
+	if (s->slots)
+		printf("soak: episode %d: %s on contender %d (slot %d, term %llu)\n", s->st.episodes, fault_names[f], h,
+		       hs, before.slot[hs].term);
+	else
+		printf("soak: episode %d: %s on contender %d (term %llu)\n", s->st.episodes, fault_names[f], h,
+		       before.last_term);
 
 	fflush(stdout);
 	t0 = procs_now_ms();
@@ -517,9 +674,16 @@ static void episode(struct soak *s)
 	case F_DBLONG:
 		sandbox(s, "kill");
 		expect_exit(s, h, 76, fault_names[f]);
+		/* -S: every holder loses its slot. */
+		for (int k = 0; k < s->slots; k++)
+			if (k != hs)
+				expect_exit(s, hold[k], 76, fault_names[f]);
 		procs_sleep_ms(s->ttl_ms / 2);
 		sandbox(s, "restart");
 		restart(s, h);
+		for (int k = 0; k < s->slots; k++)
+			if (k != hs)
+				restart(s, hold[k]);
 		break;
 	case F_FREEZE:
 		kill(s->c[h].pid, SIGSTOP);
@@ -574,7 +738,7 @@ static void episode(struct soak *s)
 	case F_RELEASE: {
 		/* Straight to the server (not through a contender's proxy), as
 		 * an operator would. */
-		char dsn[512], out[512];
+		char dsn[512], out[512], slot[16];
 		if (s->galera)
 			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password,
 				 s->node_port[0], s->dbname);
@@ -582,7 +746,11 @@ static void episode(struct soak *s)
 			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port,
 				 s->dbname);
 		snprintf(out, sizeof(out), "%s/release.out", s->dir);
-		if (run_quiet((char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL}, out) != 0)
+		snprintf(slot, sizeof(slot), "%d", hs);
+		/* -S: the holder's slot alone. */
+		if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
+				       : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
+			      out) != 0)
 			fail(s, "release: leaderrun --release failed");
 		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
@@ -632,7 +800,28 @@ static void episode(struct soak *s)
 		 * (with the defaults: 55% of the ttl, less 1/30 of it). A restart
 		 * that a loaded machine made slower is no such outage. */
 		int64_t budget = s->ttl_ms * 55 / 100 - s->ttl_ms / 30 - 20;
-		if ((f == F_DBSHORT || f == F_DBHINT) && p.last_term != before.last_term) {
+		/* -S: the same per slot; every holder went through the outage. A
+		 * KILL of the sessions is no outage at all: note a slot that
+		 * changed hands, and put its holder back. */
+		for (int k = 0; k < s->slots; k++) {
+			if (p.slot[k].term == before.slot[k].term)
+				continue;
+			if (f == F_KILLCONN)
+				printf("soak: killconn: slot %d went from term %llu to %llu\n", k, before.slot[k].term,
+				       p.slot[k].term);
+			else if (outage_ms < budget)
+				fail(s,
+				     "%s: an outage of %lld ms (budget %lld ms) disturbed slot %d's command (term "
+				     "%llu -> %llu)",
+				     fault_names[f], (long long)outage_ms, (long long)budget, k, before.slot[k].term,
+				     p.slot[k].term);
+			else
+				printf("soak: %s took %lld ms, over the %lld ms budget: a long outage after all\n",
+				       fault_names[f], (long long)outage_ms, (long long)budget);
+			expect_exit(s, hold[k], 76, fault_names[f]);
+			restart(s, hold[k]);
+		}
+		if (!s->slots && (f == F_DBSHORT || f == F_DBHINT) && p.last_term != before.last_term) {
 			if (outage_ms < budget)
 				fail(s,
 				     "%s: an outage of %lld ms (budget %lld ms) disturbed the command (term %llu "
@@ -646,6 +835,8 @@ static void episode(struct soak *s)
 			expect_exit(s, h, 76, fault_names[f]);
 			restart(s, h);
 		}
+	} else if (s->slots) {
+		check_slots_after(s, f, &before, hs, f == F_DBLONG, t0);
 	} else {
 		t1 = wait_new_start(s, before.last_term, s->ttl_ms * 4 + 15000);
 		if (t1 < 0)
@@ -663,6 +854,9 @@ static void episode(struct soak *s)
 			fail(s, "%s: overlap: %d violations in the probe log", fault_names[f], p.violations);
 		if (!p.terms_grew)
 			fail(s, "%s: a term did not grow", fault_names[f]);
+		if (p.bad_starts)
+			fail(s, "%s: %d commands started without a slot and a seat in 0..%d", fault_names[f],
+			     p.bad_starts, s->slots - 1);
 	}
 	if (s->st.failures > failures_before)
 		s->st.failed_episodes++;
@@ -712,11 +906,12 @@ int main(int argc, char *argv[])
 	int episodes = 0, duration_s = 0, opt, rc;
 	unsigned long long seed = 0;
 	int64_t start;
+	bool ncont_given = false, slots_given = false;
 
 	memset(&s, 0, sizeof(s));
 	s.ncont = 3;
 	s.ttl_ms = 0;
-	while ((opt = getopt(argc, argv, "ge:d:n:t:s:h")) != -1) {
+	while ((opt = getopt(argc, argv, "ge:d:n:t:s:S:h")) != -1) {
 		switch (opt) {
 		case 'g':
 			s.galera = true;
@@ -729,6 +924,11 @@ int main(int argc, char *argv[])
 			break;
 		case 'n':
 			s.ncont = atoi(optarg);
+			ncont_given = true;
+			break;
+		case 'S':
+			s.slots = atoi(optarg);
+			slots_given = true;
 			break;
 		case 't':
 			s.ttl_ms = atoi(optarg);
@@ -737,10 +937,24 @@ int main(int argc, char *argv[])
 			seed = strtoull(optarg, NULL, 10);
 			break;
 		default:
-			fprintf(
-			    stderr,
-			    "usage: soak [-g] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] [-t TTL_MS] [-s SEED]\n");
+			fprintf(stderr,
+				"usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] "
+				"[-t TTL_MS] [-s SEED]\n"
+				"  -S SLOTS  the contenders run with --slots SLOTS (1-%d; SLOTS+1 contenders\n"
+				"            unless -n says more), and every check holds per slot\n",
+				MAX_SLOTS);
 			return opt == 'h' ? 0 : 64;
+		}
+	}
+	if (slots_given) {
+		/* One contender waits at least: a freed slot is always taken
+		 * over by someone else, as a freed lease is. */
+		if (!ncont_given)
+			s.ncont = s.slots + 1;
+		if (s.slots < 1 || s.slots > MAX_SLOTS || s.ncont <= s.slots || s.galera) {
+			fprintf(stderr, "soak: -S needs 1-%d slots, more contenders than slots, and no -g\n",
+				MAX_SLOTS);
+			return 64;
 		}
 	}
 	/* On Galera the default ttl leaves room for a membership change
@@ -755,6 +969,7 @@ int main(int argc, char *argv[])
 	s.sandbox = getenv(s.galera ? "LR_SANDBOX_GALERA" : "LR_SANDBOX");
 	s.root = geteuid() == 0;
 	s.probe = getenv("LR_PROBE");
+	s.slot_probe = getenv("LR_SLOT_PROBE");
 	{
 		static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
 						   "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
@@ -768,12 +983,18 @@ int main(int argc, char *argv[])
 			s.galera ? "_GALERA" : "");
 		return 64;
 	}
+	if (s.slots && !s.slot_probe) {
+		fprintf(stderr, "soak: -S needs LR_SLOT_PROBE set (use scripts/soak --slots)\n");
+		return 64;
+	}
 	s.rng = seed ? seed : (uint64_t)time(NULL) ^ (uint64_t)getpid() << 16;
 	if (!s.rng)
 		s.rng = 1;
 	printf("soak: seed %llu, %d contenders, ttl %d ms, %s\n", (unsigned long long)s.rng, s.ncont, s.ttl_ms,
 	       s.galera ? (s.root ? "3-node Galera cluster" : "3-node Galera cluster, no partitions (not root)")
 			: "one server");
+	if (s.slots)
+		printf("soak: --slots %d: %d run at once, %d wait\n", s.slots, s.slots, s.ncont - s.slots);
 
 	snprintf(s.dir, sizeof(s.dir), "/tmp/lrsoak.XXXXXX");
 	if (!mkdtemp(s.dir)) {
@@ -814,6 +1035,11 @@ int main(int argc, char *argv[])
 			fail(&s, "overlap: %d violations in the probe log", p.violations);
 		if (p.last_pid > 0 && procs_alive(p.last_pid))
 			fail(&s, "the last command %d survived", (int)p.last_pid);
+		for (int k = 0; k < s.slots; k++)
+			if (p.slot[k].pid > 0 && procs_alive(p.slot[k].pid))
+				fail(&s, "slot %d's last command %d survived", k, (int)p.slot[k].pid);
+		if (p.bad_starts)
+			fail(&s, "%d commands started without a slot and a seat in 0..%d", p.bad_starts, s.slots - 1);
 	}
 
 	qsort(s.st.failover_ms, (size_t)s.st.nfailover, sizeof(int64_t), cmp64);
@@ -826,6 +1052,21 @@ int main(int argc, char *argv[])
 	printf("| failover max | %lld ms |\n", s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
 	printf("| largest stale-command window after a thaw | %lld ms |\n", (long long)s.st.max_stale_ms);
 	printf("| ttl | %d ms |\n", s.ttl_ms);
+	if (s.slots) {
+		struct probe_state p = probe_read(&s);
+		printf("| slots | %d, %d contenders |\n", s.slots, s.ncont);
+		printf("| overlaps: two commands in one slot / more than %d at once / a slot not in 0..%d | %d / %d / "
+		       "%d |\n",
+		       s.slots, s.slots - 1, p.doubled, p.over, p.range);
+		printf("| most commands at once (seats taken) | %d |\n", p.most);
+		printf("| takeovers per slot |");
+		for (int k = 0; k < s.slots; k++)
+			printf("%s %d: %d", k ? "," : "", k, s.st.slot_takeovers[k]);
+		printf(" |\n| starts per slot |");
+		for (int k = 0; k < s.slots; k++)
+			printf("%s %d: %d", k ? "," : "", k, p.slot[k].starts);
+		printf(" |\n");
+	}
 	if (s.galera)
 		printf("| node faults: holder kept its lease via another node / exited 76 | %d / %d |\n", s.st.kept,
 		       s.st.lost);
