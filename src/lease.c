@@ -25,6 +25,10 @@ enum {
 	SLOT_PAUSE,
 	SLOT_RESUME,
 };
+/* Other statements sent on a connection that also runs these take slots
+ * from 20 on: the run history's (history.c, on the lease's connection after
+ * the release) and --history's and --status's (admin.c). */
+_Static_assert(SLOT_RESUME < 20, "lease.c's statement slots stay below 20");
 
 /* Reads the row NAME into INFO; PERIOD_US > 0 also asks the server for the
  * --once-per slot its clock is in now (INFO->slot_us). */

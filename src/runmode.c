@@ -1,6 +1,7 @@
 #include "runmode.h"
 
 #include <stdbool.h>
+#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -208,6 +209,34 @@ void runmode_init(const struct options *o, struct outcome *out)
 	runmode_close(db);
 }
 
+/* A run that ended before its history row was started (history.h): the
+ * whole row goes out on the lease's connection, now that the release is
+ * done, instead of on a connection of its own (issue 13). Bounded like
+ * any history write; what is not written here history_finish writes. */
+static void runmode_history_ride(struct worker *w, struct history *h)
+{
+	int64_t give_up = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
+	struct worker_result r;
+	bool aborted = false;
+
+	if (!history_parked(h) || worker_submit_call(w, history_write_parked, h) < 0)
+		return;
+	while (worker_take(w, &r) != 0) {
+		struct pollfd p = {.fd = worker_fd(w), .events = POLLIN};
+		int64_t left = give_up - timing_now();
+
+		if (left <= 0 && aborted)
+			return; /* worker_stop leaves it behind */
+		if (left <= 0) {
+			worker_abort(w);
+			aborted = true;
+			give_up = timing_now() + USEC_PER_SEC;
+			continue;
+		}
+		(void)poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+	}
+}
+
 void runmode_run(const struct options *o, struct outcome *out)
 {
 	struct db_config cfg;
@@ -272,6 +301,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
 	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
 	supervisor_run(o, w, &obs, environ, out);
+	runmode_history_ride(w, obs.h);
 	/* The run's last history write, and the file that says "not held",
 	 * get a bounded moment each; then pings and webhooks theirs. */
 	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;

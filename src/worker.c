@@ -29,6 +29,8 @@ struct worker {
 	uint64_t term;
 	int exit_status;
 	int64_t wait_us;
+	worker_call_fn *call;
+	void *call_arg;
 	struct worker_result result;
 };
 
@@ -86,6 +88,12 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 
 	memset(r, 0, sizeof(*r));
 	r->op = op;
+	if (op == WORKER_CALL) {
+		/* The connection as it is: no lease work needs it now. */
+		r->called = w->call(w->call_arg, w->db);
+		r->outcome = LEASE_OK;
+		return;
+	}
 	if (!db_connected(w->db)) {
 		r->status = db_connect(w->db, r->err, sizeof(r->err));
 		if (r->status != DB_OK) {
@@ -152,6 +160,8 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		if (w->hints && db_connected(w->db))
 			db_disconnect(w->db);
 		break;
+	case WORKER_CALL: /* above */
+		break;
 	}
 	r->hint_held = w->hint_held;
 	db_server_info(w->db, &r->server);
@@ -192,6 +202,8 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&w->wake, &w->lock);
 		if (w->quit)
 			break;
+		/* worker_run_op reads call and call_arg unlocked: they change
+		 * only while no request is pending or running. */
 		op = w->op;
 		term = w->term;
 		exit_status = w->exit_status;
@@ -283,6 +295,23 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us)
 {
 	return worker_queue(w, WORKER_WAIT, term, -1, timeout_us);
+}
+
+int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->pending && !w->running && !w->done) {
+		w->call = fn;
+		w->call_arg = arg;
+		w->op = WORKER_CALL;
+		w->pending = true;
+		pthread_cond_signal(&w->wake);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
 }
 
 int worker_busy(struct worker *w)
