@@ -414,12 +414,17 @@ void db_disconnect(struct db *db)
 	/* Forget the fd first: once mysql_close frees it, the number may be
 	 * reused by another descriptor that db_abort must never touch. */
 	db_set_fd(db, -1);
+	/* The connection first: it detaches the statements (Connector/C's
+	 * ma_invalidate_stmts, libmysqlclient's mysql_detach_stmt_list), so
+	 * closing them then only frees them, without a COM_STMT_CLOSE each
+	 * on the way out: the server drops a session's statements with it
+	 * (issue 13). */
+	lib.mysql_close(db->mysql);
 	for (unsigned i = 0; i < DB_MAX_SLOTS; i++) {
 		if (db->stmts[i])
 			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
 	}
-	lib.mysql_close(db->mysql);
 	db->mysql = NULL;
 }
 
