@@ -176,7 +176,7 @@ static void *history_main(void *arg)
 		/* The start is written once the run has lasted
 		 * HISTORY_BEGIN_DELAY_US; a run that ends before is written
 		 * whole, in one statement (history_do_end). */
-		while (!h->end_pending && !h->quit) {
+		while (!h->end_pending && !(h->quit && !h->parked)) {
 			int64_t now = timing_now();
 			if (h->begin_pending && now >= h->begin_due)
 				break;
@@ -324,6 +324,8 @@ bool history_write_parked(void *arg, struct db *db)
 	}
 	h->parked = false;
 	h->busy = true;
+	/* A thread told to quit waited for this row: it may end now. */
+	pthread_cond_signal(&h->wake);
 	term = h->term;
 	at = h->acquired_at;
 	es = h->exit_status;
@@ -336,6 +338,16 @@ bool history_write_parked(void *arg, struct db *db)
 	pthread_cond_broadcast(&h->idle_cv);
 	pthread_mutex_unlock(&h->lock);
 	return true;
+}
+
+void history_quit(struct history *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_signal(&h->wake);
+	pthread_mutex_unlock(&h->lock);
 }
 
 int history_finish(struct history *h, int64_t until)

@@ -63,6 +63,10 @@ bool history_parked(struct history *h);
  * connection. ARG is the struct history. */
 bool history_write_parked(void *arg, struct db *db);
 
+/* The run is over: the thread ends once nothing is left for it to write
+ * (a parked row keeps it, for history_finish), without waiting for it. */
+void history_quit(struct history *h);
+
 /* Waits for the writes until UNTIL (CLOCK_BOOTTIME us), then stops.
  * Returns 0, or -1 if a write hung and its thread was left behind (then
  * the client library must stay up). */

@@ -209,17 +209,21 @@ void runmode_init(const struct options *o, struct outcome *out)
 	runmode_close(db);
 }
 
-/* A run that ended before its history row was started (history.h): the
- * whole row goes out on the lease's connection, now that the release is
- * done, instead of on a connection of its own (issue 13). Bounded like
- * any history write; what is not written here history_finish writes. */
-static void runmode_history_ride(struct worker *w, struct history *h)
+/* The run is over: the threads end, each closing its connection, side by
+ * side rather than one after the other (issue 13). A run that ended before
+ * its history row was started (history.h) first has the whole row sent on
+ * the lease's connection, now that the release is done, instead of on a
+ * connection of its own; bounded like any history write, and what is not
+ * written here history_finish writes. */
+static void runmode_wind_down(struct worker *w, struct history *h)
 {
 	int64_t give_up = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
 	struct worker_result r;
-	bool aborted = false;
+	bool aborted = false, ride = history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0;
 
-	if (!history_parked(h) || worker_submit_call(w, history_write_parked, h) < 0)
+	worker_quit(w);
+	history_quit(h);
+	if (!ride)
 		return;
 	while (worker_take(w, &r) != 0) {
 		struct pollfd p = {.fd = worker_fd(w), .events = POLLIN};
@@ -301,7 +305,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
 	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
 	supervisor_run(o, w, &obs, environ, out);
-	runmode_history_ride(w, obs.h);
+	runmode_wind_down(w, obs.h);
 	/* The run's last history write, and the file that says "not held",
 	 * get a bounded moment each; then pings and webhooks theirs. */
 	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;

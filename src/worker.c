@@ -23,8 +23,8 @@ struct worker {
 	int64_t slot_us; /* --once-per: the slot this run contends for, once known */
 	int pipe[2];	 /* [0] polled by the supervisor, [1] written here */
 
-	/* Guarded by lock. */
-	bool pending, running, done, quit;
+	/* Guarded by lock. quit_after: worker_quit came while busy. */
+	bool pending, running, done, quit, quit_after;
 	enum worker_op op;
 	uint64_t term;
 	int exit_status;
@@ -219,6 +219,7 @@ static void *worker_main(void *arg)
 		w->result = r;
 		w->running = false;
 		w->done = true;
+		w->quit = w->quit || w->quit_after;
 		(void)!write(w->pipe[1], "", 1);
 	}
 	detached = w->detached;
@@ -344,6 +345,17 @@ int worker_take(struct worker *w, struct worker_result *out)
 void worker_abort(struct worker *w)
 {
 	db_abort(w->db);
+}
+
+void worker_quit(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->pending || w->running)
+		w->quit_after = true;
+	else
+		w->quit = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
 }
 
 int worker_stop(struct worker *w)

@@ -83,6 +83,12 @@ int worker_take(struct worker *w, struct worker_result *out);
 /* Cuts the statement in progress short (its result reports an error). */
 void worker_abort(struct worker *w);
 
+/* Asks the thread to close its connection and end once the request in
+ * progress (if any) is done and its result posted, without waiting:
+ * worker_stop then finds it ending, or ended. The close (a COM_QUIT, so the
+ * server counts no aborted connection) overlaps what the caller does next. */
+void worker_quit(struct worker *w);
+
 /* Stops the thread and frees it and its db. A worker stuck in a call is
  * left behind to free itself if the call ever returns: the process is about
  * to exit, and waiting for it is exactly what must never happen. Returns 0
