@@ -32,6 +32,7 @@ struct history {
 	unsigned keep;
 	bool failing;  /* the last write failed; logged once */
 	bool inserted; /* the run's row is there, open */
+	bool started;  /* the thread runs; only the main thread reads or sets it */
 
 	/* Guarded by lock. parked: the run ended before its start was
 	 * written; its whole row waits for history_write_parked or
@@ -256,12 +257,49 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	pthread_cond_init(&h->idle_cv, NULL);
-	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
-		db_free(h->db);
-		free(h);
-		return NULL;
-	}
 	return h;
+}
+
+/* The thread starts only when there is something for it to write: a short
+ * run, whose row rides on the lease's connection, never has one (issue 13:
+ * on two cores, its start and wake-ups slowed the lease's own round trips
+ * more than its writes did). */
+static bool history_start_thread(struct history *h)
+{
+	if (h->started)
+		return true;
+	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
+		history_failed(h, DB_ERROR, "cannot start the history thread");
+		return false;
+	}
+	h->started = true;
+	return true;
+}
+
+int64_t history_due(struct history *h)
+{
+	int64_t due = 0;
+
+	if (!h || h->started)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	if (h->begin_pending)
+		due = h->begin_due;
+	pthread_mutex_unlock(&h->lock);
+	return due;
+}
+
+void history_tick(struct history *h, int64_t now)
+{
+	int64_t due = history_due(h);
+
+	if (due && now >= due && !history_start_thread(h)) {
+		/* Then the row is written whole at the end, on the lease's
+		 * connection. */
+		pthread_mutex_lock(&h->lock);
+		h->begin_due = INT64_MAX;
+		pthread_mutex_unlock(&h->lock);
+	}
 }
 
 void history_begin(struct history *h, uint64_t term, int64_t acquired_at)
@@ -273,7 +311,6 @@ void history_begin(struct history *h, uint64_t term, int64_t acquired_at)
 	h->acquired_at = acquired_at;
 	h->begin_due = timing_now() + HISTORY_BEGIN_DELAY_US;
 	h->begin_pending = true;
-	pthread_cond_signal(&h->wake);
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -352,7 +389,7 @@ void history_quit(struct history *h)
 
 int history_finish(struct history *h, int64_t until)
 {
-	bool idle;
+	bool idle, work;
 
 	if (!h)
 		return 0;
@@ -363,6 +400,16 @@ int history_finish(struct history *h, int64_t until)
 		h->end_pending = true;
 	}
 	h->quit = true;
+	work = h->begin_pending || h->end_pending;
+	pthread_mutex_unlock(&h->lock);
+	if (work && !history_start_thread(h)) {
+		pthread_mutex_lock(&h->lock);
+		h->begin_pending = h->end_pending = false;
+		pthread_mutex_unlock(&h->lock);
+	}
+	if (!h->started)
+		goto done;
+	pthread_mutex_lock(&h->lock);
 	pthread_cond_signal(&h->wake);
 	while ((h->begin_pending || h->end_pending || h->busy) && timing_now() < until) {
 		timing_cond_wait(&h->idle_cv, &h->lock, 20 * USEC_PER_MSEC);
@@ -380,6 +427,7 @@ int history_finish(struct history *h, int64_t until)
 	if (!idle)
 		return -1;
 	pthread_join(h->thread, NULL);
+done:
 	db_free(h->db);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);

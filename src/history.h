@@ -46,6 +46,12 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
  * (CLOCK_BOOTTIME us). */
 void history_begin(struct history *h, uint64_t term, int64_t acquired_at);
 
+/* When the start row falls due (CLOCK_BOOTTIME us), for the caller's
+ * timer; 0: nothing waits for a time. At or after it, history_tick starts
+ * the thread that writes it. Main thread only, like history_finish. */
+int64_t history_due(struct history *h);
+void history_tick(struct history *h, int64_t now);
+
 /* The run ended: OUTCOME is one of HISTORY_*; EXIT_STATUS / SIG (-1:
  * none) what the command's wait status said. */
 void history_end(struct history *h, const char *outcome, int exit_status, int sig);

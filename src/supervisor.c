@@ -783,6 +783,8 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 		else if (!worker_busy)
 			CONSIDER(s->next_renew);
 	}
+	if (history_due(s->h))
+		CONSIDER(history_due(s->h));
 #undef CONSIDER
 	return at;
 }
@@ -808,6 +810,7 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		child_signal(&s->child, o->kill_signal);
 		child_kill_orphans(&s->child, o->kill_signal);
 	}
+	history_tick(s->h, now);
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
 		log_warn("processes left by the command outlived --kill-grace; killing them");
 		child_signal(&s->child, SIGKILL);
