@@ -1,7 +1,6 @@
 #include "runmode.h"
 
 #include <stdbool.h>
-#include <poll.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -211,34 +210,25 @@ void runmode_init(const struct options *o, struct outcome *out)
 
 /* The run is over: the threads end, each closing its connection, side by
  * side rather than one after the other (issue 13). A run that ended before
- * its history row was started (history.h) first has the whole row sent on
- * the lease's connection, now that the release is done, instead of on a
- * connection of its own; bounded like any history write, and what is not
- * written here history_finish writes. */
+ * its history row was started (history.h) has the whole row sent on the
+ * lease's connection: right after the release, by the worker itself
+ * (worker_after_release); or, when no release was sent (a lost lease),
+ * now. Bounded like any history write; a row not written on the lease's
+ * connection history_finish writes on the history's own. */
 static void runmode_wind_down(struct worker *w, struct history *h)
 {
-	int64_t give_up = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
-	struct worker_result r;
-	bool aborted = false, ride = history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0;
+	int64_t until = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
 
+	if (worker_wait_idle(w, until) == 0 && history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0)
+		(void)worker_wait_idle(w, until);
+	if (worker_wait_idle(w, timing_now()) < 0) {
+		/* Hung: cut the call short; worker_stop leaves it behind if
+		 * that does not end it either. */
+		worker_abort(w);
+		(void)worker_wait_idle(w, timing_now() + USEC_PER_SEC);
+	}
 	worker_quit(w);
 	history_quit(h);
-	if (!ride)
-		return;
-	while (worker_take(w, &r) != 0) {
-		struct pollfd p = {.fd = worker_fd(w), .events = POLLIN};
-		int64_t left = give_up - timing_now();
-
-		if (left <= 0 && aborted)
-			return; /* worker_stop leaves it behind */
-		if (left <= 0) {
-			worker_abort(w);
-			aborted = true;
-			give_up = timing_now() + USEC_PER_SEC;
-			continue;
-		}
-		(void)poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
-	}
 }
 
 void runmode_run(const struct options *o, struct outcome *out)
@@ -304,6 +294,8 @@ void runmode_run(const struct options *o, struct outcome *out)
 	obs.n = notes;
 	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
 	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
+	if (obs.h)
+		worker_after_release(w, history_write_parked, obs.h);
 	supervisor_run(o, w, &obs, environ, out);
 	runmode_wind_down(w, obs.h);
 	/* The run's last history write, and the file that says "not held",

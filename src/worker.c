@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "duration.h"
+#include "timing.h"
 
 struct worker {
 	pthread_t thread;
@@ -29,8 +33,8 @@ struct worker {
 	uint64_t term;
 	int exit_status;
 	int64_t wait_us;
-	worker_call_fn *call;
-	void *call_arg;
+	worker_call_fn *call, *after_release;
+	void *call_arg, *after_release_arg;
 	struct worker_result result;
 };
 
@@ -217,8 +221,21 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&w->lock);
 		w->result = r;
-		w->running = false;
 		w->done = true;
+		if (op == WORKER_RELEASE) {
+			/* The run's last lease statement: its result goes out
+			 * first; then what was to follow it on this connection
+			 * (a short run's history row), at once rather than after
+			 * a round trip through the supervisor, and the close
+			 * (issue 13). Still "running" meanwhile. */
+			(void)!write(w->pipe[1], "", 1);
+			pthread_mutex_unlock(&w->lock);
+			if (w->after_release)
+				w->after_release(w->after_release_arg, w->db);
+			db_disconnect(w->db);
+			pthread_mutex_lock(&w->lock);
+		}
+		w->running = false;
 		w->quit = w->quit || w->quit_after;
 		(void)!write(w->pipe[1], "", 1);
 	}
@@ -345,6 +362,36 @@ int worker_take(struct worker *w, struct worker_result *out)
 void worker_abort(struct worker *w)
 {
 	db_abort(w->db);
+}
+
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->after_release = fn;
+	w->after_release_arg = arg;
+	pthread_mutex_unlock(&w->lock);
+}
+
+int worker_wait_idle(struct worker *w, int64_t until)
+{
+	char drain[16];
+
+	for (;;) {
+		struct pollfd p = {.fd = w->pipe[0], .events = POLLIN};
+		int64_t left = until - timing_now();
+		bool idle;
+
+		pthread_mutex_lock(&w->lock);
+		while (read(w->pipe[0], drain, sizeof(drain)) > 0)
+			;
+		idle = !w->pending && !w->running;
+		pthread_mutex_unlock(&w->lock);
+		if (idle)
+			return 0;
+		if (left <= 0)
+			return -1;
+		(void)poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+	}
 }
 
 void worker_quit(struct worker *w)

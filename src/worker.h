@@ -75,6 +75,17 @@ int worker_submit_wait(struct worker *w, uint64_t term, int64_t timeout_us);
  * busy. */
 int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
 
+/* FN(ARG, db) runs on the worker's thread right after the release's result
+ * is posted, on the connection as it is (FN sees whether it is still
+ * connected); the connection is closed after it. The release is the run's
+ * last lease statement. */
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* Waits until no request is queued or running (the release's follow-up
+ * included), up to UNTIL (CLOCK_BOOTTIME us). Returns 0, or -1 at UNTIL.
+ * Only once the caller takes no more results. */
+int worker_wait_idle(struct worker *w, int64_t until);
+
 int worker_busy(struct worker *w);
 
 /* Takes the finished result. Returns 0, or -1 if none is ready. */
