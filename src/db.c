@@ -281,12 +281,18 @@ int db_library_init(const struct db_config *cfg, char *err, size_t errlen)
 	 * authentication plugins call EVP_sha1 and the like directly): filling
 	 * it was the largest part of the initialisation. The first call wins
 	 * (each is a run-once in OpenSSL 1.1 and 3). A run that may use TLS
-	 * keeps the system's configuration and the tables. */
-	if (lib.openssl_init && !db_config_may_use_tls(cfg))
-		lib.openssl_init(0x00000080L /* OPENSSL_INIT_NO_LOAD_CONFIG */ |
-				     0x00000010L /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */ |
-				     0x00000020L /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */,
-				 NULL);
+	 * keeps the system's configuration and the tables. Either way OpenSSL
+	 * registers no atexit handler: freeing all it holds was a tenth of a
+	 * static run's instructions, spent on the way to the exit. */
+	if (lib.openssl_init) {
+		uint64_t opts = 0x00080000L; /* OPENSSL_INIT_NO_ATEXIT */
+		if (!db_config_may_use_tls(cfg)) {
+			opts |= 0x00000080L; /* OPENSSL_INIT_NO_LOAD_CONFIG */
+			opts |= 0x00000010L; /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */
+			opts |= 0x00000020L; /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */
+		}
+		lib.openssl_init(opts, NULL);
+	}
 	/* Connector/C looks its default port up with getservbyname("mysql")
 	 * when mysql_port is 0, at initialisation, whatever the DSN: a static
 	 * build has the variable, and no NSS. The port it would find is the
