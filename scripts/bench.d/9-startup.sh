@@ -5,9 +5,11 @@
 # run from the general log (a prepared statement executed directly is a
 # Prepare and an Execute line sent together: one round trip).
 [[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
-startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY" of one -n run
-    # The lease's connection (the run's first) apart from the run history's
-    # own, which is off the lease's path.
+startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY HCONNS" of one -n run
+    # The lease's statements on the lease's connection (the run's first)
+    # apart from the run history's (a short run's row rides on the same
+    # connection after the release); HCONNS counts connections of the
+    # history's own.
     local log=$work/general.log
     rm -f "$log"
     root_sql -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
@@ -19,16 +21,17 @@ startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HI
             if (i > NF || i < 2) next
             cmd = $i
             id = $(i - 1)
-            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") hist = id; next }
+            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") { hist = id; hconns++ }; next }
             if (id == hist && (cmd == "Query" || cmd == "Execute")) hstmts++
             if (id != lease) next
             if (cmd == "Quit") next
+            if ($0 ~ /leaderrun_history/) { if (cmd == "Execute") hstmts++; prev = cmd; next }
             if (cmd == "Query" || cmd == "Execute") stmts++
             if (cmd == "Query" || cmd == "Prepare" || (cmd == "Execute" && prev != "Prepare")) rt++
             if (cmd != "Close") list = list (list ? "," : "") cmd
             prev = cmd
         }
-        END { printf "%d %d %s %d\n", stmts, rt, list, hstmts }' "$log"
+        END { printf "%d %d %s %d %d\n", stmts, rt, list, hstmts, hconns }' "$log"
 }
 bench_startup() {
     local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
@@ -51,7 +54,7 @@ bench_startup() {
         SU[i_s_version]=$(count_insn "$static_bin" --version)
         SU[i_s_sock]=$(count_insn "$static_bin" -d "$SOCK_DSN" -n -l b -- "$TRUE")
     fi
-    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' < <(startup_round_trips "$LR")
+    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' 'SU[hconns]' < <(startup_round_trips "$LR")
     [[ -n $static_bin ]] && read -r 'SU[s_stmts]' 'SU[s_rt]' _ < <(startup_round_trips "$static_bin")
     t=${SU[true]}
     ratio() { awk -v a="$1" -v b="$t" 'BEGIN { printf "%.2f", a / b }'; }
@@ -70,7 +73,7 @@ bench_startup() {
     echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
     echo
     echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
-    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history's own connection: ${SU[hstmts]} statements$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
+    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) after the release, ${SU[hconns]} connection(s) of its own$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
 }
 declare -A SU
 
