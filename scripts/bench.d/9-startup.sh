@@ -33,12 +33,27 @@ startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HI
         }
         END { printf "%d %d %s %d %d\n", stmts, rt, list, hstmts, hconns }' "$log"
 }
+startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR's client library, or nothing
+    # The dynamic build's floor: what loading Connector/C (and with it
+    # libssl, libcrypto, libz) costs a process that does nothing else.
+    local lib
+    lib=$(LD_DEBUG=libs "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" 2>&1 >/dev/null |
+        sed -n 's/.*find library=\(lib\(mariadb\|mysqlclient\)\.so[.0-9]*\) .*/\1/p' | head -n 1) || true
+    [[ -n $lib ]] || return 0
+    printf '#include <dlfcn.h>\nint main(void) { return dlopen("%s", RTLD_LAZY | RTLD_LOCAL) ? 0 : 1; }\n' "$lib" >"$work/dlopen.c"
+    cc -O2 -o "$work/dlopen" "$work/dlopen.c" -ldl 2>/dev/null && "$work/dlopen" && echo "$work/dlopen $lib"
+}
 bench_startup() {
     local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
-    local names=(true flock version sock) i t
+    local names=(true flock version sock) i t dl dl_lib
     if [[ -n $static_bin ]]; then
         cmds+=("$static_bin --version" "$static_bin -d $SOCK_DSN -n -l b -- $TRUE")
         names+=(s_version s_sock)
+    fi
+    read -r dl dl_lib < <(startup_dlopen_floor) || true
+    if [[ -n ${dl-} ]]; then
+        cmds+=("$dl")
+        names+=(dlopen)
     fi
     log "9. startup: ${#cmds[@]} commands, $hf_rounds rounds x $hf_runs runs each"
     "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" # the row exists before any timing
@@ -71,6 +86,7 @@ bench_startup() {
     echo "| \`leaderrun --version\` | ${SU[version]} | $(ratio "${SU[version]}") | ${SU[s_version]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_version]}" || echo -) | $(mi "${SU[i_version]}") / $(mi "${SU[i_s_version]-}") |"
     echo "| \`leaderrun -n -- true\` (socket) | ${SU[sock]} | $(ratio "${SU[sock]}") | ${SU[s_sock]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_sock]}" || echo -) | $(mi "${SU[i_sock]}") / $(mi "${SU[i_s_sock]-}") |"
     echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
+    [[ -n ${SU[dlopen]-} ]] && echo "| a program that only dlopens $dl_lib (the dynamic build's floor beside the static one) | ${SU[dlopen]} | $(ratio "${SU[dlopen]}") | | | |"
     echo
     echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
     echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) after the release, ${SU[hconns]} connection(s) of its own$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
