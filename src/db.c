@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <mysql.h>
@@ -281,12 +282,18 @@ int db_library_init(const struct db_config *cfg, char *err, size_t errlen)
 	 * authentication plugins call EVP_sha1 and the like directly): filling
 	 * it was the largest part of the initialisation. The first call wins
 	 * (each is a run-once in OpenSSL 1.1 and 3). A run that may use TLS
-	 * keeps the system's configuration and the tables. */
-	if (lib.openssl_init && !db_config_may_use_tls(cfg))
-		lib.openssl_init(0x00000080L /* OPENSSL_INIT_NO_LOAD_CONFIG */ |
-				     0x00000010L /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */ |
-				     0x00000020L /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */,
-				 NULL);
+	 * keeps the system's configuration and the tables. Either way OpenSSL
+	 * registers no atexit handler: freeing all it holds was a tenth of a
+	 * static run's instructions, spent on the way to the exit. */
+	if (lib.openssl_init) {
+		uint64_t opts = 0x00080000L; /* OPENSSL_INIT_NO_ATEXIT */
+		if (!db_config_may_use_tls(cfg)) {
+			opts |= 0x00000080L; /* OPENSSL_INIT_NO_LOAD_CONFIG */
+			opts |= 0x00000010L; /* OPENSSL_INIT_NO_ADD_ALL_CIPHERS */
+			opts |= 0x00000020L; /* OPENSSL_INIT_NO_ADD_ALL_DIGESTS */
+		}
+		lib.openssl_init(opts, NULL);
+	}
 	/* Connector/C looks its default port up with getservbyname("mysql")
 	 * when mysql_port is 0, at initialisation, whatever the DSN: a static
 	 * build has the variable, and no NSS. The port it would find is the
@@ -414,12 +421,17 @@ void db_disconnect(struct db *db)
 	/* Forget the fd first: once mysql_close frees it, the number may be
 	 * reused by another descriptor that db_abort must never touch. */
 	db_set_fd(db, -1);
+	/* The connection first: it detaches the statements (Connector/C's
+	 * ma_invalidate_stmts, libmysqlclient's mysql_detach_stmt_list), so
+	 * closing them then only frees them, without a COM_STMT_CLOSE each
+	 * on the way out: the server drops a session's statements with it
+	 * (issue 13). */
+	lib.mysql_close(db->mysql);
 	for (unsigned i = 0; i < DB_MAX_SLOTS; i++) {
 		if (db->stmts[i])
 			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
 	}
-	lib.mysql_close(db->mysql);
 	db->mysql = NULL;
 }
 
@@ -536,6 +548,8 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
 	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
 	enum db_status st;
+	bool connected;
+	int slack;
 	MYSQL *m;
 
 	m = lib.mysql_init(NULL);
@@ -558,8 +572,17 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
 	 * lost lease. No CLIENT_MULTI_STATEMENTS, ever. */
-	if (!lib.mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket,
-				    CLIENT_FOUND_ROWS)) {
+	/* Connector/C sleeps usleep(1) after its socket's connect(), even one
+	 * that succeeded at once (pvio_socket_internal_connect); with the
+	 * thread's default 50 us of timer slack that is tens of microseconds
+	 * of every connect (issue 13). This thread's slack is 1 ns meanwhile. */
+	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	connected = lib.mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket,
+					   CLIENT_FOUND_ROWS) != NULL;
+	if (slack > 0)
+		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+	if (!connected) {
 		unsigned e = lib.mysql_errno(m);
 		st = mode >= DB_TLS_REQUIRED ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
 		if (st == DB_UNTRUSTED)

@@ -12,7 +12,9 @@
 #include "log.h"
 #include "timing.h"
 
-enum { SLOT_H_INSERT, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_INSERT_CLOSED };
+/* Statement slots: after lease.c's, because a short run's row is written
+ * on the lease's connection (history_write_parked). */
+enum { SLOT_H_INSERT = 20, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_INSERT_CLOSED };
 
 /* A history thread left behind in a hung call at exit (history_finish):
  * kept here so that it stays reachable until the process ends. Written
@@ -30,12 +32,15 @@ struct history {
 	unsigned keep;
 	bool failing;  /* the last write failed; logged once */
 	bool inserted; /* the run's row is there, open */
+	bool started;  /* the thread runs; only the main thread reads or sets it */
 
-	/* Guarded by lock. */
-	bool begin_pending, end_pending, busy, quit, detached;
-	unsigned slot;
+	/* Guarded by lock. parked: the run ended before its start was
+	 * written; its whole row waits for history_write_parked or
+	 * history_finish. */
+	bool begin_pending, end_pending, parked, busy, quit, detached;
+	unsigned slot; /* the run's (--slots): set once by history_begin, before any write */
 	uint64_t term;
-	int64_t acquired_at;
+	int64_t acquired_at, begin_due;
 	char outcome[16];
 	int exit_status, sig;
 };
@@ -47,16 +52,14 @@ static void history_failed(struct history *h, enum db_status st, const char *err
 		return;
 	h->failing = true;
 	if (st == DB_NO_TABLE)
-		log_warn("run history off: table %s is missing (a database older than schema 4); 'leaderrun --init' "
-			 "creates it "
+		log_warn("run history off: table %s is missing (a schema-3 database); 'leaderrun --init' creates it "
 			 "(or apply sql/upgrade-3-to-4.sql); the lease works as before",
 			 h->table);
 	else if (st == DB_DENIED)
 		/* The server says "denied" for a table that is missing too when
 		 * the user has no grant on it (it hides which): the fleet's user
 		 * on a database not upgraded yet lands here, not above. */
-		log_warn("run history off: %s; on a database older than schema 4 an administrator runs 'leaderrun "
-			 "--init' (or "
+		log_warn("run history off: %s; on a schema-3 database an administrator runs 'leaderrun --init' (or "
 			 "applies sql/upgrade-3-to-4.sql), then grants SELECT, INSERT, UPDATE, DELETE ON %s "
 			 "(sql/grants.sql); the lease works as before",
 			 err, h->table);
@@ -78,12 +81,38 @@ static int64_t elapsed(int64_t since)
 	return d > 0 ? d : 0;
 }
 
-static void history_do_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at)
+/* Runs older than the last KEEP terms go, on one run in KEEP / 10 (by
+ * term; every run for a KEEP under 20): a DELETE is a statement and a
+ * commit, and a short run's only write is on the way to its exit (issue
+ * 13). Between two prunings up to a tenth more runs stay. */
+static void history_prune(struct history *h, struct db *db, uint64_t term)
+{
+	uint64_t every = h->keep / HISTORY_PRUNE_SLACK;
+	struct db_value q[] = {
+	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = h->slot},
+	    {.type = DB_U64, .u64 = term - h->keep},
+	};
+	struct db_result r;
+	char err[384];
+	enum db_status st;
+
+	if (term <= h->keep || (every > 1 && term % every != 0))
+		return;
+	st = db_exec(db, SLOT_H_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
+	if (st != DB_OK)
+		history_failed(h, st, err);
+}
+
+static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = h->lease}, {.type = DB_I64, .i64 = slot},
-	    {.type = DB_U64, .u64 = term},     {.type = DB_STR, .str = h->holder},
-	    {.type = DB_STR, .str = h->host},  {.type = DB_I64, .i64 = elapsed(acquired_at)},
+	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = h->slot},
+	    {.type = DB_U64, .u64 = term},
+	    {.type = DB_STR, .str = h->holder},
+	    {.type = DB_STR, .str = h->host},
+	    {.type = DB_I64, .i64 = elapsed(acquired_at)},
 	};
 	struct db_result r;
 	char err[384];
@@ -97,19 +126,12 @@ static void history_do_begin(struct history *h, unsigned slot, uint64_t term, in
 	}
 	h->inserted = true;
 	history_ok(h);
-	if (term > h->keep) {
-		struct db_value q[] = {
-		    {.type = DB_STR, .str = h->lease},
-		    {.type = DB_I64, .i64 = slot},
-		    {.type = DB_U64, .u64 = term - h->keep},
-		};
-		st = db_exec(h->db, SLOT_H_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
-		if (st != DB_OK)
-			history_failed(h, st, err);
-	}
+	history_prune(h, h->db, term);
 }
 
-static void history_do_end(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at, const char *outcome,
+/* The end of the run, on DB: the history's own connection, or the lease's
+ * (history_write_parked). */
+static void history_do_end(struct history *h, struct db *db, uint64_t term, int64_t acquired_at, const char *outcome,
 			   int exit_status, int sig)
 {
 	struct db_value status = {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0};
@@ -119,13 +141,13 @@ static void history_do_end(struct history *h, unsigned slot, uint64_t term, int6
 	    status,
 	    signo,
 	    {.type = DB_STR, .str = h->lease},
-	    {.type = DB_I64, .i64 = slot},
+	    {.type = DB_I64, .i64 = h->slot},
 	    {.type = DB_U64, .u64 = term},
 	    {.type = DB_STR, .str = h->holder},
 	};
 	struct db_value whole[] = {
 	    {.type = DB_STR, .str = h->lease},
-	    {.type = DB_I64, .i64 = slot},
+	    {.type = DB_I64, .i64 = h->slot},
 	    {.type = DB_U64, .u64 = term},
 	    {.type = DB_STR, .str = h->holder},
 	    {.type = DB_STR, .str = h->host},
@@ -136,19 +158,21 @@ static void history_do_end(struct history *h, unsigned slot, uint64_t term, int6
 	};
 	struct db_result r;
 	char err[384];
-	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
+	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, err, sizeof(err));
 
 	if (st == DB_OK && h->inserted)
-		st = db_exec(h->db, SLOT_H_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(db, SLOT_H_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
 	else if (st == DB_OK)
-		/* The start was not written (a lock, a grant added since): the
-		 * whole run in one row. */
-		st =
-		    db_exec(h->db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err, sizeof(err));
-	if (st != DB_OK)
+		/* The start was not written (a short run, a lock, a grant added
+		 * since): the whole run in one row. */
+		st = db_exec(db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err, sizeof(err));
+	if (st != DB_OK) {
 		history_failed(h, st, err);
-	else
-		history_ok(h);
+		return;
+	}
+	history_ok(h);
+	if (!h->inserted)
+		history_prune(h, db, term);
 }
 
 static void *history_main(void *arg)
@@ -158,29 +182,38 @@ static void *history_main(void *arg)
 
 	pthread_mutex_lock(&h->lock);
 	for (;;) {
-		while (!h->begin_pending && !h->end_pending && !h->quit)
-			pthread_cond_wait(&h->wake, &h->lock);
-		if (h->begin_pending) {
-			unsigned slot = h->slot;
+		/* The start is written once the run has lasted
+		 * HISTORY_BEGIN_DELAY_US; a run that ends before is written
+		 * whole, in one statement (history_do_end). */
+		while (!h->end_pending && !(h->quit && !h->parked)) {
+			int64_t now = timing_now();
+			if (h->begin_pending && now >= h->begin_due)
+				break;
+			if (h->begin_pending)
+				timing_cond_wait(&h->wake, &h->lock, h->begin_due - now);
+			else
+				pthread_cond_wait(&h->wake, &h->lock);
+		}
+		if (h->end_pending) {
+			char outcome[16];
+			uint64_t term = h->term;
+			int64_t at = h->acquired_at;
+			int es = h->exit_status, sig = h->sig;
+			snprintf(outcome, sizeof(outcome), "%s", h->outcome);
+			h->begin_pending = false;
+			h->end_pending = false;
+			h->busy = true;
+			pthread_mutex_unlock(&h->lock);
+			history_do_end(h, h->db, term, at, outcome, es, sig);
+			pthread_mutex_lock(&h->lock);
+			h->busy = false;
+		} else if (h->begin_pending) {
 			uint64_t term = h->term;
 			int64_t at = h->acquired_at;
 			h->begin_pending = false;
 			h->busy = true;
 			pthread_mutex_unlock(&h->lock);
-			history_do_begin(h, slot, term, at);
-			pthread_mutex_lock(&h->lock);
-			h->busy = false;
-		} else if (h->end_pending) {
-			char outcome[16];
-			unsigned slot = h->slot;
-			uint64_t term = h->term;
-			int64_t at = h->acquired_at;
-			int es = h->exit_status, sig = h->sig;
-			snprintf(outcome, sizeof(outcome), "%s", h->outcome);
-			h->end_pending = false;
-			h->busy = true;
-			pthread_mutex_unlock(&h->lock);
-			history_do_end(h, slot, term, at, outcome, es, sig);
+			history_do_begin(h, term, at);
 			pthread_mutex_lock(&h->lock);
 			h->busy = false;
 		} else
@@ -232,12 +265,49 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 	pthread_mutex_init(&h->lock, NULL);
 	pthread_cond_init(&h->wake, NULL);
 	pthread_cond_init(&h->idle_cv, NULL);
-	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
-		db_free(h->db);
-		free(h);
-		return NULL;
-	}
 	return h;
+}
+
+/* The thread starts only when there is something for it to write: a short
+ * run, whose row rides on the lease's connection, never has one (issue 13:
+ * on two cores, its start and wake-ups slowed the lease's own round trips
+ * more than its writes did). */
+static bool history_start_thread(struct history *h)
+{
+	if (h->started)
+		return true;
+	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
+		history_failed(h, DB_ERROR, "cannot start the history thread");
+		return false;
+	}
+	h->started = true;
+	return true;
+}
+
+int64_t history_due(struct history *h)
+{
+	int64_t due = 0;
+
+	if (!h || h->started)
+		return 0;
+	pthread_mutex_lock(&h->lock);
+	if (h->begin_pending)
+		due = h->begin_due;
+	pthread_mutex_unlock(&h->lock);
+	return due;
+}
+
+void history_tick(struct history *h, int64_t now)
+{
+	int64_t due = history_due(h);
+
+	if (due && now >= due && !history_start_thread(h)) {
+		/* Then the row is written whole at the end, on the lease's
+		 * connection. */
+		pthread_mutex_lock(&h->lock);
+		h->begin_due = INT64_MAX;
+		pthread_mutex_unlock(&h->lock);
+	}
 }
 
 void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at)
@@ -248,8 +318,8 @@ void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acqu
 	h->slot = slot;
 	h->term = term;
 	h->acquired_at = acquired_at;
+	h->begin_due = timing_now() + HISTORY_BEGIN_DELAY_US;
 	h->begin_pending = true;
-	pthread_cond_signal(&h->wake);
 	pthread_mutex_unlock(&h->lock);
 }
 
@@ -261,19 +331,94 @@ void history_end(struct history *h, const char *outcome, int exit_status, int si
 	snprintf(h->outcome, sizeof(h->outcome), "%s", outcome);
 	h->exit_status = exit_status;
 	h->sig = sig;
-	h->end_pending = true;
+	if (h->begin_pending) {
+		/* Nothing written yet: the whole row waits for the lease's
+		 * connection to come free (history_write_parked). */
+		h->begin_pending = false;
+		h->parked = true;
+	} else {
+		h->end_pending = true;
+		pthread_cond_signal(&h->wake);
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+bool history_parked(struct history *h)
+{
+	bool parked;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&h->lock);
+	parked = h->parked;
+	pthread_mutex_unlock(&h->lock);
+	return parked;
+}
+
+bool history_write_parked(void *arg, struct db *db)
+{
+	struct history *h = arg;
+	char outcome[16];
+	uint64_t term;
+	int64_t at;
+	int es, sig;
+
+	pthread_mutex_lock(&h->lock);
+	if (!h->parked || !db_connected(db)) {
+		pthread_mutex_unlock(&h->lock);
+		return false;
+	}
+	h->parked = false;
+	h->busy = true;
+	/* A thread told to quit waited for this row: it may end now. */
+	pthread_cond_signal(&h->wake);
+	term = h->term;
+	at = h->acquired_at;
+	es = h->exit_status;
+	sig = h->sig;
+	snprintf(outcome, sizeof(outcome), "%s", h->outcome);
+	pthread_mutex_unlock(&h->lock);
+	history_do_end(h, db, term, at, outcome, es, sig);
+	pthread_mutex_lock(&h->lock);
+	h->busy = false;
+	pthread_cond_broadcast(&h->idle_cv);
+	pthread_mutex_unlock(&h->lock);
+	return true;
+}
+
+void history_quit(struct history *h)
+{
+	if (!h)
+		return;
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
 	pthread_cond_signal(&h->wake);
 	pthread_mutex_unlock(&h->lock);
 }
 
 int history_finish(struct history *h, int64_t until)
 {
-	bool idle;
+	bool idle, work;
 
 	if (!h)
 		return 0;
 	pthread_mutex_lock(&h->lock);
+	/* Not written on the lease's connection: on the history's own. */
+	if (h->parked) {
+		h->parked = false;
+		h->end_pending = true;
+	}
 	h->quit = true;
+	work = h->begin_pending || h->end_pending;
+	pthread_mutex_unlock(&h->lock);
+	if (work && !history_start_thread(h)) {
+		pthread_mutex_lock(&h->lock);
+		h->begin_pending = h->end_pending = false;
+		pthread_mutex_unlock(&h->lock);
+	}
+	if (!h->started)
+		goto done;
+	pthread_mutex_lock(&h->lock);
 	pthread_cond_signal(&h->wake);
 	while ((h->begin_pending || h->end_pending || h->busy) && timing_now() < until) {
 		timing_cond_wait(&h->idle_cv, &h->lock, 20 * USEC_PER_MSEC);
@@ -291,6 +436,7 @@ int history_finish(struct history *h, int64_t until)
 	if (!idle)
 		return -1;
 	pthread_join(h->thread, NULL);
+done:
 	db_free(h->db);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);

@@ -26,8 +26,12 @@ enum {
 	SLOT_RESUME,
 	SLOT_LOCK_ROWS,
 	SLOT_SLOTS_SET,
-	/* 20 to 22: admin.c and runmode.c, on connections of their own. */
+	SLOT_LEASE_END, /* the first slot past lease.c's */
 };
+/* Other statements sent on a connection that also runs these take slots
+ * from 20 on: the run history's (history.c, on the lease's connection after
+ * the release) and --history's and --status's (admin.c). */
+_Static_assert(SLOT_LEASE_END <= 20, "lease.c's statement slots stay below 20");
 
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {

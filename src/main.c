@@ -8,7 +8,9 @@
  *   runmode.c     --init, or a run: precheck, subreaper, worker, supervisor
  *   admin.c       --status (also as Prometheus metrics), --history, --release, --check
  *   metrics.c     --metrics-file: counters, and a thread that writes the file
- *   history.c     the run history's writes, on a thread and connection of their own
+ *   history.c     the run history's writes: a thread and connection of their own
+ *                 while held; a short run's one row after the release, on
+ *                 the lease's connection (the worker's)
  *   supervisor.c  the lease loop: wait, spawn, renew, stop, drain, release
  *   worker.c      database thread: one statement at a time, own connection
  *   lease.c       the SQL protocol (compare-and-set on one row)

@@ -234,6 +234,29 @@ void runmode_init(const struct options *o, struct outcome *out)
 	runmode_close(db);
 }
 
+/* The run is over: the threads end, each closing its connection, side by
+ * side rather than one after the other (issue 13). A run that ended before
+ * its history row was started (history.h) has the whole row sent on the
+ * lease's connection: right after the release, by the worker itself
+ * (worker_after_release); or, when no release was sent (a lost lease),
+ * now. Bounded like any history write; a row not written on the lease's
+ * connection history_finish writes on the history's own. */
+static void runmode_wind_down(struct worker *w, struct history *h)
+{
+	int64_t until = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
+
+	if (worker_wait_idle(w, until) == 0 && history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0)
+		(void)worker_wait_idle(w, until);
+	if (worker_wait_idle(w, timing_now()) < 0) {
+		/* Hung: cut the call short; worker_stop leaves it behind if
+		 * that does not end it either. */
+		worker_abort(w);
+		(void)worker_wait_idle(w, timing_now() + USEC_PER_SEC);
+	}
+	worker_quit(w);
+	history_quit(h);
+}
+
 void runmode_run(const struct options *o, struct outcome *out)
 {
 	struct db_config cfg;
@@ -301,7 +324,10 @@ void runmode_run(const struct options *o, struct outcome *out)
 	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
 	 * watchdog's keep-alives come from the supervisor's loop. */
 	obs.sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
+	if (obs.h)
+		worker_after_release(w, history_write_parked, obs.h);
 	supervisor_run(o, w, &obs, environ, out);
+	runmode_wind_down(w, obs.h);
 	sdnotify_close(obs.sd);
 	/* The run's last history write, and the file that says "not held",
 	 * get a bounded moment each; then pings and webhooks theirs. */

@@ -882,6 +882,8 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 		else if (!worker_busy)
 			CONSIDER(s->next_renew);
 	}
+	if (history_due(s->h))
+		CONSIDER(history_due(s->h));
 #undef CONSIDER
 	return at;
 }
@@ -945,6 +947,7 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 	 * stop is the one that happens. */
 	if (!s->stop_sent && s->runtime_end && s->child_running && now >= s->runtime_end)
 		sup_time_out(s, now);
+	history_tick(s->h, now);
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
 		log_warn("processes left by the command outlived --kill-grace; killing them");
 		child_signal(&s->child, SIGKILL);

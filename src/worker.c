@@ -2,11 +2,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "duration.h"
+#include "timing.h"
 
 struct worker {
 	pthread_t thread;
@@ -26,13 +30,15 @@ struct worker {
 	int64_t slot_us;    /* --once-per: the slot this run contends for, once known */
 	int pipe[2];	    /* [0] polled by the supervisor, [1] written here */
 
-	/* Guarded by lock. */
-	bool pending, running, done, quit;
+	/* Guarded by lock. quit_after: worker_quit came while busy. */
+	bool pending, running, done, quit, quit_after;
 	enum worker_op op;
 	uint64_t term;
 	int exit_status;
 	unsigned hint; /* WORKER_WAIT: the slot whose hint to block on */
 	int64_t wait_us;
+	worker_call_fn *call, *after_release;
+	void *call_arg, *after_release_arg;
 	struct worker_result result;
 };
 
@@ -97,6 +103,12 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 
 	memset(r, 0, sizeof(*r));
 	r->op = op;
+	if (op == WORKER_CALL) {
+		/* The connection as it is: no lease work needs it now. */
+		r->called = w->call(w->call_arg, w->db);
+		r->outcome = LEASE_OK;
+		return;
+	}
 	if (!db_connected(w->db)) {
 		r->status = db_connect(w->db, r->err, sizeof(r->err));
 		if (r->status != DB_OK) {
@@ -168,6 +180,8 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		if (w->hints && db_connected(w->db))
 			db_disconnect(w->db);
 		break;
+	case WORKER_CALL: /* above */
+		break;
 	}
 	r->hint_held = w->hint_held;
 	db_server_info(w->db, &r->server);
@@ -209,6 +223,8 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&w->wake, &w->lock);
 		if (w->quit)
 			break;
+		/* worker_run_op reads call and call_arg unlocked: they change
+		 * only while no request is pending or running. */
 		op = w->op;
 		term = w->term;
 		exit_status = w->exit_status;
@@ -223,8 +239,22 @@ static void *worker_main(void *arg)
 
 		pthread_mutex_lock(&w->lock);
 		w->result = r;
-		w->running = false;
 		w->done = true;
+		if (op == WORKER_RELEASE) {
+			/* The run's last lease statement: its result goes out
+			 * first; then what was to follow it on this connection
+			 * (a short run's history row), at once rather than after
+			 * a round trip through the supervisor, and the close
+			 * (issue 13). Still "running" meanwhile. */
+			(void)!write(w->pipe[1], "", 1);
+			pthread_mutex_unlock(&w->lock);
+			if (w->after_release)
+				w->after_release(w->after_release_arg, w->db);
+			db_disconnect(w->db);
+			pthread_mutex_lock(&w->lock);
+		}
+		w->running = false;
+		w->quit = w->quit || w->quit_after;
 		(void)!write(w->pipe[1], "", 1);
 	}
 	detached = w->detached;
@@ -305,6 +335,23 @@ int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t t
 	return worker_queue(w, WORKER_WAIT, term, -1, slot, timeout_us);
 }
 
+int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	int rc = -1;
+
+	pthread_mutex_lock(&w->lock);
+	if (!w->pending && !w->running && !w->done) {
+		w->call = fn;
+		w->call_arg = arg;
+		w->op = WORKER_CALL;
+		w->pending = true;
+		pthread_cond_signal(&w->wake);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
 int worker_busy(struct worker *w)
 {
 	int busy;
@@ -335,6 +382,47 @@ int worker_take(struct worker *w, struct worker_result *out)
 void worker_abort(struct worker *w)
 {
 	db_abort(w->db);
+}
+
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	pthread_mutex_lock(&w->lock);
+	w->after_release = fn;
+	w->after_release_arg = arg;
+	pthread_mutex_unlock(&w->lock);
+}
+
+int worker_wait_idle(struct worker *w, int64_t until)
+{
+	char drain[16];
+
+	for (;;) {
+		struct pollfd p = {.fd = w->pipe[0], .events = POLLIN};
+		int64_t left = until - timing_now();
+		bool idle;
+
+		pthread_mutex_lock(&w->lock);
+		while (read(w->pipe[0], drain, sizeof(drain)) > 0)
+			;
+		idle = !w->pending && !w->running;
+		pthread_mutex_unlock(&w->lock);
+		if (idle)
+			return 0;
+		if (left <= 0)
+			return -1;
+		(void)poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+	}
+}
+
+void worker_quit(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->pending || w->running)
+		w->quit_after = true;
+	else
+		w->quit = true;
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
 }
 
 int worker_stop(struct worker *w)

@@ -5,6 +5,7 @@
 #ifndef LEADERRUN_WORKER_H
 #define LEADERRUN_WORKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "db.h"
@@ -13,8 +14,13 @@
 /* WORKER_ACQUIRE tries the compare-and-set first (a first attempt, or a
  * follower woken by the hint); WORKER_LOOK reads the row first and writes
  * only when it is free (a waiter's look: one statement while the lease is
- * held); WORKER_WAIT blocks on the wake-up hint. */
-enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT };
+ * held); WORKER_WAIT blocks on the wake-up hint; WORKER_CALL runs a
+ * function on the connection (worker_submit_call). */
+enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL };
+
+/* A function run on the worker's thread with its connection: returns
+ * whether it did its work. */
+typedef bool worker_call_fn(void *arg, struct db *db);
 
 struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
@@ -38,6 +44,7 @@ struct worker_result {
 	bool hint_unheld;	 /* WORKER_WAIT: the term's leader does not hold the hint: poll */
 	bool hint_held;		 /* this session holds the hint now */
 	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
+	bool called;		 /* WORKER_CALL: what the function returned */
 	struct db_server server; /* the connection's server; name "" when none */
 	char err[384];
 };
@@ -63,6 +70,23 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
  * leader holds it. Returns -1 if busy. */
 int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us);
 
+/* Queues WORKER_CALL: FN(ARG, db) on the worker's connection as it is,
+ * without connecting (FN sees whether it is connected). Only after the
+ * release: the connection has no lease work left then. Returns -1 if
+ * busy. */
+int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* FN(ARG, db) runs on the worker's thread right after the release's result
+ * is posted, on the connection as it is (FN sees whether it is still
+ * connected); the connection is closed after it. The release is the run's
+ * last lease statement. */
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* Waits until no request is queued or running (the release's follow-up
+ * included), up to UNTIL (CLOCK_BOOTTIME us). Returns 0, or -1 at UNTIL.
+ * Only once the caller takes no more results. */
+int worker_wait_idle(struct worker *w, int64_t until);
+
 int worker_busy(struct worker *w);
 
 /* Takes the finished result. Returns 0, or -1 if none is ready. */
@@ -70,6 +94,12 @@ int worker_take(struct worker *w, struct worker_result *out);
 
 /* Cuts the statement in progress short (its result reports an error). */
 void worker_abort(struct worker *w);
+
+/* Asks the thread to close its connection and end once the request in
+ * progress (if any) is done and its result posted, without waiting:
+ * worker_stop then finds it ending, or ended. The close (a COM_QUIT, so the
+ * server counts no aborted connection) overlaps what the caller does next. */
+void worker_quit(struct worker *w);
 
 /* Stops the thread and frees it and its db. A worker stuck in a call is
  * left behind to free itself if the call ever returns: the process is about

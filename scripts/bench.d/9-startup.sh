@@ -5,9 +5,11 @@
 # run from the general log (a prepared statement executed directly is a
 # Prepare and an Execute line sent together: one round trip).
 [[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
-startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY" of one -n run
-    # The lease's connection (the run's first) apart from the run history's
-    # own, which is off the lease's path.
+startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY HCONNS" of one -n run
+    # The lease's statements on the lease's connection (the run's first)
+    # apart from the run history's (a short run's row rides on the same
+    # connection after the release); HCONNS counts connections of the
+    # history's own.
     local log=$work/general.log
     rm -f "$log"
     root_sql -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
@@ -19,23 +21,39 @@ startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HI
             if (i > NF || i < 2) next
             cmd = $i
             id = $(i - 1)
-            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") hist = id; next }
+            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") { hist = id; hconns++ }; next }
             if (id == hist && (cmd == "Query" || cmd == "Execute")) hstmts++
             if (id != lease) next
             if (cmd == "Quit") next
+            if ($0 ~ /leaderrun_history/) { if (cmd == "Execute") hstmts++; prev = cmd; next }
             if (cmd == "Query" || cmd == "Execute") stmts++
             if (cmd == "Query" || cmd == "Prepare" || (cmd == "Execute" && prev != "Prepare")) rt++
             if (cmd != "Close") list = list (list ? "," : "") cmd
             prev = cmd
         }
-        END { printf "%d %d %s %d\n", stmts, rt, list, hstmts }' "$log"
+        END { printf "%d %d %s %d %d\n", stmts, rt, list, hstmts, hconns }' "$log"
+}
+startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR's client library, or nothing
+    # The dynamic build's floor: what loading Connector/C (and with it
+    # libssl, libcrypto, libz) costs a process that does nothing else.
+    local lib
+    lib=$(LD_DEBUG=libs "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" 2>&1 >/dev/null |
+        sed -n 's/.*find library=\(lib\(mariadb\|mysqlclient\)\.so[.0-9]*\) .*/\1/p' | head -n 1) || true
+    [[ -n $lib ]] || return 0
+    printf '#include <dlfcn.h>\nint main(void) { return dlopen("%s", RTLD_LAZY | RTLD_LOCAL) ? 0 : 1; }\n' "$lib" >"$work/dlopen.c"
+    cc -O2 -o "$work/dlopen" "$work/dlopen.c" -ldl 2>/dev/null && "$work/dlopen" && echo "$work/dlopen $lib"
 }
 bench_startup() {
     local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
-    local names=(true flock version sock) i t
+    local names=(true flock version sock) i t dl dl_lib
     if [[ -n $static_bin ]]; then
         cmds+=("$static_bin --version" "$static_bin -d $SOCK_DSN -n -l b -- $TRUE")
         names+=(s_version s_sock)
+    fi
+    read -r dl dl_lib < <(startup_dlopen_floor) || true
+    if [[ -n ${dl-} ]]; then
+        cmds+=("$dl")
+        names+=(dlopen)
     fi
     log "9. startup: ${#cmds[@]} commands, $hf_rounds rounds x $hf_runs runs each"
     "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" # the row exists before any timing
@@ -51,7 +69,7 @@ bench_startup() {
         SU[i_s_version]=$(count_insn "$static_bin" --version)
         SU[i_s_sock]=$(count_insn "$static_bin" -d "$SOCK_DSN" -n -l b -- "$TRUE")
     fi
-    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' < <(startup_round_trips "$LR")
+    read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' 'SU[hconns]' < <(startup_round_trips "$LR")
     [[ -n $static_bin ]] && read -r 'SU[s_stmts]' 'SU[s_rt]' _ < <(startup_round_trips "$static_bin")
     t=${SU[true]}
     ratio() { awk -v a="$1" -v b="$t" 'BEGIN { printf "%.2f", a / b }'; }
@@ -68,9 +86,10 @@ bench_startup() {
     echo "| \`leaderrun --version\` | ${SU[version]} | $(ratio "${SU[version]}") | ${SU[s_version]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_version]}" || echo -) | $(mi "${SU[i_version]}") / $(mi "${SU[i_s_version]-}") |"
     echo "| \`leaderrun -n -- true\` (socket) | ${SU[sock]} | $(ratio "${SU[sock]}") | ${SU[s_sock]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_sock]}" || echo -) | $(mi "${SU[i_sock]}") / $(mi "${SU[i_s_sock]-}") |"
     echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
+    [[ -n ${SU[dlopen]-} ]] && echo "| a program that only dlopens $dl_lib (the dynamic build's floor beside the static one) | ${SU[dlopen]} | $(ratio "${SU[dlopen]}") | | | |"
     echo
     echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
-    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history's own connection: ${SU[hstmts]} statements$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
+    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) after the release, ${SU[hconns]} connection(s) of its own$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
 }
 declare -A SU
 

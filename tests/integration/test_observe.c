@@ -224,9 +224,16 @@ Test(observe, history_that_cannot_be_written_costs_the_command_nothing)
 	h_sql("RENAME TABLE leaderrun_history TO leaderrun_history_away");
 	LR(&p, "-l", lease, "--", "sh", "-c", "exit 4");
 	cr_assert_eq(h_finish(&p, 20000), 4, "%s", h_slurp(p.err));
-	h_sql("RENAME TABLE leaderrun_history_away TO leaderrun_history");
 	cr_assert_eq(count(h_slurp(p.err), "run history off"), 1, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
+	/* The same for a short --no-wait run, whose row goes out on the
+	 * lease's connection after the release. */
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c", "exit 4");
+	cr_assert_eq(h_finish(&p, 20000), 4, "%s", h_slurp(p.err));
+	h_sql("RENAME TABLE leaderrun_history_away TO leaderrun_history");
+	cr_assert_eq(count(h_slurp(p.err), "run history off"), 1, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT expires_at <= UTC_TIMESTAMP(6) FROM leaderrun_lease WHERE name='%s'", lease),
+			 "1", "released: %s", h_slurp(p.err));
 	/* Locked: another session holds the lease's history rows for longer
 	 * than the lock wait; the start fails, the end writes the whole run. */
 	snprintf(lock_sql, sizeof(lock_sql),

@@ -5,8 +5,8 @@
 #   2. a run over a socket reads no NSS configuration (getservbyname) and no
 #      openssl.cnf, and loads no NSS module;
 #   3. an uncontended `-n -- true` is the connect and at most 3 statements
-#      (the server's general log), and with the run history (issue 14) the
-#      history's own connection at most 3 more;
+#      (the server's general log), and with the run history (issue 14) one
+#      more, the run's row, on the same connection after the release;
 #   4. --version names the release, the git revision and the client library.
 #
 # Usage: tests/startup/startup.sh BINARY   (meson test --suite startup)
@@ -60,8 +60,9 @@ else
     bad "a socket run opens $opened"
 fi
 
-# 3. Each connection's statements, from the general log: "ID:N:LIST" per
-# connection of the test user, in the order they connected.
+# 3. Each connection's statements, from the general log: "ID:N:H:LIST" per
+# connection of the test user, in the order they connected: N the lease's
+# statements, H the run history's (LIST marks them "History").
 statements() { # statements ARGS...: run leaderrun -n with ARGS, print the counts
     local log=$work/general.log
     : >"$log"
@@ -75,25 +76,31 @@ statements() { # statements ARGS...: run leaderrun -n with ARGS, print the count
             id = $(i - 1)
             if ($i == "Connect") { if ($0 ~ "Connect\t" user "@") { mine[id] = 1; order[++k] = id } ; next }
             if (!(id in mine)) next
-            if ($i == "Query" || $i == "Execute") { n[id]++; l[id] = l[id] (l[id] ? "," : "") $i }
+            if ($i != "Query" && $i != "Execute") next
+            kind = $i
+            if ($0 ~ /leaderrun_history/) { h[id]++; kind = "History" } else n[id]++
+            l[id] = l[id] (l[id] ? "," : "") kind
         }
-        END { for (j = 1; j <= k; j++) printf "%s:%d:%s ", order[j], n[order[j]], l[order[j]]; print "" }' "$log"
+        END { for (j = 1; j <= k; j++) printf "%s:%d:%d:%s ", order[j], n[order[j]], h[order[j]], l[order[j]]; print "" }' "$log"
 }
 # The lease protocol alone (no history): one connection, at most 3.
 read -r -a conns < <(statements --history-keep 0)
-IFS=: read -r _ stmts list <<<"${conns[0]-::}"
-if ((${#conns[@]} == 1 && stmts >= 1 && stmts <= 3)); then
+IFS=: read -r _ stmts hstmts list <<<"${conns[0]-:::}"
+if ((${#conns[@]} == 1 && stmts >= 1 && stmts <= 3 && hstmts == 0)); then
     ok "an uncontended -n run without history: the connect and $stmts statements ($list)"
 else
     bad "an uncontended -n run without history: ${conns[*]} (connection:statements:kinds); see $work/general.log"
 fi
-# With the run history (the default): the same on the lease's connection,
-# and the history's own connection (off the lease's path) at most 3 more.
+# With the run history (the default): the same lease statements, and the
+# short run's row written whole after them (after the release) on the same
+# connection: no connection of its own. One run in 10 also prunes.
 read -r -a conns < <(statements)
-IFS=: read -r _ stmts list <<<"${conns[0]-::}"
-IFS=: read -r _ hstmts hlist <<<"${conns[1]-::}"
-if ((${#conns[@]} == 2 && stmts >= 1 && stmts <= 3 && hstmts <= 3)); then
-    ok "an uncontended -n run with history: the lease's connection $stmts statements ($list), the history's $hstmts ($hlist)"
+IFS=: read -r _ stmts hstmts list <<<"${conns[0]-:::}"
+row=$("$top/scripts/sandbox-db" sql "$work/db" -N -e "SELECT CONCAT(outcome, ' ', exit_status, ' ', ended_at IS NOT NULL)
+    FROM leaderrun_history WHERE lease='startup' ORDER BY term DESC LIMIT 1")
+if ((${#conns[@]} == 1 && stmts >= 1 && stmts <= 3 && hstmts >= 1 && hstmts <= 2)) &&
+    [[ $list =~ ^(Query|Execute)(,Query|,Execute)*(,History){1,2}$ && $row == "exited 0 1" ]]; then
+    ok "an uncontended -n run with history: one connection, $stmts lease statements and $hstmts of the history after them ($list); its row: $row"
 else
     bad "an uncontended -n run with history: ${conns[*]} (connection:statements:kinds); see $work/general.log"
 fi
