@@ -214,13 +214,16 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
-/* Ends a transaction that failed: a connection that broke has ended it. */
+/* Ends a transaction that failed: a connection that broke has ended it,
+ * and one whose ROLLBACK fails is closed, so that the server rolls back.
+ * Never may a later statement (an acquire, a renew) run inside it, where
+ * its commit would wait for a COMMIT that never comes. */
 static void lease_rollback(struct db *db)
 {
 	char err[256];
 
-	if (db_connected(db))
-		db_query(db, "ROLLBACK", err, sizeof(err));
+	if (db_connected(db) && db_query(db, "ROLLBACK", err, sizeof(err)) != DB_OK)
+		db_disconnect(db);
 }
 
 /* Makes rows 0..N-1 of NAME exist with N slots, in one transaction that
