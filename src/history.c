@@ -107,12 +107,9 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = h->lease},
-	    {.type = DB_I64, .i64 = h->slot},
-	    {.type = DB_U64, .u64 = term},
-	    {.type = DB_STR, .str = h->holder},
-	    {.type = DB_STR, .str = h->host},
-	    {.type = DB_I64, .i64 = elapsed(acquired_at)},
+	    {.type = DB_STR, .str = h->lease}, {.type = DB_I64, .i64 = h->slot},
+	    {.type = DB_U64, .u64 = term},     {.type = DB_STR, .str = h->holder},
+	    {.type = DB_STR, .str = h->host},  {.type = DB_I64, .i64 = elapsed(acquired_at)},
 	};
 	struct db_result r;
 	char err[384];

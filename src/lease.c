@@ -234,7 +234,7 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 					  struct lease_info *info, enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64}, {.type = DB_I64, .i64 = n}};
-	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
+	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
 	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
 
@@ -257,7 +257,7 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 			goto fail;
 	}
 	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
-		*st = db_exec(db, SLOT_SLOTS_SET, sql->slots_set, set, 2, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, SLOT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, &r, err, errlen);
 		if (*st != DB_OK)
 			goto fail;
 	}
@@ -296,6 +296,9 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 		return o;
 	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
 		return LEASE_ERROR;
+	/* Another contender's count came in between, and it runs. */
+	if (l->max_slots != n && info->held > 0)
+		return LEASE_SLOTS_DIFFER;
 	if (l->rows != n || l->min_slots != n) {
 		snprintf(err, errlen, "the lease's rows were not there after their insert");
 		*st = DB_UNAVAILABLE;
@@ -514,7 +517,8 @@ enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const ch
 
 	*found = *was_held = false;
 	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
-	if (st != DB_OK || !*found || was->expires_in_us <= 0)
+	/* A slot past the count is nobody's (it expires at the end of time). */
+	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
 		return st;
 	/* Compare-and-set on the term just read: a newer holder that took
 	 * over in between is neither revoked nor freed by accident. */

@@ -59,7 +59,7 @@ struct lease_info {
  * super_read_only sets read_only too). */
 struct lease_sql {
 	char acquire[640], acquire_slot[768], renew[512], renew_why[384], release[512], read[1024], insert[256];
-	char slots_set[512], lock_rows[384];
+	char slots_set[768], lock_rows[384];
 	char create[1600], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
 	char pause[384], resume[256], columns[512], upgrade[4][512];
 	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */

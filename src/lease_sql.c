@@ -177,16 +177,22 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	/* A change of the slot count (no slot held): every row of the lease,
 	 * the unused ones too, takes the new count, and slot 0's pause (every
 	 * row has had it since its --pause) reaches the new rows. Rows are
-	 * never deleted, so a slot that comes back keeps its terms. */
+	 * never deleted, so a slot that comes back keeps its terms. A row
+	 * past the count expires at the end of time: an older leaderrun, whose
+	 * acquire names no slot, matches the one-slot lease's row alone; one
+	 * that comes back into the count is free again. */
 	snprintf(s->slots_set, sizeof(s->slots_set),
 		 "UPDATE %s a JOIN %s b ON b.name = a.name AND b.slot = 0 "
-		 "SET a.slots=?, a.paused_until=b.paused_until, a.paused_by=b.paused_by WHERE a.name=?",
+		 "SET a.expires_at = IF(a.slot >= ?, '9999-12-31 23:59:59', "
+		 "IF(a.expires_at > '9000-01-01', '1970-01-01 00:00:00', a.expires_at)), "
+		 "a.slots=?, a.paused_until=b.paused_until, a.paused_by=b.paused_by WHERE a.name=?",
 		 t, t);
 	/* Locks the lease's rows, and the gaps between them, for that change:
-	 * an acquire or an insert of another contender waits for its commit. */
+	 * an acquire or an insert of another contender waits for its commit.
+	 * Held: a slot within the count, unexpired. */
 	snprintf(s->lock_rows, sizeof(s->lock_rows),
-		 "SELECT COUNT(*), COALESCE(SUM(expires_at > UTC_TIMESTAMP(6)), 0), COALESCE(MIN(slots), 0), "
-		 "COALESCE(MAX(slots), 0) FROM %s WHERE name=? FOR UPDATE",
+		 "SELECT COUNT(*), COALESCE(SUM(expires_at > UTC_TIMESTAMP(6) AND slot < slots), 0), "
+		 "COALESCE(MIN(slots), 0), COALESCE(MAX(slots), 0) FROM %s WHERE name=? FOR UPDATE",
 		 t);
 	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
 	snprintf(s->create, sizeof(s->create),

@@ -770,7 +770,7 @@ static int options_slots(struct parse *p)
 		snprintf(p->err, p->errlen, "--slot goes with --check or --release");
 		return -1;
 	}
-	if (!slot && o->mode == MODE_CHECK && !p->term_text)
+	if (!slot && o->mode == MODE_CHECK)
 		slot = getenv("LEADERRUN_SLOT");
 	if (slot) {
 		if (parse_count("--slot", slot, LEASE_SLOTS_MAX - 1, &k, p->err, p->errlen) < 0)

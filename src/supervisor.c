@@ -666,7 +666,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	if (r->hint_held && w->woken_for == r->info.term && w->woken_slot == r->info.slot) {
 		/* The look that follows gives the hint back unless it wins. */
 		w->woken_for = 0;
-		return sup_sleep(s, w, past_expiry, out);
+		return sup_sleep(s, w, o->slots > 1 ? min64(poll, past_expiry) : past_expiry, out);
 	}
 	w->woken_for = 0;
 	if (w->hints) {

@@ -300,3 +300,46 @@ Test(slots, status_check_release_and_history_act_per_slot)
 	snprintf(out, sizeof(out), "\"slot\": %u, \"term\": %llu", slot[0], term[0]);
 	cr_assert(strstr(h_slurp(p.out), out), "%s", h_slurp(p.out));
 }
+
+Test(slots, a_slot_past_the_count_is_out_of_reach_of_older_builds)
+{
+	struct h_proc holder, p;
+	const char *lease = h_lease("shrink");
+	char before[32];
+
+	/* Two slots once, then one: slot 1's row stays (its terms), past the
+	 * count. */
+	LR(&p, "--slots", "2", "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
+	LR(&holder, "-t", "5s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 60");
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(CONCAT(slot, ':', slots) ORDER BY slot) FROM leaderrun_lease "
+			       "WHERE name='%s'",
+			       lease),
+			 "0:1,1:1");
+	/* An acquire as leaderrun 0.2 (schema 4) sends it, naming no slot,
+	 * while this build holds slot 0: it must match nothing. */
+	cr_assert_str_eq(h_sql("UPDATE leaderrun_lease SET holder='old', term=LAST_INSERT_ID(term+1), "
+			       "expires_at=UTC_TIMESTAMP(6) + INTERVAL 5 SECOND WHERE name='%s' AND expires_at <= "
+			       "UTC_TIMESTAMP(6) AND (paused_until IS NULL OR paused_until <= UTC_TIMESTAMP(6)) AND "
+			       "@@global.read_only = 0; SELECT ROW_COUNT()",
+			       lease),
+			 "0");
+	/* Nor is it anybody's to release. */
+	LR(&p, "--release", lease, "--slot", "1");
+	cr_assert_eq(h_finish(&p, 10000), 1, "%s", h_slurp(p.err));
+	cr_assert(h_alive(holder.pid));
+	kill(holder.pid, SIGTERM);
+	cr_assert_eq(h_finish(&holder, 10000), 143, "%s", h_slurp(holder.err));
+	/* Back to two: slot 1 is free again, and its term goes on. */
+	snprintf(before, sizeof(before), "%s",
+		 h_sql("SELECT term FROM leaderrun_lease WHERE name='%s' AND slot=1", lease));
+	LR(&p, "--slots", "2", "-n", "-l", lease, "--", "sh", "-c", "sleep 1 & echo $LEADERRUN_SLOT; wait");
+	LR(&holder, "--slots", "2", "-n", "-l", lease, "--", "sh", "-c", "sleep 1 & echo $LEADERRUN_SLOT; wait");
+	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	cr_assert_eq(atoi(h_slurp(p.out)) + atoi(h_slurp(holder.out)), 1, "slots %s and %s", h_slurp(p.out),
+		     h_slurp(holder.out));
+	cr_assert_eq(strtoull(h_sql("SELECT term FROM leaderrun_lease WHERE name='%s' AND slot=1", lease), NULL, 10),
+		     strtoull(before, NULL, 10) + 1);
+}
