@@ -48,10 +48,6 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 		 "  DROP PRIMARY KEY,\n"
 		 "  ADD PRIMARY KEY (lease, slot, term)",
 		 h);
-	snprintf(s->has_slot, sizeof(s->has_slot),
-		 "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
-		 "TABLE_NAME='%s' AND COLUMN_NAME='slot'",
-		 dot ? dot + 1 : history);
 	snprintf(s->exists, sizeof(s->exists),
 		 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
 		 "TABLE_NAME='%s'",

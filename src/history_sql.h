@@ -10,7 +10,7 @@
 #include "lease.h"
 
 struct history_sql {
-	char create[1024], exists[256], upgrade[512], has_slot[384];
+	char create[1024], exists[256], upgrade[512];
 	char insert[384], insert_closed[512], prune[256], close[384];
 	char list[2048], last_success[384];
 };

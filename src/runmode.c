@@ -146,12 +146,18 @@ void runmode_close(struct db *db)
 	db_library_end();
 }
 
-/* Whether TABLE ("name" or "db.name") exists. */
-static enum db_status runmode_table_exists(struct db *db, const char *table, bool *exists, char *err, size_t errlen)
+/* Whether TABLE ("name" or "db.name") exists, or with COLUMN, whether it
+ * has that column. */
+static enum db_status runmode_has(struct db *db, const char *table, const char *column, bool *yes, char *err,
+				  size_t errlen)
 {
 	const char *dot = strchr(table, '.');
 	char schema[65] = "";
-	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = NULL},
+	    {.type = DB_STR, .str = dot ? dot + 1 : table},
+	    {.type = DB_STR, .str = column},
+	};
 	struct db_value c[] = {{.type = DB_I64}};
 	struct db_result r;
 	enum db_status st;
@@ -160,33 +166,20 @@ static enum db_status runmode_table_exists(struct db *db, const char *table, boo
 		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
 		p[0].str = schema;
 	}
-	st = db_exec(db, 22,
-		     "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
-		     "TABLE_NAME=?",
-		     p, 2, c, 1, &r, err, errlen);
-	*exists = st == DB_OK && r.have_row && c[0].i64 > 0;
+	if (column)
+		st = db_exec(
+		    db, 23,
+		    "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
+		    "AND TABLE_NAME=? AND COLUMN_NAME=?",
+		    p, 3, c, 1, &r, err, errlen);
+	else
+		st =
+		    db_exec(db, 22,
+			    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
+			    "AND TABLE_NAME=?",
+			    p, 2, c, 1, &r, err, errlen);
+	*yes = st == DB_OK && r.have_row && c[0].i64 > 0;
 	return st;
-}
-
-/* Schema 5: a history of schema 4 gains the slot in its key. */
-static enum db_status runmode_upgrade_history(struct db *db, const char *table, const struct history_sql *h, char *err,
-					      size_t errlen)
-{
-	const char *dot = strchr(table, '.');
-	char schema[65] = "";
-	struct db_value p[] = {{.type = DB_STR, .str = NULL}};
-	struct db_value c[] = {{.type = DB_I64}};
-	struct db_result r;
-	enum db_status st;
-
-	if (dot) {
-		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
-		p[0].str = schema;
-	}
-	st = db_exec(db, 23, h->has_slot, p, 1, c, 1, &r, err, errlen);
-	if (st != DB_OK || (r.have_row && c[0].i64 > 0))
-		return st;
-	return db_query(db, h->upgrade, err, errlen);
 }
 
 void runmode_init(const struct options *o, struct outcome *out)
@@ -204,16 +197,21 @@ void runmode_init(const struct options *o, struct outcome *out)
 	lease_sql_render(&sql, o->table);
 	/* Schema 4: the run history's table, next to the lease table. A new
 	 * lease table gets it too, and is no upgrade. */
-	st = runmode_table_exists(db, o->table, &had_lease, err, sizeof(err));
+	st = runmode_has(db, o->table, NULL, &had_lease, err, sizeof(err));
 	if (st == DB_OK)
-		st = runmode_table_exists(db, o->history_table, &had_history, err, sizeof(err));
+		st = runmode_has(db, o->history_table, NULL, &had_history, err, sizeof(err));
 	if (st == DB_OK)
 		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
 	history_sql_render(&hsql, o->history_table, o->table);
 	if (st == DB_OK && !had_history)
 		st = db_query(db, hsql.create, err, sizeof(err));
-	else if (st == DB_OK)
-		st = runmode_upgrade_history(db, o->history_table, &hsql, err, sizeof(err));
+	else if (st == DB_OK) {
+		/* Schema 5: a history of schema 4 gains the slot in its key. */
+		bool has_slot;
+		st = runmode_has(db, o->history_table, "slot", &has_slot, err, sizeof(err));
+		if (st == DB_OK && !has_slot)
+			st = db_query(db, hsql.upgrade, err, sizeof(err));
+	}
 	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
 	if (!had_lease || (from == LEASE_ROWS_SCHEMA && had_history))
 		from = LEASE_SCHEMA;

@@ -267,7 +267,7 @@ void h_start(struct h_proc *p, const char *const argv[], const char *const env[]
 	cr_assert_eq(rc, 0, "spawn %s: %s", argv[0], strerror(rc));
 }
 
-void h_leaderrun(struct h_proc *p, const char *const args[])
+static void h_leaderrun_at(struct h_proc *p, const char *url, const char *const args[])
 {
 	const char *argv[64];
 	char dsn[600];
@@ -277,8 +277,18 @@ void h_leaderrun(struct h_proc *p, const char *const args[])
 	for (size_t i = 0; args[i] && n < 63; i++)
 		argv[n++] = args[i];
 	argv[n] = NULL;
-	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", h_dsn());
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", url);
 	h_start(p, argv, (const char *const[]){dsn, NULL});
+}
+
+void h_leaderrun(struct h_proc *p, const char *const args[])
+{
+	h_leaderrun_at(p, h_dsn(), args);
+}
+
+void h_leaderrun_via(struct h_proc *p, int port, const char *const args[])
+{
+	h_leaderrun_at(p, h_dsn_port(port), args);
 }
 
 int h_wait(struct h_proc *p, int timeout_ms)

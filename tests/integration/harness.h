@@ -66,6 +66,8 @@ const char *h_lease(const char *base);
 void h_start(struct h_proc *p, const char *const argv[], const char *const env[]);
 /* Starts leaderrun with LEADERRUN_DSN set to h_dsn() and ARGS. */
 void h_leaderrun(struct h_proc *p, const char *const args[]);
+/* The same through 127.0.0.1:PORT (a proxy in front of the server). */
+void h_leaderrun_via(struct h_proc *p, int port, const char *const args[]);
 /* Waits up to TIMEOUT_MS; returns the exit status, or -1 on timeout (the
  * process is left running). */
 int h_wait(struct h_proc *p, int timeout_ms);

@@ -9,21 +9,6 @@ HARNESS_MAIN
 
 #define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
 
-/* leaderrun through PROXY, with ARGS after the DSN. */
-static void lr_via(struct h_proc *p, const struct proxy *proxy, const char *const args[])
-{
-	const char *argv[64];
-	size_t n = 0;
-
-	argv[n++] = h_bin();
-	argv[n++] = "-d";
-	argv[n++] = h_dsn_port(proxy_port(proxy));
-	for (size_t i = 0; args[i] && n < 63; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	h_start(p, argv, NULL);
-}
-
 /* The holder runs a long probe through the proxy, a standby waits directly;
  * the proxy then fails in MODE. The holder must stop its command and exit
  * 76 before the standby's command starts (the probe's flock would see it). */
@@ -35,7 +20,8 @@ static void cut_holder_off_by(enum proxy_mode mode, int delay_ms)
 	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
 
 	cr_assert_not_null(proxy);
-	lr_via(&holder, proxy, (const char *const[]){"-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60", NULL});
+	h_leaderrun_via(&holder, proxy_port(proxy),
+			(const char *const[]){"-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60", NULL});
 	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(holder.err));
 	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
 	h_sleep_ms(500);
@@ -146,11 +132,11 @@ Test(faults, kill_grace_is_honoured_when_renewing_fails)
 
 	/* ttl 3 s: SIGTERM 1.65 s after the last renew, SIGKILL 0.75 s later.
 	 * The command needs 0.3 s to shut down cleanly, and must get them. */
-	lr_via(&holder, proxy,
-	       (const char *const[]){"-t", "3s", "-l", h_lease("grace"), "--", "sh", "-c",
-				     "trap 'echo term; sleep 0.3; echo clean; exit 0' TERM; echo up; "
-				     "while :; do sleep 0.05; done",
-				     NULL});
+	h_leaderrun_via(&holder, proxy_port(proxy),
+			(const char *const[]){"-t", "3s", "-l", h_lease("grace"), "--", "sh", "-c",
+					      "trap 'echo term; sleep 0.3; echo clean; exit 0' TERM; echo up; "
+					      "while :; do sleep 0.05; done",
+					      NULL});
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	proxy_set_mode(proxy, PROXY_BLACKHOLE);
 	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));

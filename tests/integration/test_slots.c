@@ -139,21 +139,6 @@ Test(slots, a_killed_holders_slot_is_taken_after_its_expiry_and_the_others_untou
 	cr_assert_eq(h_finish(&waiter, 10000), 143, "%s", h_slurp(waiter.err));
 }
 
-/* leaderrun through PROXY, with ARGS after the DSN. */
-static void lr_via(struct h_proc *p, const struct proxy *proxy, const char *const args[])
-{
-	const char *argv[64];
-	size_t n = 0;
-
-	argv[n++] = h_bin();
-	argv[n++] = "-d";
-	argv[n++] = h_dsn_port(proxy_port(proxy));
-	for (size_t i = 0; args[i] && n < 63; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	h_start(p, argv, NULL);
-}
-
 Test(slots, a_partitioned_holder_stops_its_command_before_its_slot_can_be_taken)
 {
 	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
@@ -166,11 +151,12 @@ Test(slots, a_partitioned_holder_stops_its_command_before_its_slot_can_be_taken)
 	int most;
 
 	cr_assert_not_null(proxy);
-	lr_via(&cut, proxy,
-	       (const char *const[]){"--slots", "2", "-t", "2s", "-l", lease, "--", "sh", "-c",
-				     "echo $LEADERRUN_SLOT $LEADERRUN_TERM $$; exec 9>>$0/slot-$LEADERRUN_SLOT.lock; "
-				     "flock -n 9 || exit 99; exec sleep 60",
-				     h_dir(), NULL});
+	h_leaderrun_via(
+	    &cut, proxy_port(proxy),
+	    (const char *const[]){"--slots", "2", "-t", "2s", "-l", lease, "--", "sh", "-c",
+				  "echo $LEADERRUN_SLOT $LEADERRUN_TERM $$; exec 9>>$0/slot-$LEADERRUN_SLOT.lock; "
+				  "flock -n 9 || exit 99; exec sleep 60",
+				  h_dir(), NULL});
 	job_ids(&cut, &cslot, &cterm, &cpid);
 	LR(&other, "--slots", "2", "-t", "2s", "-l", lease, "--", "sh", "-c", SAY_IDS);
 	job_ids(&other, &oslot, &oterm, &opid);
