@@ -52,5 +52,7 @@ grep -q '25 Nov 2026 12:00:00' "$tmp/out" || bad "the time of day is not in the 
 printf 'leaderrun %s (25/11/2026)\n\n  * b\n' "$version" >"$tmp/NEWS"
 rc=0
 "$top/scripts/package" changelog "$tmp/NEWS" >/dev/null 2>"$tmp/err" || rc=$?
-((rc == 1)) && grep -q 'YYYY-MM-DD' "$tmp/err" || bad "a bad date: exit $rc, stderr: $(cat "$tmp/err")"
+if ((rc != 1)) || ! grep -q 'YYYY-MM-DD' "$tmp/err"; then
+    bad "a bad date: exit $rc, stderr: $(cat "$tmp/err")"
+fi
 exit "$failed"

@@ -41,17 +41,26 @@ want=(/usr/bin/leaderrun /usr/share/man/man1/leaderrun.1.gz /usr/share/bash-comp
 for f in sql/*.sql; do want+=("/usr/share/leaderrun/sql/$(basename "$f")"); done
 missing=()
 for f in "${want[@]}"; do grep -qxF "$f" "$tmp/contents" || missing+=("$f"); done
-((${#missing[@]} == 0)) && ok "holds the binary, man page, completion, docs and all ${#want[@]} files" ||
+if ((${#missing[@]} == 0)); then
+    ok "holds the binary, man page, completion, docs and all ${#want[@]} files"
+else
     bad "missing from the package: ${missing[*]}"
+fi
 
-[[ $(dpkg-deb -f "$deb" Version) == "$version" ]] && ok "Version: $version" ||
-    bad "Version: $(dpkg-deb -f "$deb" Version), meson.build says $version"
+got=$(dpkg-deb -f "$deb" Version)
+if [[ $got == "$version" ]]; then ok "Version: $version"; else bad "Version: $got, meson.build says $version"; fi
 depends=$(dpkg-deb -f "$deb" Depends)
-[[ $depends == *libmariadb3* && $depends == *libc6* ]] && ok "Depends: $depends" ||
-    bad "Depends names neither the C library nor libmariadb3 (loaded with dlopen): $depends"
+if [[ $depends == *libmariadb3* && $depends == *libc6* ]]; then
+    ok "Depends: $depends"
+else
+    bad "Depends lacks the C library or libmariadb3 (loaded with dlopen): $depends"
+fi
 
 dpkg-deb -x "$deb" "$tmp/root"
 got=$("$tmp/root/usr/bin/leaderrun" --version 2>&1) || true
-[[ $got == "leaderrun $version ("* ]] && ok "the packaged binary says: $got" ||
+if [[ $got == "leaderrun $version ("* ]]; then
+    ok "the packaged binary says: $got"
+else
     bad "the packaged binary's --version: $got"
+fi
 finish
