@@ -749,15 +749,32 @@ static void sup_notify_lost(struct sup *s)
 	sdnotify_stopping(s->sd, "stopping %s: lease %s", s->cmd, s->revoked ? "revoked" : "lost");
 }
 
+/* The command's group, and anything it left behind, get the kill signal;
+ * SIGKILL follows after --kill-grace (sup_on_timers). */
+static void sup_stop(struct sup *s, int64_t now)
+{
+	s->stop_sent = true;
+	s->stop_sent_at = now;
+	child_signal(&s->child, s->o->kill_signal);
+	child_kill_orphans(&s->child, s->o->kill_signal);
+}
+
+static void sup_sigkill(struct sup *s)
+{
+	child_signal(&s->child, SIGKILL);
+	child_kill_orphans(&s->child, SIGKILL);
+	s->killed = true;
+}
+
+/* The kill first; the log and the receivers (a datagram to systemd, a
+ * queued webhook) after it. */
 static void sup_kill_now(struct sup *s, const char *why)
 {
 	if (s->killed)
 		return;
+	sup_sigkill(s);
 	sup_notify_lost(s);
-	log_event(LOG_ERROR, "lost", "%s; sending SIGKILL to the command's process group", why);
-	child_signal(&s->child, SIGKILL);
-	child_kill_orphans(&s->child, SIGKILL);
-	s->killed = true;
+	log_event(LOG_ERROR, "lost", "%s; sent SIGKILL to the command's process group", why);
 }
 
 static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t now)
@@ -787,18 +804,17 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 		 * reap and the release. */
 		s->revoked = true;
 		metrics_revoked(s->m);
-		sup_notify_lost(s);
 		if (!s->stop_sent) {
+			sup_stop(s, now);
+			sup_notify_lost(s);
 			fmt_dur(a, sizeof(a), min64(sup_deadline(s), now + t->grace_us) - now);
 			log_event(LOG_ERROR, "revoked",
 				  "lease revoked by 'leaderrun --release'; sending SIG%s to the command, SIGKILL in %s",
 				  sup_signame(s->o->kill_signal), a);
-			s->stop_sent = true;
-			s->stop_sent_at = now;
-			child_signal(&s->child, s->o->kill_signal);
-			child_kill_orphans(&s->child, s->o->kill_signal);
-		} else
+		} else {
+			sup_notify_lost(s);
 			log_event(LOG_ERROR, "revoked", "lease revoked by 'leaderrun --release' while stopping");
+		}
 		return;
 	}
 	if (r->outcome == LEASE_LOST) {
@@ -854,7 +870,7 @@ static void sup_on_signals(struct sup *s)
 static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 {
 	const struct timing *t = &s->o->timing;
-	int64_t at = 0;
+	int64_t at = 0, history_at;
 
 #define CONSIDER(x)                                                                                                    \
 	do {                                                                                                           \
@@ -882,8 +898,9 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 		else if (!worker_busy)
 			CONSIDER(s->next_renew);
 	}
-	if (history_due(s->h))
-		CONSIDER(history_due(s->h));
+	history_at = history_due(s->h);
+	if (history_at)
+		CONSIDER(history_at);
 #undef CONSIDER
 	return at;
 }
@@ -897,8 +914,7 @@ static void sup_time_out(struct sup *s, int64_t now)
 	char a[32], b[32];
 
 	s->timed_out = true;
-	s->stop_sent = true;
-	s->stop_sent_at = now;
+	sup_stop(s, now);
 	metrics_timed_out(s->m);
 	fmt_dur(a, sizeof(a), o->max_runtime_us);
 	fmt_dur(b, sizeof(b), min64(sup_deadline(s), now + o->timing.grace_us) - now);
@@ -908,8 +924,9 @@ static void sup_time_out(struct sup *s, int64_t now)
 		  "command ran for %s (--max-runtime); sending SIG%s to its process group, SIGKILL in %s", a,
 		  sup_signame(o->kill_signal), b);
 	notify_event(s->n, "timed_out", s->term, -1, (now - s->acquired_at) / 1000);
-	child_signal(&s->child, o->kill_signal);
-	child_kill_orphans(&s->child, o->kill_signal);
+	/* The loop stops feeding the watchdog now (sup_healthy): systemd is
+	 * to stop watching too, or a long --kill-grace ends in its kill. */
+	sdnotify_stopping(s->sd, "stopping %s: ran for %s (--max-runtime)", s->cmd, a);
 }
 
 static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
@@ -923,25 +940,20 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		s->renew_late = true;
 		sup_kill_now(s, "lease deadline reached without a successful renew");
 	} else if (!s->killed && s->stop_sent && now >= s->stop_sent_at + t->grace_us) {
-		if (s->timed_out && !s->renew_late && !s->revoked) {
+		if (s->timed_out && !s->revoked) {
 			/* The lease is fine: announced by the timed_out line. */
-			log_info("command still running --kill-grace after --max-runtime; sending SIGKILL to its "
+			sup_sigkill(s);
+			log_info("command still running --kill-grace after --max-runtime; sent SIGKILL to its "
 				 "process group");
-			child_signal(&s->child, SIGKILL);
-			child_kill_orphans(&s->child, SIGKILL);
-			s->killed = true;
 		} else
 			sup_kill_now(s, "command still running after --kill-grace");
 	} else if (!s->stop_sent && now >= sup_stop_at(s)) {
-		fmt_dur(a, sizeof(a), sup_deadline(s) - now);
+		s->renew_late = true;
+		sup_stop(s, now);
 		sup_notify_lost(s);
+		fmt_dur(a, sizeof(a), sup_deadline(s) - now);
 		log_event(LOG_ERROR, "lost", "no successful renew in time; sending SIG%s to the command, SIGKILL in %s",
 			  sup_signame(o->kill_signal), a);
-		s->stop_sent = true;
-		s->renew_late = true;
-		s->stop_sent_at = now;
-		child_signal(&s->child, o->kill_signal);
-		child_kill_orphans(&s->child, o->kill_signal);
 	}
 	/* After the lease's own deadlines: when both are due, the lease's
 	 * stop is the one that happens. */
@@ -949,10 +961,8 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 		sup_time_out(s, now);
 	history_tick(s->h, now);
 	if (s->draining && !s->killed && now >= s->drain_kill_at) {
-		log_warn("processes left by the command outlived --kill-grace; killing them");
-		child_signal(&s->child, SIGKILL);
-		child_kill_orphans(&s->child, SIGKILL);
-		s->killed = true;
+		sup_sigkill(s);
+		log_warn("processes left by the command outlived --kill-grace; killed them");
 	}
 
 	if (s->lost || s->revoked)
