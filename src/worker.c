@@ -174,10 +174,11 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		r->outcome = lease_release(w->db, j->sql, j->name, w->slot, j->holder, term, j->min_hold_us,
 					   exit_status, &r->status, r->err, sizeof(r->err));
 		/* Row first, hint second: the woken follower finds it free.
-		 * The release is the run's last statement: closing the session
-		 * lets go of its named locks as RELEASE_ALL_LOCKS would, one
-		 * statement fewer for every run (issue 13). */
-		if (w->hints && db_connected(w->db))
+		 * The release is the run's last lease statement: closing the
+		 * session lets go of its named locks as RELEASE_ALL_LOCKS would,
+		 * one statement fewer for every run (issue 13). With a row to
+		 * follow on this connection (worker_main) the session stays. */
+		if (w->hints && db_connected(w->db) && !w->after_release)
 			db_disconnect(w->db);
 		break;
 	case WORKER_CALL: /* above */
@@ -248,8 +249,14 @@ static void *worker_main(void *arg)
 			 * (issue 13). Still "running" meanwhile. */
 			(void)!write(w->pipe[1], "", 1);
 			pthread_mutex_unlock(&w->lock);
-			if (w->after_release)
+			if (w->after_release && db_connected(w->db)) {
+				/* The hint goes before the row that follows: the
+				 * waiters wake as early as the close would wake
+				 * them. */
+				if (w->hint_held)
+					worker_drop_hint(w);
 				w->after_release(w->after_release_arg, w->db);
+			}
 			db_disconnect(w->db);
 			pthread_mutex_lock(&w->lock);
 		}

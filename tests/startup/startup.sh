@@ -63,11 +63,11 @@ fi
 # 3. Each connection's statements, from the general log: "ID:N:H:LIST" per
 # connection of the test user, in the order they connected: N the lease's
 # statements, H the run history's (LIST marks them "History").
-statements() { # statements ARGS...: run leaderrun -n with ARGS, print the counts
+statements() { # statements ARGS...: run leaderrun with ARGS, print the counts
     local log=$work/general.log
     : >"$log"
     "$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
-    "$bin" -d "$dsn" -n -l startup "$@" -- true
+    "$bin" -d "$dsn" -l startup "$@" -- true
     "$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log=0"
     awk -v user="$LR_DB_USER" '
         {
@@ -84,7 +84,7 @@ statements() { # statements ARGS...: run leaderrun -n with ARGS, print the count
         END { for (j = 1; j <= k; j++) printf "%s:%d:%d:%s ", order[j], n[order[j]], h[order[j]], l[order[j]]; print "" }' "$log"
 }
 # The lease protocol alone (no history): one connection, at most 3.
-read -r -a conns < <(statements --history-keep 0)
+read -r -a conns < <(statements -n --history-keep 0)
 IFS=: read -r _ stmts hstmts list <<<"${conns[0]-:::}"
 if ((${#conns[@]} == 1 && stmts >= 1 && stmts <= 3 && hstmts == 0)); then
     ok "an uncontended -n run without history: the connect and $stmts statements ($list)"
@@ -94,7 +94,7 @@ fi
 # With the run history (the default): the same lease statements, and the
 # short run's row written whole after them (after the release) on the same
 # connection: no connection of its own. One run in 10 also prunes.
-read -r -a conns < <(statements)
+read -r -a conns < <(statements -n)
 IFS=: read -r _ stmts hstmts list <<<"${conns[0]-:::}"
 row=$("$top/scripts/sandbox-db" sql "$work/db" -N -e "SELECT CONCAT(outcome, ' ', exit_status, ' ', ended_at IS NOT NULL)
     FROM leaderrun_history WHERE lease='startup' ORDER BY term DESC LIMIT 1")
@@ -105,5 +105,17 @@ else
     bad "an uncontended -n run with history: ${conns[*]} (connection:statements:kinds); see $work/general.log"
 fi
 
+# A run that may wait (the default) holds the wake-up hint: the same one
+# connection, the hint given back before the row so that waiters wake as
+# early as the close would wake them. (The release used to close the
+# session for the hint, and the row went on a connection of its own.)
+read -r -a conns < <(statements)
+IFS=: read -r _ stmts hstmts list <<<"${conns[0]-:::}"
+if ((${#conns[@]} == 1 && hstmts >= 1 && hstmts <= 2)) && [[ $list =~ ,Query(,History){1,2}$ ]] &&
+    grep -q 'RELEASE_ALL_LOCKS' "$work/general.log"; then
+    ok "a run with the wake-up hint: one connection, the hint given back, then the row ($list)"
+else
+    bad "a run with the wake-up hint: ${conns[*]} (connection:statements:kinds); see $work/general.log"
+fi
 echo "startup: $passed passed, $failed failed"
 ((failed == 0))
