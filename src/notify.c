@@ -25,6 +25,7 @@
 
 struct note {
 	char event[16];
+	int slot; /* -1: no slot held (or a lease of one slot) */
 	uint64_t term;
 	int exit_status;
 	int64_t duration_ms;
@@ -40,6 +41,7 @@ struct notify {
 	int head, count;
 	bool busy, quit;
 	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
+	int slot;    /* notify_set_slot's; only the caller's thread */
 	char host[256];
 };
 
@@ -168,7 +170,7 @@ static bool notify_send(const char *url, const char *body, const char *type)
 static void notify_deliver(struct notify *n, const struct note *e)
 {
 	const struct options *o = n->o;
-	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16], d[32];
+	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16], d[32], slot[24];
 	const char *ping = NULL, *note = NULL;
 
 	if (o->ping_url) {
@@ -217,11 +219,19 @@ static void notify_deliver(struct notify *n, const struct note *e)
 		snprintf(status, sizeof(status), "%d", e->exit_status);
 	else
 		snprintf(status, sizeof(status), "null");
+	/* "slot" only for a lease of several slots: a one-slot body is as it
+	 * always was. */
+	if (o->slots > 1 && e->slot >= 0)
+		snprintf(slot, sizeof(slot), ",\"slot\":%d", e->slot);
+	else if (o->slots > 1)
+		snprintf(slot, sizeof(slot), ",\"slot\":null");
+	else
+		slot[0] = '\0';
 	snprintf(body, sizeof(body),
-		 "{\"event\":\"%s\",\"lease\":%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
+		 "{\"event\":\"%s\",\"lease\":%s%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
 		 "\"duration_ms\":%lld,\"host\":%s,\"ts\":\"%s\"}",
-		 e->event, qlease, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost,
-		 e->ts);
+		 e->event, qlease, slot, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms,
+		 qhost, e->ts);
 	for (int i = 0; i < o->nnotify; i++)
 		notify_send(o->notify_urls[i], body, "Content-Type: application/json");
 }
@@ -263,6 +273,7 @@ struct notify *notify_start(const struct options *o)
 		return NULL;
 	}
 	n->o = o;
+	n->slot = -1;
 	if (gethostname(n->host, sizeof(n->host)) != 0)
 		snprintf(n->host, sizeof(n->host), "localhost");
 	pthread_mutex_init(&n->lock, NULL);
@@ -274,6 +285,12 @@ struct notify *notify_start(const struct options *o)
 		return NULL;
 	}
 	return n;
+}
+
+void notify_set_slot(struct notify *n, unsigned slot)
+{
+	if (n)
+		n->slot = (int)slot;
 }
 
 void notify_event(struct notify *n, const char *event, uint64_t term, int exit_status, int64_t duration_ms)
@@ -293,6 +310,7 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 	}
 	e = &n->q[(n->head + n->count) % QUEUE_MAX];
 	snprintf(e->event, sizeof(e->event), "%s", event);
+	e->slot = n->slot;
 	e->term = term;
 	e->exit_status = exit_status;
 	e->duration_ms = duration_ms;

@@ -22,6 +22,10 @@ struct notify *notify_start(const struct options *o);
  * drops the event with a warning. */
 void notify_event(struct notify *n, const char *event, uint64_t term, int exit_status, int64_t duration_ms);
 
+/* With --slots above 1, the slot this run holds, for the events after it:
+ * terms count per slot, so a receiver needs it to tell holders apart. */
+void notify_set_slot(struct notify *n, unsigned slot);
+
 /* Delivers what is queued, until the queue is empty or DEADLINE
  * (CLOCK_BOOTTIME us) passes, then stops the thread and frees N. */
 void notify_finish(struct notify *n, int64_t deadline);

@@ -1240,6 +1240,7 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 			  o->slots, s.term, o->holder, s.server);
 	else
 		log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s.term, o->holder, s.server);
+	notify_set_slot(n, s.slot);
 	notify_event(n, "acquired", s.term, -1, 0);
 
 	env = child_env_build(environ_base, o->lease, (unsigned long long)s.term, s.slot, o->holder);

@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include "harness.h"
+#include "httpd.h"
 #include "proxy.h"
 
 HARNESS_MAIN
@@ -235,10 +236,11 @@ Test(slots, status_check_release_and_history_act_per_slot)
 	unsigned slot[2];
 	unsigned long long term[2];
 	pid_t pid[2];
-	char t[32], s[16], out[8192];
+	char t[32], s[16], out[8192], url[64];
 
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/hook", httpd_start(h_path("http.log"), 200));
 	for (int i = 0; i < 2; i++) {
-		LR(&h[i], "--slots", "2", "-t", "6s", "-l", lease, "--", "sh", "-c", SAY_IDS);
+		LR(&h[i], "--slots", "2", "-t", "6s", "-l", lease, "--notify", url, "--", "sh", "-c", SAY_IDS);
 		job_ids(&h[i], &slot[i], &term[i], &pid[i]);
 	}
 	LR(&p, "--status", lease);
@@ -277,6 +279,14 @@ Test(slots, status_check_release_and_history_act_per_slot)
 	LR(&p, "--release", lease);
 	cr_assert_eq(h_finish(&p, 10000), 0, "%s", h_slurp(p.err));
 	cr_assert_eq(h_finish(&h[0], 15000), 76, "%s", h_slurp(h[0].err));
+
+	/* The webhooks say which slot: terms count per slot. */
+	for (int i = 0; i < 2; i++) {
+		snprintf(out, sizeof(out), "\"event\":\"acquired\",\"lease\":\"%s\",\"slot\":%u,", lease, slot[i]);
+		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out, h_slurp(h_path("http.log")));
+		snprintf(out, sizeof(out), "\"event\":\"lost\",\"lease\":\"%s\",\"slot\":%u,", lease, slot[i]);
+		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out, h_slurp(h_path("http.log")));
+	}
 
 	/* The history has a run a slot's term. */
 	LR(&p, "--history", lease, "--json");
