@@ -413,27 +413,31 @@ int history_finish(struct history *h, int64_t until)
 		h->begin_pending = h->end_pending = false;
 		pthread_mutex_unlock(&h->lock);
 	}
-	if (!h->started)
-		goto done;
+	/* With no thread of its own, a row may still be on its way on the
+	 * lease's connection (history_write_parked, busy): H is not freed
+	 * under it. */
 	pthread_mutex_lock(&h->lock);
-	pthread_cond_signal(&h->wake);
+	if (h->started)
+		pthread_cond_signal(&h->wake);
 	while ((h->begin_pending || h->end_pending || h->busy) && timing_now() < until) {
 		timing_cond_wait(&h->idle_cv, &h->lock, 20 * USEC_PER_MSEC);
 	}
 	idle = !h->begin_pending && !h->end_pending && !h->busy;
 	if (!idle) {
-		/* Cut the call short and leave the thread behind: exiting is
-		 * what must not wait. */
-		h->detached = true;
-		pthread_detach(h->thread);
-		db_abort(h->db);
+		/* Cut the call short and leave H behind: exiting is what must
+		 * not wait. */
+		if (h->started) {
+			h->detached = true;
+			pthread_detach(h->thread);
+			db_abort(h->db);
+		}
 		history_abandoned = h;
 	}
 	pthread_mutex_unlock(&h->lock);
 	if (!idle)
 		return -1;
-	pthread_join(h->thread, NULL);
-done:
+	if (h->started)
+		pthread_join(h->thread, NULL);
 	db_free(h->db);
 	pthread_mutex_destroy(&h->lock);
 	pthread_cond_destroy(&h->wake);
