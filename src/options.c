@@ -720,16 +720,17 @@ static int options_read(struct parse *p, int argc, char *argv[])
 	return 0;
 }
 
-/* A count for --limit or --history-keep: 0 to MAX. */
-static int parse_count(const char *opt, const char *text, unsigned max, unsigned *out, char *err, size_t errlen)
+/* A count from MIN to MAX (--limit, --history-keep, --slots, --slot). */
+static int parse_count(const char *opt, const char *text, unsigned min, unsigned max, unsigned *out, char *err,
+		       size_t errlen)
 {
 	char *end;
 	unsigned long n;
 
 	errno = 0;
 	n = strtoul(text, &end, 10);
-	if (errno || end == text || *end || *text == '-' || n > max) {
-		snprintf(err, errlen, "%s '%s' must be a number from 0 to %u", opt, text, max);
+	if (errno || end == text || *end || *text == '-' || n < min || n > max) {
+		snprintf(err, errlen, "%s '%s' must be a number from %u to %u", opt, text, min, max);
 		return -1;
 	}
 	*out = (unsigned)n;
@@ -741,7 +742,7 @@ static int parse_count(const char *opt, const char *text, unsigned max, unsigned
 static int options_slots(struct parse *p)
 {
 	struct options *o = p->o;
-	const char *slot = p->slot_text;
+	const char *slot = p->slot_text, *slot_from = "--slot";
 	unsigned k;
 
 	o->slots = 1;
@@ -751,13 +752,8 @@ static int options_slots(struct parse *p)
 			snprintf(p->err, p->errlen, "--slots goes with a COMMAND to run");
 			return -1;
 		}
-		if (parse_count("--slots", p->slots_text, LEASE_SLOTS_MAX, &o->slots, p->err, p->errlen) < 0)
+		if (parse_count("--slots", p->slots_text, 1, LEASE_SLOTS_MAX, &o->slots, p->err, p->errlen) < 0)
 			return -1;
-		if (o->slots == 0) {
-			snprintf(p->err, p->errlen, "--slots 0 would never run the command; give 1 to %d",
-				 LEASE_SLOTS_MAX);
-			return -1;
-		}
 		/* A slot a period is another feature; one run a period across
 		 * the fleet is what --once-per promises. */
 		if (o->slots > 1 && o->once_per_us) {
@@ -770,10 +766,10 @@ static int options_slots(struct parse *p)
 		snprintf(p->err, p->errlen, "--slot goes with --check or --release");
 		return -1;
 	}
-	if (!slot && o->mode == MODE_CHECK)
-		slot = getenv("LEADERRUN_SLOT");
+	if (!slot && o->mode == MODE_CHECK && (slot = getenv("LEADERRUN_SLOT")) != NULL)
+		slot_from = "LEADERRUN_SLOT";
 	if (slot) {
-		if (parse_count("--slot", slot, LEASE_SLOTS_MAX - 1, &k, p->err, p->errlen) < 0)
+		if (parse_count(slot_from, slot, 0, LEASE_SLOTS_MAX - 1, &k, p->err, p->errlen) < 0)
 			return -1;
 		o->slot = (int)k;
 	}
@@ -806,14 +802,14 @@ static int options_check_observe(struct parse *p)
 	if (p->limit_text) {
 		if (o->mode != MODE_HISTORY)
 			FAIL("--limit goes with --history");
-		if (parse_count("--limit", p->limit_text, 1000000, &o->history_limit, p->err, p->errlen) < 0)
+		if (parse_count("--limit", p->limit_text, 0, 1000000, &o->history_limit, p->err, p->errlen) < 0)
 			return -1;
 	}
 	o->history_keep = 100;
 	if (p->keep_text) {
 		if (o->mode != MODE_RUN)
 			FAIL("--history-keep goes with a COMMAND to run");
-		if (parse_count("--history-keep", p->keep_text, 1000000, &o->history_keep, p->err, p->errlen) < 0)
+		if (parse_count("--history-keep", p->keep_text, 0, 1000000, &o->history_keep, p->err, p->errlen) < 0)
 			return -1;
 	}
 	if (o->metrics_file && o->mode != MODE_RUN)
