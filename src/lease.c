@@ -2,6 +2,8 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
 
 #include "timing.h"
 
@@ -40,8 +42,6 @@ struct look {
 	uint64_t pick;	 /* spreads contenders over the free slots */
 	unsigned rows;	 /* rows of the slots 0..n-1 */
 	unsigned nfree;	 /* of them, free: expired (a pause is the lease's) */
-	unsigned chosen; /* the free slot picked, of nfree seen so far */
-	int64_t soonest; /* the expiry that comes first of the held slots */
 	unsigned min_slots, max_slots;
 	bool read_only, any;
 	struct lease_info *info;
@@ -96,9 +96,8 @@ static void look_row(void *ctx, const struct db_value *c)
 			return;
 		dst = l->info;
 	} else {
-		if (l->busy.slots && expires_in >= l->soonest)
+		if (l->busy.slots && expires_in >= l->busy.expires_in_us)
 			return;
-		l->soonest = expires_in;
 		dst = &l->busy;
 	}
 copy:
@@ -337,13 +336,15 @@ static bool lease_free(const struct lease_info *info, const struct look *l, int6
 	return lease_why(info, period_us) == BUSY_HELD && l->nfree > 0;
 }
 
-static uint64_t lease_pick_seed(const char *holder)
+/* Where a contender starts its sequence of picks among free slots: its
+ * own, so that contenders that look together spread out. */
+static uint64_t lease_pick_seed(void)
 {
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	uint64_t r;
 
-	for (const unsigned char *p = (const unsigned char *)holder; *p; p++)
-		h = (h ^ *p) * UINT64_C(0x100000001b3);
-	return h;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint64_t)timing_now() ^ (uint64_t)getpid() << 32;
+	return r;
 }
 
 enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
@@ -351,7 +352,8 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
 				 size_t errlen)
 {
-	struct look l = {.only = -1, .pick = lease_pick_seed(holder) ^ (uint64_t)timing_now()};
+	/* One slot: nothing to pick (and no system call). */
+	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
 	enum lease_outcome o;
 
 	memset(info, 0, sizeof(*info));

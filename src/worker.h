@@ -44,7 +44,6 @@ struct worker_result {
 	bool hint_unheld;	 /* WORKER_WAIT: the term's leader does not hold the hint: poll */
 	bool hint_held;		 /* this session holds the hint now */
 	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
-	bool called;		 /* WORKER_CALL: what the function returned */
 	struct db_server server; /* the connection's server; name "" when none */
 	char err[384];
 };
