@@ -37,11 +37,11 @@ _Static_assert(SLOT_LEASE_END <= 20, "lease.c's statement slots stay below 20");
 
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {
-	unsigned n;	 /* the contender's slot count */
-	int only;	 /* >= 0: the operator modes' look at that slot alone */
-	uint64_t pick;	 /* spreads contenders over the free slots */
-	unsigned rows;	 /* rows of the slots 0..n-1 */
-	unsigned nfree;	 /* of them, free: expired (a pause is the lease's) */
+	unsigned n;	/* the contender's slot count */
+	int only;	/* >= 0: the operator modes' look at that slot alone */
+	uint64_t pick;	/* spreads contenders over the free slots */
+	unsigned rows;	/* rows of the slots 0..n-1 */
+	unsigned nfree; /* of them, free: expired (a pause is the lease's) */
 	unsigned min_slots, max_slots;
 	bool read_only, any;
 	struct lease_info *info;

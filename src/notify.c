@@ -230,8 +230,8 @@ static void notify_deliver(struct notify *n, const struct note *e)
 	snprintf(body, sizeof(body),
 		 "{\"event\":\"%s\",\"lease\":%s%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
 		 "\"duration_ms\":%lld,\"host\":%s,\"ts\":\"%s\"}",
-		 e->event, qlease, slot, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms,
-		 qhost, e->ts);
+		 e->event, qlease, slot, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost,
+		 e->ts);
 	for (int i = 0; i < o->nnotify; i++)
 		notify_send(o->notify_urls[i], body, "Content-Type: application/json");
 }

@@ -429,14 +429,13 @@ Test(sdnotify, max_runtime_says_stopping_when_it_stops_the_command)
 
 	listen_notify(false);
 	lr_notify(&leader, NULL, false, (const char *const[]){"WATCHDOG_USEC=400000", NULL},
-		  (const char *const[]){"-t", "6s", "-l", lease, "--max-runtime", "1s", "--kill-grace", "2s", "--", "sh",
-					"-c", "trap '' TERM; sleep 30", NULL});
+		  (const char *const[]){"-t", "6s", "-l", lease, "--max-runtime", "1s", "--kill-grace", "2s", "--",
+					"sh", "-c", "trap '' TERM; sleep 30", NULL});
 	r = wait_msg(0, "READY=1", 10000, &ready);
 	cr_assert_geq(r, 0, "no READY=1: %s\n%s", received(), h_slurp(leader.err));
 	cr_assert_gt(wait_msg(r + 1, "STOPPING=1", 10000, &stopping), r, "no STOPPING=1: %s\n%s", received(),
 		     h_slurp(leader.err));
-	cr_assert_str_eq(stopping.text, "STOPPING=1\nSTATUS=stopping sh: ran for 1s (--max-runtime)", "%s",
-			 received());
+	cr_assert_str_eq(stopping.text, "STOPPING=1\nSTATUS=stopping sh: ran for 1s (--max-runtime)", "%s", received());
 	/* Before the grace ran out: said when the stop began. */
 	cr_assert_lt(stopping.at_ms - ready.at_ms, 1900, "%s", received());
 	cr_assert_eq(h_finish(&leader, 10000), 124, "%s", h_slurp(leader.err));

@@ -283,9 +283,11 @@ Test(slots, status_check_release_and_history_act_per_slot)
 	/* The webhooks say which slot: terms count per slot. */
 	for (int i = 0; i < 2; i++) {
 		snprintf(out, sizeof(out), "\"event\":\"acquired\",\"lease\":\"%s\",\"slot\":%u,", lease, slot[i]);
-		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out, h_slurp(h_path("http.log")));
+		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out,
+			  h_slurp(h_path("http.log")));
 		snprintf(out, sizeof(out), "\"event\":\"lost\",\"lease\":\"%s\",\"slot\":%u,", lease, slot[i]);
-		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out, h_slurp(h_path("http.log")));
+		cr_assert(h_wait_file(h_path("http.log"), out, 5000), "no %s in:\n%s", out,
+			  h_slurp(h_path("http.log")));
 	}
 
 	/* The history has a run a slot's term. */
