@@ -605,13 +605,14 @@ static int show_help(struct parse *p, const char *arg)
 	      "       leaderrun [OPTIONS] -c STRING\n"
 	      "       leaderrun [CONNECTION OPTIONS] --init\n"
 	      "       leaderrun [CONNECTION OPTIONS] --status [--json | --format prometheus] [LEASE]\n"
-	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--force]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --release LEASE [--slot K] [--force]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
-	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N] [--slot K]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --history LEASE [--json] [--limit N]\n"
 	      "\n"
 	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
-	      "copy runs across all hosts, and it is stopped before anyone else can lead.\n"
+	      "copy (N with --slots N) runs across all hosts, and it is stopped before\n"
+	      "anyone else can take its lease.\n"
 	      "\n",
 	      f);
 	for (size_t i = 0; i < NDEFS; i++) {
