@@ -17,7 +17,7 @@
 #include "signame.h"
 
 /* Statement slots of the history on the admin connection (after lease.c's). */
-enum { SLOT_A_LIST = 20, SLOT_A_SUCCESS = 21 };
+enum { SLOT_A_LIST = LEASE_STMT_SLOTS_END, SLOT_A_SUCCESS };
 
 struct rows {
 	struct lease_row *v;

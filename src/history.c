@@ -14,7 +14,7 @@
 
 /* Statement slots: after lease.c's, because a short run's row is written
  * on the lease's connection (history_write_parked). */
-enum { SLOT_H_INSERT = 20, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_INSERT_CLOSED };
+enum { SLOT_H_INSERT = LEASE_STMT_SLOTS_END, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_INSERT_CLOSED };
 
 /* A history thread left behind in a hung call at exit (history_finish):
  * kept here so that it stays reachable until the process ends. Written

@@ -33,7 +33,7 @@ enum {
 /* Other statements sent on a connection that also runs these take slots
  * from 20 on: the run history's (history.c, on the lease's connection after
  * the release) and --history's and --status's (admin.c). */
-_Static_assert(SLOT_LEASE_END <= 20, "lease.c's statement slots stay below 20");
+_Static_assert(SLOT_LEASE_END <= LEASE_STMT_SLOTS_END, "lease.c's statement slots stay below the others'");
 
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {

@@ -16,6 +16,10 @@
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
+/* Statement slots (db_exec) below this are lease.c's; the history, --status,
+ * --history and --init run theirs from it on connections that also run
+ * lease statements. */
+#define LEASE_STMT_SLOTS_END 20
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */

@@ -25,6 +25,9 @@ extern char **environ;
 
 #define DEFAULT_CONNECT_TIMEOUT_S 5u
 
+/* --init's own statements, past lease.c's (it runs those too). */
+enum { SLOT_R_TABLE = LEASE_STMT_SLOTS_END, SLOT_R_COLUMN };
+
 static unsigned ceil_seconds(int64_t us)
 {
 	int64_t s = (us + USEC_PER_SEC - 1) / USEC_PER_SEC;
@@ -168,13 +171,13 @@ static enum db_status runmode_has(struct db *db, const char *table, const char *
 	}
 	if (column)
 		st = db_exec(
-		    db, 23,
+		    db, SLOT_R_COLUMN,
 		    "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
 		    "AND TABLE_NAME=? AND COLUMN_NAME=?",
 		    p, 3, c, 1, &r, err, errlen);
 	else
 		st =
-		    db_exec(db, 22,
+		    db_exec(db, SLOT_R_TABLE,
 			    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
 			    "AND TABLE_NAME=?",
 			    p, 2, c, 1, &r, err, errlen);
