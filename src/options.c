@@ -818,8 +818,10 @@ static int options_check_observe(struct parse *p)
 	return 0;
 }
 
-/* The history table sits next to the lease table: leaderrun_lease ->
- * leaderrun_history, any other NAME -> NAME_history, same database. */
+/* The history table sits next to the lease table, in the same database:
+ * PREFIX_lease -> PREFIX_history (leaderrun_lease -> leaderrun_history),
+ * any other NAME -> NAME_history. A PREFIX must be left: "_lease" alone
+ * is a NAME. */
 static int options_history_table(struct options *o, char *err, size_t errlen)
 {
 	const char *dot = strchr(o->table, '.');
@@ -827,7 +829,7 @@ static int options_history_table(struct options *o, char *err, size_t errlen)
 	size_t n = strlen(base);
 	char name[LEASE_TABLE_MAX + 16];
 
-	if (n >= 6 && strcmp(base + n - 6, "_lease") == 0)
+	if (n > 6 && strcmp(base + n - 6, "_lease") == 0)
 		n -= 6;
 	snprintf(name, sizeof(name), "%.*s%.*s_history", dot ? (int)(dot - o->table + 1) : 0, o->table, (int)n, base);
 	if (n + 8 > 64) {

@@ -104,6 +104,17 @@ Test(options, defaults_are_safe_and_documented)
 	cr_assert(o.lease_derived);
 }
 
+Test(options, history_table_sits_next_to_the_lease_table)
+{
+	cr_assert_str_eq(OK("--", "true").history_table, "leaderrun_history");
+	cr_assert_str_eq(OK("--table", "ops.jobs_lease", "true").history_table, "ops.jobs_history");
+	cr_assert_str_eq(OK("--table", "leases", "true").history_table, "leases_history");
+	/* Found by fuzz_options: "_lease" alone left "_history", no name of
+	 * its own. */
+	cr_assert_str_eq(OK("--table", "_lease", "true").history_table, "_lease_history");
+	cr_assert_str_eq(OK("--table", "db._lease", "true").history_table, "db._lease_history");
+}
+
 Test(options, short_ttl_alone_scales_the_other_defaults)
 {
 	struct options o = OK("-t", "1s", "true");
