@@ -269,18 +269,22 @@ Test(connection, several_hosts_switch_the_wake_up_hint_off)
 	const char *lease = h_lease("hint");
 	struct h_proc holder, one, several;
 	char dsn[600];
+	int waiters;
 
 	cr_assert_not_null(proxy);
-	h_leaderrun(&holder, (const char *const[]){"-l", lease, "--", "sleep", "15", NULL});
-	h_sleep_ms(500);
-	h_leaderrun(&one, (const char *const[]){"-l", lease, "--", "true", NULL});
-	h_sleep_ms(1000);
-	cr_assert_eq(h_hint_waiters(lease), 1);
+	h_leaderrun(&holder, (const char *const[]){"-l", lease, "--", "sh", "-c", "echo up; exec sleep 15", NULL});
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
+	h_leaderrun(&one, (const char *const[]){"-v", "-l", lease, "--", "true", NULL});
+	cr_assert(h_wait_file(one.err, "waiting: held by", 10000), "%s", h_slurp(one.err));
+	for (int64_t end = h_now_ms() + 10000; (waiters = h_hint_waiters(lease)) != 1 && h_now_ms() < end;)
+		continue; /* each look samples for a second */
+	cr_assert_eq(waiters, 1, "the one-host follower blocks on the hint");
 	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", dsn_of_ports(proxy_port(proxy), atoi(getenv("LR_DB_PORT")), ""));
-	h_start(&several, (const char *const[]){h_bin(), "-l", lease, "--", "true", NULL},
+	h_start(&several, (const char *const[]){h_bin(), "-v", "-l", lease, "--", "true", NULL},
 		(const char *const[]){dsn, NULL});
-	h_sleep_ms(1000);
-	cr_assert_eq(h_hint_waiters(lease), 1, "the several-host follower waits on the hint too");
+	/* Past its first look, where a follower with the hint would block. */
+	cr_assert(h_wait_file(several.err, "waiting: held by", 10000), "%s", h_slurp(several.err));
+	cr_assert_eq(h_hint_waiters(lease), 1, "the several-host follower blocks on the hint too");
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&one, 20000), 0, "%s", h_slurp(one.err));
 	cr_assert_eq(h_finish(&several, 20000), 0, "%s", h_slurp(several.err));

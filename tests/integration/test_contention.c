@@ -131,15 +131,27 @@ Test(contention, graceful_handover_wakes_a_waiter_without_polling)
 {
 	struct h_proc holder, waiters[3];
 	const char *lease = h_lease("wake");
-	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock"), *go = h_path("go");
+	char job[1200];
 	int64_t ns[4];
+	int blocked;
 
+	/* The holder's job starts when the waiters block on its hint. A
+	 * waiter whose first try fell between the holder's release of the
+	 * row and of the hint would lead without the hint until its first
+	 * renew, and the others would poll: slower, not what this tests. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done; exec '%s' '%s' '%s' 0.3", go,
+		 h_probe(), log, lock);
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
 	/* A 30 s retry interval: a polling follower would wait that long. */
-	LR(&holder, "-l", lease, "--", h_probe(), log, lock, "1");
-	cr_assert(h_wait_file(log, "start", 10000));
 	for (int i = 0; i < 3; i++)
 		LR(&waiters[i], "-l", lease, "--retry-interval", "30s", "--", h_probe(), log, lock, "0.3");
-	cr_assert_eq(h_finish(&holder, 10000), 0);
+	for (int64_t end = h_now_ms() + 20000; (blocked = h_hint_waiters(lease)) != 3 && h_now_ms() < end;)
+		continue; /* each look samples for a second */
+	cr_assert_eq(blocked, 3, "the waiters block on the holder's hint");
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
 	for (int i = 0; i < 3; i++)
 		cr_assert_eq(h_finish(&waiters[i], 15000), 0, "%s", h_slurp(waiters[i].err));
 	cr_assert_eq(h_probe_check(log, ns, NULL, 4), 4);

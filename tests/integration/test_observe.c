@@ -37,6 +37,23 @@ static int count(const char *hay, const char *needle)
 	return n;
 }
 
+/* Waits up to TIMEOUT_MS for FILE to show SAMPLE (a metric and its labels)
+ * with a value of at least MIN: a file rewritten at every renew may be
+ * past any one value by the time it is read. */
+static bool wait_sample_at_least(const char *file, const char *sample, double min, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	for (;;) {
+		const char *at = strstr(h_slurp(file), sample);
+		if (at && strtod(at + strlen(sample), NULL) >= min)
+			return true;
+		if (h_now_ms() >= end)
+			return false;
+		h_sleep_ms(10);
+	}
+}
+
 Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 {
 	struct h_proc holder, waiter;
@@ -54,8 +71,8 @@ Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 	cr_assert(h_wait_file(wait_file, line, 10000), "%s", h_slurp(wait_file));
 	promtool_accepts(wait_file);
 	/* At least one renew (every second) shows in the histogram. */
-	snprintf(line, sizeof(line), "leaderrun_lease_renew_duration_seconds_count{lease=\"%s\"} 1", lease);
-	cr_assert(h_wait_file(hold_file, line, 10000), "%s", h_slurp(hold_file));
+	snprintf(line, sizeof(line), "leaderrun_lease_renew_duration_seconds_count{lease=\"%s\"} ", lease);
+	cr_assert(wait_sample_at_least(hold_file, line, 1, 10000), "%s", h_slurp(hold_file));
 	cr_assert(strstr(h_slurp(hold_file), "leaderrun_lease_deadline_margin_seconds"), "%s", h_slurp(hold_file));
 	promtool_accepts(hold_file);
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
@@ -101,8 +118,8 @@ Test(observe, status_prometheus_shows_the_fleet_by_the_database_clock)
 	FILE *f;
 
 	cr_assert_eq(run(&p, (const char *const[]){"-l", ok, "--", "true", NULL}), 0, "%s", h_slurp(p.err));
-	LR(&holder, "-t", "5s", "-l", held, "--", "sleep", "3");
-	h_sleep_ms(800);
+	LR(&holder, "-t", "5s", "-l", held, "--", "sh", "-c", "echo up; exec sleep 3");
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
 	cr_assert_eq(run(&p, (const char *const[]){"--status", "--format", "prometheus", NULL}), 0, "%s",
 		     h_slurp(p.err));
 	f = fopen(out, "w");
@@ -130,16 +147,23 @@ Test(observe, history_records_exits_signals_losses_and_vanished_holders)
 	cr_assert_eq(run(&p, (const char *const[]){"-l", lease, "--", "sh", "-c", "exit 3", NULL}), 3);
 	cr_assert_eq(run(&p, (const char *const[]){"-l", lease, "--", "sh", "-c", "kill -9 $$", NULL}), 137);
 	/* Lost: the row is taken from under the holder. */
-	LR(&lost, "-t", "3s", "-l", lease, "--", "sleep", "30");
-	h_sleep_ms(700);
+	LR(&lost, "-t", "3s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 30");
+	cr_assert(h_wait_file(lost.out, "up", 10000), "%s", h_slurp(lost.err));
 	h_sql("UPDATE leaderrun_lease SET holder='thief', term=term+1, expires_at=UTC_TIMESTAMP(6) + INTERVAL 1 "
 	      "SECOND WHERE name='%s'",
 	      lease);
 	cr_assert_eq(h_finish(&lost, 20000), 76, "%s", h_slurp(lost.err));
 	h_sleep_ms(1200);
 	/* Vanished: leaderrun itself is SIGKILLed. */
-	LR(&gone, "-t", "2s", "-l", lease, "--", "sleep", "30");
-	h_sleep_ms(700);
+	LR(&gone, "-t", "2s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 30");
+	cr_assert(h_wait_file(gone.out, "up", 10000), "%s", h_slurp(gone.err));
+	/* Its run's row is written beside the command's start, not before
+	 * it: killed before that, it would leave no trace to judge. */
+	for (int64_t end = h_now_ms() + 10000; h_now_ms() < end; h_sleep_ms(20))
+		if (atoi(h_sql("SELECT COUNT(*) FROM leaderrun_history h JOIN leaderrun_lease l ON l.name = h.lease "
+			       "AND l.term = h.term WHERE h.lease='%s' AND h.ended_at IS NULL",
+			       lease)) == 1)
+			break;
 	kill(gone.pid, SIGKILL);
 	h_wait(&gone, 5000);
 	cr_assert_eq(run(&p, (const char *const[]){"--history", lease, "--json", NULL}), 0, "%s", h_slurp(p.err));
@@ -183,8 +207,8 @@ Test(observe, metrics_file_that_cannot_be_written_costs_the_command_nothing)
 	 * then the recovery, and the failures counted. */
 	snprintf(dir, sizeof(dir), "%s/later", h_dir());
 	snprintf(file, sizeof(file), "%s/m.prom", dir);
-	snprintf(cmd, sizeof(cmd), "sleep 1; mkdir '%s'; sleep 1.5; exit 7", dir);
-	LR(&p, "-t", "1500ms", "-l", lease, "--metrics-file", file, "--", "sh", "-c", cmd);
+	snprintf(cmd, sizeof(cmd), "sleep 1; mkdir '%s'; sleep 2.5; exit 7", dir);
+	LR(&p, "-t", "3s", "-l", lease, "--metrics-file", file, "--", "sh", "-c", cmd);
 	cr_assert_eq(h_finish(&p, 20000), 7, "%s", h_slurp(p.err));
 	cr_assert_eq(count(h_slurp(p.err), "--metrics-file: cannot write"), 1, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "is written again"), "%s", h_slurp(p.err));

@@ -366,8 +366,11 @@ static int count_char(const char *text, char c)
 static void assert_runs_without_history(const char *dsn, const char *table, const char *lease, const char *why)
 {
 	struct h_proc p;
-	const char *argv[] = {h_bin(), "-d", dsn,  "--table",		table, "-t", "1s", "-l", lease,
-			      "--",    "sh", "-c", "sleep 1.5; exit 4", NULL};
+	/* A ttl of 3 s renews twice with half a second for each: one renew
+	 * that a busy machine slowed past -t 1s's 166 ms would add its own
+	 * two lines. */
+	const char *argv[] = {h_bin(), "-d", dsn,  "--table",		table, "-t", "3s", "-l", lease,
+			      "--",    "sh", "-c", "sleep 2.5; exit 4", NULL};
 
 	h_start(&p, argv, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 4, "%s: %s", why, h_slurp(p.err));

@@ -51,7 +51,7 @@ Test(operator, release_stops_the_holder_and_the_next_term_is_larger)
 	const char *lease = h_lease("rel");
 	unsigned long long t1, t2;
 
-	LR(&holder, "-t", "1s", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM; exec sleep 30");
+	LR(&holder, "-t", "3s", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM; exec sleep 30");
 	cr_assert(h_wait_file(holder.out, "\n", 10000));
 	sscanf(h_slurp(holder.out), "%llu", &t1);
 	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
@@ -217,8 +217,8 @@ Test(operator, ready_file_exists_only_while_the_command_runs)
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	f = fopen(ready, "w");
 	fclose(f);
-	LR(&p, "--ready-file", ready, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
-	h_sleep_ms(300);
+	LR(&p, "-v", "--ready-file", ready, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
+	cr_assert(h_wait_file(p.err, "waiting: held by", 10000), "%s", h_slurp(p.err));
 	cr_assert_neq(stat(ready, &st), 0, "a waiting follower looks ready");
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 	cr_assert(h_wait_file(p.out, "up", 10000));

@@ -358,8 +358,8 @@ Test(sdnotify, standby_keepalives_stop_when_the_database_is_unreachable)
 
 	cr_assert_not_null(proxy);
 	listen_notify(false);
-	LR(&leader, "-t", "1s", "-l", lease, "--", "sleep", "30");
-	h_sleep_ms(300);
+	LR(&leader, "-t", "1s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 30");
+	cr_assert(h_wait_file(leader.out, "up", 10000), "%s", h_slurp(leader.err));
 	/* Healthy while a look got its answer within ttl + retry-interval +
 	 * 2 s: 3.2 s here. */
 	lr_notify(&standby, proxy, false, (const char *const[]){"WATCHDOG_USEC=400000", NULL},

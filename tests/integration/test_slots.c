@@ -67,7 +67,7 @@ Test(slots, three_slots_and_six_contenders_run_three_at_once_never_more)
 	struct h_proc c[6];
 	const char *lease = h_lease("six");
 	char script[1024];
-	int most;
+	int most, running;
 
 	job(script, sizeof(script), 3, "2");
 	for (int i = 0; i < 6; i++)
@@ -75,8 +75,9 @@ Test(slots, three_slots_and_six_contenders_run_three_at_once_never_more)
 		   "-c", script);
 	/* Three run while three wait. */
 	cr_assert(h_wait_file(h_path("jobs.log"), "start", 10000));
-	h_sleep_ms(1000);
-	cr_assert_eq(running_now(), 3, "%s", h_slurp(h_path("jobs.log")));
+	for (int64_t end = h_now_ms() + 10000; (running = running_now()) != 3 && h_now_ms() < end;)
+		h_sleep_ms(50);
+	cr_assert_eq(running, 3, "%s", h_slurp(h_path("jobs.log")));
 	for (int i = 0; i < 6; i++)
 		cr_assert_eq(h_finish(&c[i], 30000), 0, "%s", h_slurp(c[i].err));
 	cr_assert_eq(check_log(3, &most), 6);

@@ -39,14 +39,21 @@ Test(waiting, holder_killed_wakes_exactly_one_follower_and_the_others_keep_block
 	struct h_proc holder, f[4];
 	unsigned long long term;
 	int64_t t0;
+	int blocked;
 
-	LR(&holder, "-t", "3s", "-l", lease, "--", "sleep", "120");
-	h_sleep_ms(1500);
+	LR(&holder, "-t", "12s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 120");
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
+	/* Frozen, it renews no more but keeps its session and the hint: the
+	 * row's expiry, 8 to 12 s away, is fixed before the followers first
+	 * look, so each blocks up to just past it and none times out (and
+	 * polls) between the kill below and the expiry. */
+	cr_assert_eq(kill(holder.pid, SIGSTOP), 0);
 	term = term_of(lease);
 	for (int i = 0; i < 4; i++)
-		LR(&f[i], "-t", "3s", "-vv", "-l", lease, "--", "sleep", "120");
-	h_sleep_ms(2000);
-	cr_assert_eq(h_hint_waiters(lease), 4, "the followers block on the leader's hint");
+		LR(&f[i], "-t", "12s", "-vv", "-l", lease, "--", "sleep", "120");
+	for (int64_t end = h_now_ms() + 5000; (blocked = h_hint_waiters(lease)) != 4 && h_now_ms() < end;)
+		continue; /* each look samples for a second */
+	cr_assert_eq(blocked, 4, "the followers block on the leader's hint");
 	cr_assert_eq(kill(holder.pid, SIGKILL), 0);
 	t0 = h_now_ms();
 	h_wait(&holder, 5000);
@@ -57,7 +64,7 @@ Test(waiting, holder_killed_wakes_exactly_one_follower_and_the_others_keep_block
 	cr_assert_eq(h_hint_waiters(lease), 3, "the other three keep blocking");
 	/* After the expiry the woken one leads, and the others block on its
 	 * hint again. */
-	while (term_of(lease) == term && h_now_ms() - t0 < 6000)
+	while (term_of(lease) == term && h_now_ms() - t0 < 15000)
 		h_sleep_ms(50);
 	cr_assert_gt(term_of(lease), term, "nobody took over within the ttl");
 	h_sleep_ms(1500);
