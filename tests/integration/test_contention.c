@@ -140,8 +140,10 @@ Test(contention, graceful_handover_wakes_a_waiter_without_polling)
 	 * waiter whose first try fell between the holder's release of the
 	 * row and of the hint would lead without the hint until its first
 	 * renew, and the others would poll: slower, not what this tests. */
-	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done; exec '%s' '%s' '%s' 0.3", go,
-		 h_probe(), log, lock);
+	snprintf(job, sizeof(job),
+		 "echo up; i=0; until [ -e '%s' ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done; "
+		 "exec '%s' '%s' '%s' 0.3",
+		 go, h_probe(), log, lock);
 	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
 	/* A 30 s retry interval: a polling follower would wait that long. */
