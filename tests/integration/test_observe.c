@@ -143,6 +143,7 @@ Test(observe, history_records_exits_signals_losses_and_vanished_holders)
 	struct h_proc p, lost, gone;
 	const char *lease = h_lease("hist");
 	const char *out;
+	int open_rows = 0;
 
 	cr_assert_eq(run(&p, (const char *const[]){"-l", lease, "--", "sh", "-c", "exit 3", NULL}), 3);
 	cr_assert_eq(run(&p, (const char *const[]){"-l", lease, "--", "sh", "-c", "kill -9 $$", NULL}), 137);
@@ -157,13 +158,16 @@ Test(observe, history_records_exits_signals_losses_and_vanished_holders)
 	/* Vanished: leaderrun itself is SIGKILLed. */
 	LR(&gone, "-t", "2s", "-l", lease, "--", "sh", "-c", "echo up; exec sleep 30");
 	cr_assert(h_wait_file(gone.out, "up", 10000), "%s", h_slurp(gone.err));
-	/* Its run's row is written beside the command's start, not before
-	 * it: killed before that, it would leave no trace to judge. */
+	/* Its run's row is written once the run has lasted 100 ms, by the
+	 * history's own thread: killed before that, it would leave no trace
+	 * to judge. */
 	for (int64_t end = h_now_ms() + 10000; h_now_ms() < end; h_sleep_ms(20))
-		if (atoi(h_sql("SELECT COUNT(*) FROM leaderrun_history h JOIN leaderrun_lease l ON l.name = h.lease "
-			       "AND l.term = h.term WHERE h.lease='%s' AND h.ended_at IS NULL",
-			       lease)) == 1)
+		if ((open_rows = atoi(h_sql("SELECT COUNT(*) FROM leaderrun_history h JOIN leaderrun_lease l ON "
+					    "l.name = h.lease AND l.term = h.term WHERE h.lease='%s' AND "
+					    "h.ended_at IS NULL",
+					    lease))) == 1)
 			break;
+	cr_assert_eq(open_rows, 1, "no history row for the running command: %s", h_slurp(gone.err));
 	kill(gone.pid, SIGKILL);
 	h_wait(&gone, 5000);
 	cr_assert_eq(run(&p, (const char *const[]){"--history", lease, "--json", NULL}), 0, "%s", h_slurp(p.err));
@@ -212,7 +216,8 @@ Test(observe, metrics_file_that_cannot_be_written_costs_the_command_nothing)
 	cr_assert_eq(h_finish(&p, 20000), 7, "%s", h_slurp(p.err));
 	cr_assert_eq(count(h_slurp(p.err), "--metrics-file: cannot write"), 1, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "is written again"), "%s", h_slurp(p.err));
-	cr_assert(!strstr(h_slurp(file), "leaderrun_metrics_write_failures_total{lease=\"x\"} 0"));
+	snprintf(cmd, sizeof(cmd), "leaderrun_metrics_write_failures_total{lease=\"%s\"} ", lease);
+	cr_assert(wait_sample_at_least(file, cmd, 1, 0), "the failed writes are not counted: %s", h_slurp(file));
 	cr_assert(strstr(h_slurp(file), "leaderrun_command_last_exit_status"), "%s", h_slurp(file));
 	/* Read-only: /proc takes no files. */
 	LR(&p, "-l", lease, "--metrics-file", "/proc/lr.prom", "--", "sh", "-c", "exit 5");

@@ -207,19 +207,24 @@ Test(operator, json_logs_one_object_per_line)
 Test(operator, ready_file_exists_only_while_the_command_runs)
 {
 	struct h_proc p, holder;
-	const char *ready = h_path("ready"), *lease = h_lease("ready");
+	const char *ready = h_path("ready"), *lease = h_lease("ready"), *go = h_path("go");
+	char job[700];
 	struct stat st;
 	FILE *f;
 
 	/* A stale file, as a SIGKILLed leaderrun leaves it, goes at start:
-	 * a follower is not ready. */
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
+	 * a follower is not ready. The holder's job lasts until the follower
+	 * has been seen waiting (30 s at most). */
+	snprintf(job, sizeof(job),
+		 "echo up; i=0; until [ -e '%s' ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i + 1)); done", go);
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	f = fopen(ready, "w");
 	fclose(f);
 	LR(&p, "-v", "--ready-file", ready, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
 	cr_assert(h_wait_file(p.err, "waiting: held by", 10000), "%s", h_slurp(p.err));
 	cr_assert_neq(stat(ready, &st), 0, "a waiting follower looks ready");
+	fclose(fopen(go, "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 	cr_assert(h_wait_file(p.out, "up", 10000));
 	/* Written right after the spawn: the command may print first. */
