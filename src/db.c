@@ -776,21 +776,43 @@ static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long
 	b->is_null = is_null;
 }
 
+/* A statement's error, or its connection's when the statement has none:
+ * Connector/C leaves an error met while fetching a result (Galera's abort
+ * of the transaction, error 1213, in the middle of a SELECT ... FOR
+ * UPDATE) on the connection alone. Read as the statement's errno 0, it
+ * was an unknown error that ended the run with 69, not the conflict that
+ * is retried (seen with contenders racing through three nodes). */
+static unsigned db_stmt_errno(struct db *db, MYSQL_STMT *st, const char **msg)
+{
+	unsigned e = lib.mysql_stmt_errno(st);
+
+	*msg = lib.mysql_stmt_error(st);
+	if (e == 0 && db->mysql && lib.mysql_errno(db->mysql) != 0) {
+		e = lib.mysql_errno(db->mysql);
+		*msg = lib.mysql_error(db->mysql);
+	}
+	return e;
+}
+
 static enum db_status db_stmt_fail(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
 {
-	return db_fail(db, lib.mysql_stmt_errno(st), lib.mysql_stmt_error(st), err, errlen);
+	const char *msg;
+	unsigned e = db_stmt_errno(db, st, &msg);
+
+	return db_fail(db, e, msg, err, errlen);
 }
 
 /* A failure of a statement that is not kept (its prepare failed): the
  * error is copied out before the handle goes. */
 static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
 {
-	char msg[512];
-	unsigned e = lib.mysql_stmt_errno(st);
+	char copy[512];
+	const char *msg;
+	unsigned e = db_stmt_errno(db, st, &msg);
 
-	snprintf(msg, sizeof(msg), "%s", lib.mysql_stmt_error(st));
+	snprintf(copy, sizeof(copy), "%s", msg);
 	lib.mysql_stmt_close(st);
-	return db_fail(db, e, msg, err, errlen);
+	return db_fail(db, e, copy, err, errlen);
 }
 
 #define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "

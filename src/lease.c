@@ -311,6 +311,19 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 		/* A conflict ended the last try's session (lease_rollback). */
 		if (!db_connected(db) && (*st = db_connect(db, err, errlen)) != DB_OK)
 			return LEASE_ERROR;
+		/* After a conflict, read first: the rows are most likely the
+		 * winner's by now. Locking them again for nothing would, on
+		 * Galera, be aborted once more by each winner's acquire that
+		 * the node applies meanwhile: with six contenders through
+		 * three nodes, three tries in a row failed one round in 80. */
+		if (attempt > 0) {
+			if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+				return LEASE_ERROR;
+			if (l->rows == n && l->min_slots == n && l->max_slots == n)
+				return LEASE_OK;
+			if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
+				return LEASE_SLOTS_DIFFER;
+		}
 		o = lease_set_slots(db, sql, name, n, info, st, err, errlen);
 		if (o != LEASE_ERROR || *st != DB_CONFLICT || attempt == 2)
 			break;
