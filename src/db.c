@@ -791,6 +791,8 @@ static unsigned db_stmt_errno(struct db *db, MYSQL_STMT *st, const char **msg)
 		e = lib.mysql_errno(db->mysql);
 		*msg = lib.mysql_error(db->mysql);
 	}
+	if (e == 0 && !**msg)
+		*msg = "the client library reported a failure and no error";
 	return e;
 }
 
