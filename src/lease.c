@@ -273,59 +273,56 @@ fail:
 	return LEASE_ERROR;
 }
 
+/* The rows as read are N, all of N slots: nothing to make or change. */
+static bool lease_rows_ready(const struct look *l, unsigned n)
+{
+	return l->rows == n && l->min_slots == n && l->max_slots == n;
+}
+
 /* Reads the rows, creating them on first use and taking a new slot count
  * while no slot is held. */
 static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
 				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
 				     char *err, size_t errlen)
 {
-	enum lease_outcome o;
+	enum lease_outcome o = LEASE_ERROR;
 
-	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
-		return LEASE_ERROR;
-	if (l->rows == n && l->min_slots == n && l->max_slots == n)
-		return LEASE_OK;
-	if (!l->any && n == 1) {
-		/* The first use of a one-slot lease: one row, one statement, as
-		 * before slots. On Galera two first uses through different nodes
-		 * both insert it, and the one certified second fails with a
-		 * deadlock: the row is there all the same. A contender with more
-		 * slots that comes in between is seen by the look that follows. */
-		struct db_value p[] = {
-		    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = 0}, {.type = DB_I64, .i64 = 1}};
-		struct db_result r;
-		*st = db_exec(db, SLOT_INSERT, sql->insert, p, 3, NULL, 0, &r, err, errlen);
-		if (*st != DB_OK && *st != DB_CONFLICT)
+	/* Two first uses at once (or through two Galera nodes) deadlock on
+	 * the gap; the loser reads again, and most likely finds the winner's
+	 * rows. Locking them once more without that read would, on Galera,
+	 * be aborted again by each winner's acquire that the node applies
+	 * meanwhile: with six contenders through three nodes, three tries in
+	 * a row failed one round in 80. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		/* A conflict ended the last try's session (lease_rollback). */
+		if (attempt > 0 && !db_connected(db) && (*st = db_connect(db, err, errlen)) != DB_OK)
 			return LEASE_ERROR;
 		if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
 			return LEASE_ERROR;
-		if (l->rows == n && l->min_slots == n && l->max_slots == n)
+		if (lease_rows_ready(l, n))
 			return LEASE_OK;
-	}
-	if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
-		return LEASE_SLOTS_DIFFER;
-	/* Two first uses at once (or through two Galera nodes) deadlock on
-	 * the gap, and the loser's next transaction waits for the winner's
-	 * commit and finds the rows. */
-	for (int attempt = 0;; attempt++) {
-		/* A conflict ended the last try's session (lease_rollback). */
-		if (!db_connected(db) && (*st = db_connect(db, err, errlen)) != DB_OK)
-			return LEASE_ERROR;
-		/* After a conflict, read first: the rows are most likely the
-		 * winner's by now. Locking them again for nothing would, on
-		 * Galera, be aborted once more by each winner's acquire that
-		 * the node applies meanwhile: with six contenders through
-		 * three nodes, three tries in a row failed one round in 80. */
-		if (attempt > 0) {
+		if (!l->any && n == 1) {
+			/* The first use of a one-slot lease: one row, one
+			 * statement, as before slots. On Galera two first uses
+			 * through different nodes both insert it, and the one
+			 * certified second fails with a deadlock: the row is
+			 * there all the same. A contender with more slots that
+			 * comes in between is seen by the look that follows. */
+			struct db_value p[] = {
+			    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = 0}, {.type = DB_I64, .i64 = 1}};
+			struct db_result r;
+			*st = db_exec(db, SLOT_INSERT, sql->insert, p, 3, NULL, 0, &r, err, errlen);
+			if (*st != DB_OK && *st != DB_CONFLICT)
+				return LEASE_ERROR;
 			if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
 				return LEASE_ERROR;
-			if (l->rows == n && l->min_slots == n && l->max_slots == n)
+			if (lease_rows_ready(l, n))
 				return LEASE_OK;
-			if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
-				return LEASE_SLOTS_DIFFER;
 		}
+		if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
+			return LEASE_SLOTS_DIFFER;
 		o = lease_set_slots(db, sql, name, n, info, st, err, errlen);
-		if (o != LEASE_ERROR || *st != DB_CONFLICT || attempt == 2)
+		if (o != LEASE_ERROR || *st != DB_CONFLICT)
 			break;
 	}
 	if (o != LEASE_OK)
