@@ -352,7 +352,7 @@ bool history_parked(struct history *h)
 	return parked;
 }
 
-bool history_write_parked(void *arg, struct db *db)
+void history_write_parked(void *arg, struct db *db)
 {
 	struct history *h = arg;
 	char outcome[16];
@@ -363,7 +363,7 @@ bool history_write_parked(void *arg, struct db *db)
 	pthread_mutex_lock(&h->lock);
 	if (!h->parked || !db_connected(db)) {
 		pthread_mutex_unlock(&h->lock);
-		return false;
+		return;
 	}
 	h->parked = false;
 	h->busy = true;
@@ -380,7 +380,6 @@ bool history_write_parked(void *arg, struct db *db)
 	h->busy = false;
 	pthread_cond_broadcast(&h->idle_cv);
 	pthread_mutex_unlock(&h->lock);
-	return true;
 }
 
 void history_quit(struct history *h)

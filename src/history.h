@@ -64,10 +64,10 @@ bool history_parked(struct history *h);
 /* Writes the parked row (see history_parked) on DB, a live connection of
  * another thread's: the lease's, after its release, where it costs no
  * connect (issue 13). Runs on the caller's thread, with DB's timeouts.
- * Returns false without writing when nothing is parked or DB is not
- * connected; history_finish then writes it on the history's own
- * connection. ARG is the struct history. */
-bool history_write_parked(void *arg, struct db *db);
+ * Writes nothing when nothing is parked or DB is not connected;
+ * history_finish then writes it on the history's own connection. ARG is
+ * the struct history. */
+void history_write_parked(void *arg, struct db *db);
 
 /* The run is over: the thread ends once nothing is left for it to write
  * (a parked row keeps it, for history_finish), without waiting for it. */

@@ -105,7 +105,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	r->op = op;
 	if (op == WORKER_CALL) {
 		/* The connection as it is: no lease work needs it now. */
-		(void)w->call(w->call_arg, w->db);
+		w->call(w->call_arg, w->db);
 		r->outcome = LEASE_OK;
 		return;
 	}

@@ -18,9 +18,8 @@
  * function on the connection (worker_submit_call). */
 enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL };
 
-/* A function run on the worker's thread with its connection: returns
- * whether it did its work. */
-typedef bool worker_call_fn(void *arg, struct db *db);
+/* A function run on the worker's thread with its connection. */
+typedef void worker_call_fn(void *arg, struct db *db);
 
 struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
