@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,42 +290,114 @@ void child_restore_terminal(struct child *c)
 	c->has_terminal = false;
 }
 
-int child_kill_orphans(const struct child *c, int sig)
+/* One process as /proc shows it. */
+struct proc_entry {
+	pid_t pid, ppid, pgid;
+	bool mine; /* a descendant of this process, the watcher's line excepted */
+};
+
+/* Reads "pid (comm) state ppid pgrp ..." from /proc/PID/stat; comm may hold
+ * ')' and spaces, so the fields are read after its last ')'. */
+static int proc_read(pid_t pid, struct proc_entry *e)
+{
+	char path[64], buf[512], *rp;
+	long ppid, pgid;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	rp = strrchr(buf, ')');
+	if (!rp || sscanf(rp + 1, " %*c %ld %ld", &ppid, &pgid) != 2)
+		return -1;
+	e->pid = pid;
+	e->ppid = (pid_t)ppid;
+	e->pgid = (pid_t)pgid;
+	e->mine = false;
+	return 0;
+}
+
+/* Every process on the system, or NULL (out of memory, no /proc). */
+static struct proc_entry *proc_list(size_t *count)
 {
 	DIR *d = opendir("/proc");
+	struct proc_entry *list = NULL, *grown;
+	size_t n = 0, cap = 0;
 	struct dirent *de;
-	pid_t self = getpid();
-	int n = 0;
 
 	if (!d)
-		return 0;
+		return NULL;
 	while ((de = readdir(d))) {
-		char path[64], buf[512], *rp;
-		long ppid;
+		char *rp;
 		pid_t pid = (pid_t)strtol(de->d_name, &rp, 10);
-		int fd;
-		ssize_t len;
 
-		if (*rp || pid <= 0 || pid == c->pid || pid == c->watcher)
+		if (*rp || pid <= 0)
 			continue;
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		len = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (len <= 0)
-			continue;
-		buf[len] = '\0';
-		/* "pid (comm) state ppid ...": comm may hold ')' and spaces. */
-		rp = strrchr(buf, ')');
-		if (!rp || sscanf(rp + 1, " %*c %ld", &ppid) != 1 || ppid != self)
-			continue;
-		if (kill(pid, sig) == 0)
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown)
+				break;
+			list = grown;
+		}
+		if (proc_read(pid, &list[n]) == 0)
 			n++;
 	}
 	closedir(d);
-	return n;
+	*count = n;
+	return list;
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc_entry *)a)->pid, y = ((const struct proc_entry *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+/* Marks the descendants of SELF, but not WATCHER's line. LIST is sorted by
+ * pid; a pass marks each process whose parent is marked, until a pass marks
+ * nothing new (as many passes as the tree is deep). */
+static void proc_mark_descendants(struct proc_entry *list, size_t n, pid_t self, pid_t watcher)
+{
+	bool grew = true;
+
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < n; i++) {
+			struct proc_entry key = {.pid = list[i].ppid}, *parent;
+
+			if (list[i].mine || list[i].pid == watcher)
+				continue;
+			parent = bsearch(&key, list, n, sizeof(*list), proc_cmp);
+			if (list[i].ppid == self || (parent && parent->mine))
+				list[i].mine = grew = true;
+		}
+	}
+}
+
+int child_kill_descendants(const struct child *c, int sig)
+{
+	size_t n = 0;
+	struct proc_entry *list = proc_list(&n);
+	int killed = 0;
+
+	if (!list)
+		return 0;
+	qsort(list, n, sizeof(*list), proc_cmp);
+	proc_mark_descendants(list, n, getpid(), c->watcher);
+	for (size_t i = 0; i < n; i++)
+		/* The group is child_signal's: one signal each, not two. */
+		if (list[i].mine && list[i].pgid != c->pid && kill(list[i].pid, sig) == 0)
+			killed++;
+	free(list);
+	return killed;
 }
 
 int child_exit_status(int wstatus)

@@ -43,11 +43,13 @@ void child_unwatch(struct child *c);
  * had it. */
 void child_restore_terminal(struct child *c);
 
-/* Sends SIG to every direct child of this process but the command and the
- * watcher: the descendants that left the command's process group and were
- * orphaned to us, the subreaper (the group itself is child_signal's).
- * Scans /proc; returns how many were signalled. */
-int child_kill_orphans(const struct child *c, int sig);
+/* Sends SIG to every descendant of this process outside the command's
+ * process group (that group is child_signal's), the watcher excepted: the
+ * processes that left the group (setsid), whether orphaned to us (we are a
+ * subreaper) or still the children of one that did. Scans /proc; returns
+ * how many were signalled. Processes forked meanwhile are the next call's:
+ * the caller repeats it until nothing is left. */
+int child_kill_descendants(const struct child *c, int sig);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);

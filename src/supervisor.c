@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -35,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "child.h"
 #include "duration.h"
 #include "log.h"
@@ -79,11 +81,10 @@ struct sup {
 	bool renew_late;     /* ... because no renew succeeded in time */
 	bool timed_out;	     /* ... because --max-runtime ran out */
 	int64_t runtime_end; /* the spawn + --max-runtime; 0: no limit */
-	bool killed;	     /* SIGKILL went out */
+	bool killed;	     /* SIGKILL went out: it goes again at every wake-up until nothing is left */
 	bool lost;	     /* the row is someone else's: stop renewing */
 	bool revoked;	     /* --release revoked our term: stop renewing, stop, reap, release */
 	int64_t stop_sent_at, drain_kill_at;
-	bool orphans_signalled;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 	int exit_status;      /* recorded by the release; -1: none */
 
@@ -756,22 +757,26 @@ static void sup_stop(struct sup *s, int64_t now)
 	s->stop_sent = true;
 	s->stop_sent_at = now;
 	child_signal(&s->child, s->o->kill_signal);
-	child_kill_orphans(&s->child, s->o->kill_signal);
+	child_kill_descendants(&s->child, s->o->kill_signal);
 }
 
-static void sup_sigkill(struct sup *s)
+/* SIGKILL to the group and to every descendant outside it. Not once: from
+ * here on the loop calls it at every wake-up (sup_hold), because a process
+ * killed now orphans its children to us only after it dies, and one that
+ * forks in the meantime leaves a child the scan did not see (issue 25).
+ * Returns how many processes it reached. */
+static int sup_sigkill(struct sup *s)
 {
-	child_signal(&s->child, SIGKILL);
-	child_kill_orphans(&s->child, SIGKILL);
+	int n = child_signal(&s->child, SIGKILL) == 0;
+
 	s->killed = true;
+	return n + child_kill_descendants(&s->child, SIGKILL);
 }
 
 /* The kill first; the log and the receivers (a datagram to systemd, a
  * queued webhook) after it. */
 static void sup_kill_now(struct sup *s, const char *why)
 {
-	if (s->killed)
-		return;
 	sup_sigkill(s);
 	sup_notify_lost(s);
 	log_event(LOG_ERROR, "lost", "%s; sent SIGKILL to the command's process group", why);
@@ -888,9 +893,10 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 		if (s->draining)
 			CONSIDER(s->drain_kill_at);
 	}
-	/* Stragglers that are not our children die without a SIGCHLD to us:
-	 * look again now and then while draining. */
-	if (s->draining)
+	/* Stragglers that are not our children die without a SIGCHLD to us,
+	 * and a killed one's children are orphaned to us only then: look
+	 * again now and then while draining or killing. */
+	if (s->draining || s->killed)
 		CONSIDER(timing_now() + 50 * USEC_PER_MSEC);
 	if (!s->lost && !s->revoked) {
 		if (worker_busy && !s->attempt_aborted)
@@ -960,10 +966,8 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
 	if (!s->stop_sent && s->runtime_end && s->child_running && now >= s->runtime_end)
 		sup_time_out(s, now);
 	history_tick(s->h, now);
-	if (s->draining && !s->killed && now >= s->drain_kill_at) {
-		sup_sigkill(s);
+	if (s->draining && !s->killed && now >= s->drain_kill_at && sup_sigkill(s) > 0)
 		log_warn("processes left by the command outlived --kill-grace; killed them");
-	}
 
 	if (s->lost || s->revoked)
 		return;
@@ -985,18 +989,24 @@ static void sup_on_timers(struct sup *s, int64_t now, bool worker_busy)
  * now and SIGKILL after the grace. */
 static void sup_start_drain(struct sup *s, int64_t now)
 {
+	int n;
+
 	s->draining = true;
 	s->drain_kill_at = now + s->o->timing.grace_us;
-	if (child_group_alive(&s->child)) {
+	if (s->killed)
+		return; /* SIGKILL is on its way again, a signal is moot */
+	n = child_signal(&s->child, s->o->kill_signal) == 0;
+	n += child_kill_descendants(&s->child, s->o->kill_signal);
+	if (n > 0)
 		log_info("the command left processes behind; sending SIG%s", sup_signame(s->o->kill_signal));
-		child_signal(&s->child, s->o->kill_signal);
-	}
 }
 
 /* True once no descendant is left. The common case costs two system calls:
  * the group is empty and, with the watcher gone, waitpid reports no child.
- * Descendants that left the group (setsid) and were orphaned to us are
- * found by scanning /proc, only when waitpid says they exist. */
+ * A descendant that left the group (setsid) was signalled with the group
+ * (sup_start_drain, sup_stop); one that is orphaned to us only later is a
+ * child now, and waitpid keeps us here until the SIGKILL at the end of the
+ * grace has reached it too. */
 static bool sup_all_reaped(struct sup *s)
 {
 	pid_t pid;
@@ -1008,15 +1018,7 @@ static bool sup_all_reaped(struct sup *s)
 	child_unwatch(&s->child);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
 		;
-	if (pid < 0 && errno == ECHILD)
-		return true;
-	if (!s->orphans_signalled) {
-		log_info("processes that left the command's group are still running; sending SIG%s",
-			 sup_signame(s->o->kill_signal));
-		child_kill_orphans(&s->child, s->o->kill_signal);
-		s->orphans_signalled = true;
-	}
-	return false;
+	return pid < 0 && errno == ECHILD;
 }
 
 static void sup_hold(struct sup *s)
@@ -1036,6 +1038,8 @@ static void sup_hold(struct sup *s)
 				sup_start_drain(s, now);
 		}
 		sup_on_timers(s, now, worker_busy(s->w));
+		if (s->killed)
+			sup_sigkill(s);
 	}
 	child_unwatch(&s->child);
 }
@@ -1128,19 +1132,17 @@ static void sup_abandon_acquire(struct sup *s)
  * marks only the leader ready. */
 static void sup_ready(const struct sup *s)
 {
-	char line[LEASE_HOLDER_MAX + 32];
-	int fd;
+	char line[LEASE_HOLDER_MAX + 32], why[PATH_MAX + 64];
+	int n;
 
 	if (!s->o->ready_file)
 		return;
-	fd = open(s->o->ready_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		log_warn("--ready-file %s: %s", s->o->ready_file, strerror(errno));
-		return;
-	}
-	snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->term);
-	(void)!write(fd, line, strlen(line));
-	close(fd);
+	/* Written while leading, often as root, into a directory a probe
+	 * shares: never through whatever a local user planted at the path
+	 * during the wait (issue 25). */
+	n = snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->term);
+	if (atomicfile_write(s->o->ready_file, line, (size_t)n, why, sizeof(why)) != 0)
+		log_warn("--ready-file %s", why);
 }
 
 /* STOPPING=1 when the wait ends without running the command. */

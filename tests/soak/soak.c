@@ -33,6 +33,13 @@
  *              while a follower is blocked on the wake-up hint: as dbshort,
  *              and the table counts how often a follower blocked on the
  *              hint again within a few ttls of the restart
+ *   escape     the holder's command leaves an escaper (probe.sh: setsid,
+ *              SIGTERM ignored, a child of its own, both keeping the
+ *              probe's lock), then the run ends one of three ways: the
+ *              command exits 0 (leaderrun exits 0), an operator's --release
+ *              or a blackholed connection (76). An escaper alive when the
+ *              next command starts is an overlap (the lock), and one alive
+ *              after the takeover is a survivor. Not with -S or -g.
  *
  * With -g the database is a 3-node Galera cluster (scripts/sandbox-galera,
  * LR_SANDBOX_GALERA), each contender lists the nodes starting with its own,
@@ -103,14 +110,16 @@ enum fault {
 	F_RELEASE,
 	F_CLOCKRATE,
 	F_DBHINT,
+	F_ESCAPE,
 	F_COUNT
 };
 static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply",   "slow",	 "killconn",
 						 "dbshort",  "dblong",	  "freeze",    "stoplr", "nodekill",
-						 "nodepart", "release",	  "clockrate", "dbhint"};
+						 "nodepart", "release",	  "clockrate", "dbhint", "escape"};
 /* The faults of each mode. */
-static const enum fault single_faults[] = {F_KILL9,  F_BLACKHOLE, F_NOREPLY, F_SLOW,	F_KILLCONN,  F_DBSHORT,
-					   F_DBLONG, F_FREEZE,	  F_STOPLR,  F_RELEASE, F_CLOCKRATE, F_DBHINT};
+static const enum fault single_faults[] = {F_KILL9,	F_BLACKHOLE, F_NOREPLY, F_SLOW,	  F_KILLCONN,
+					   F_DBSHORT,	F_DBLONG,    F_FREEZE,	F_STOPLR, F_RELEASE,
+					   F_CLOCKRATE, F_DBHINT,    F_ESCAPE};
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 
 #define MAX_CONTENDERS 5
@@ -591,6 +600,85 @@ static void check_slots_after(struct soak *s, enum fault f, const struct probe_s
 	}
 }
 
+/* `leaderrun --release` of the lease (-S: of slot HS alone), straight to
+ * the server, not through a contender's proxy, as an operator would. */
+static void operator_release(struct soak *s, int hs)
+{
+	char dsn[512], out[512], slot[16];
+
+	if (s->galera)
+		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0],
+			 s->dbname);
+	else
+		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port, s->dbname);
+	snprintf(out, sizeof(out), "%s/release.out", s->dir);
+	snprintf(slot, sizeof(slot), "%d", hs);
+	if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
+			       : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
+		      out) != 0)
+		fail(s, "release: leaderrun --release failed");
+}
+
+/* The escapers' pids (the setsid'd shells) in the probe log; returns how
+ * many, up to MAX. */
+static int escapers(struct soak *s, pid_t *pids, int max)
+{
+	char line[256];
+	int n = 0;
+	FILE *f = fopen(s->log, "r");
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		int pid;
+		if (sscanf(line, "escaped %*s %*s %d", &pid) == 1)
+			pids[n++] = (pid_t)pid;
+	}
+	fclose(f);
+	return n;
+}
+
+/* The escape fault: the holder's command leaves an escaper (SIGUSR1, or
+ * SIGUSR2 to exit 0 at once), forwarded by leaderrun to its group, then
+ * the run ends by the command's exit, a revoke or a partition. */
+static void escape(struct soak *s, int h)
+{
+	pid_t pids[2048];
+	int before = escapers(s, pids, 2048), how = (int)(rnd(s) % 3);
+	int64_t end = procs_now_ms() + 5000;
+	static const char *const hows[] = {"exit", "release", "blackhole"};
+
+	printf("soak: escape, then %s\n", hows[how]);
+	kill(s->c[h].pid, how == 0 ? SIGUSR2 : SIGUSR1);
+	while (escapers(s, pids, 2048) == before && procs_now_ms() < end)
+		procs_sleep_ms(5);
+	if (escapers(s, pids, 2048) == before) {
+		fail(s, "escape: the command left no escaper");
+		return;
+	}
+	if (how == 1)
+		operator_release(s, 0);
+	else if (how == 2)
+		proxy_set_mode(s->c[h].proxy, PROXY_BLACKHOLE);
+	expect_exit(s, h, how == 0 ? 0 : 76, "escape");
+	proxy_set_mode(s->c[h].proxy, PROXY_PASS);
+	restart(s, h);
+}
+
+/* After every episode: no escaper left alive, ever (the lock's violations
+ * say whether one overlapped a new command; this says it survived). */
+static void check_escapers(struct soak *s)
+{
+	pid_t pids[2048];
+	int n = escapers(s, pids, 2048);
+
+	for (int i = 0; i < n; i++)
+		if (procs_alive(pids[i])) {
+			fail(s, "escape: escaper %d survived its leaderrun", (int)pids[i]);
+			kill(pids[i], SIGKILL);
+		}
+}
+
 static void episode(struct soak *s)
 {
 	int hold[MAX_SLOTS] = {0}, hs = 0; /* -S: the contender in each slot; the slot faulted */
@@ -601,7 +689,7 @@ static void episode(struct soak *s)
 	do
 		f = s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
 			      : single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
-	while (f == F_NODEPART && !s->root);
+	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots));
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0;
 	int failures_before, restarts_before;
@@ -735,27 +823,14 @@ static void episode(struct soak *s)
 		restart(s, h);
 		break;
 	}
-	case F_RELEASE: {
-		/* Straight to the server (not through a contender's proxy), as
-		 * an operator would. */
-		char dsn[512], out[512], slot[16];
-		if (s->galera)
-			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password,
-				 s->node_port[0], s->dbname);
-		else
-			snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port,
-				 s->dbname);
-		snprintf(out, sizeof(out), "%s/release.out", s->dir);
-		snprintf(slot, sizeof(slot), "%d", hs);
-		/* -S: the holder's slot alone. */
-		if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
-				       : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
-			      out) != 0)
-			fail(s, "release: leaderrun --release failed");
+	case F_RELEASE:
+		operator_release(s, hs);
 		expect_exit(s, h, 76, fault_names[f]);
 		restart(s, h);
 		break;
-	}
+	case F_ESCAPE:
+		escape(s, h);
+		break;
 	case F_CLOCKRATE: {
 		static const char *const rates[] = {"+0 x0.9", "+0 x0.95", "+0 x1.05", "+0 x1.1"};
 		if (!s->faketime_lib) {
@@ -858,6 +933,7 @@ static void episode(struct soak *s)
 			fail(s, "%s: %d commands started without a slot and a seat in 0..%d", fault_names[f],
 			     p.bad_starts, s->slots - 1);
 	}
+	check_escapers(s);
 	if (s->st.failures > failures_before)
 		s->st.failed_episodes++;
 }
