@@ -118,7 +118,7 @@ Test(observe, metrics_text_passes_promtool)
 		st.bucket_le[i] = 0.005 * (i + 1);
 	st.bucket_count[0] = 2;
 	cr_assert_gt(metrics_render(&st, buf, sizeof(buf)), 0);
-	cr_assert(strstr(buf, "leaderrun_lease_held{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
+	cr_assert(strstr(buf, "leaderrun_process_holds_lease{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
 	cr_assert(
 	    strstr(buf, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"night\\\"ly\\\\job\",le=\"+Inf\"} 2"),
 	    "%s", buf);
