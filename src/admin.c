@@ -186,9 +186,8 @@ static int admin_release_slot(const struct options *o, struct db *db, const stru
 			  "command may still run until its holder's next renew, at the latest until %s",
 			  what, was.holder, was.term, was.expires_at);
 	else if (held)
-		admin_say("revoked lease %s, held by %s (term %" PRIu64
-			  "); it stops at its next renew, at the latest by "
-			  "%s",
+		admin_say("revoked lease %s, held by %s (term %" PRIu64 "); it stops at its next renew, at the latest "
+			  "by %s",
 			  what, was.holder, was.term, was.expires_at);
 	else if (o->slot >= 0 || was.slots == 1)
 		admin_say("lease %s was not held (last holder %s, term %" PRIu64 ")", what, or_dash(was.holder),
