@@ -1,40 +1,81 @@
 #include "json.h"
 
-#include <stdio.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "escape.h"
+
+/* Where the escaped text goes: BUF (LEN bytes, of which the last two are
+ * kept for the closing quote and the NUL), or F when BUF is NULL. */
+struct sink {
+	char *buf;
+	size_t len, n, end;
+	bool full;
+	FILE *f;
+};
+
+static void put(struct sink *o, const char *chunk, size_t k)
+{
+	if (o->f) {
+		fwrite(chunk, 1, k, o->f);
+	} else if (!o->full && o->n + k + 2 <= o->len) {
+		memcpy(o->buf + o->n, chunk, k);
+		o->end = o->n + k;
+	} else
+		o->full = true;
+	o->n += k;
+}
+
+static void json_emit(struct sink *o, const char *s)
+{
+	size_t k;
+
+	put(o, "\"", 1);
+	for (; *s; s += k) {
+		enum escape_class cls;
+		unsigned cp;
+		char esc[8];
+		k = escape_next(s, &cls, &cp);
+		if (cls == ESCAPE_INVALID)
+			put(o, "\\ufffd", 6);
+		else if (cp == '"' || cp == '\\') {
+			esc[0] = '\\';
+			esc[1] = (char)cp;
+			put(o, esc, 2);
+		} else if (cp == '\n' || cp == '\t' || cp == '\r') {
+			esc[0] = '\\';
+			esc[1] = cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r';
+			put(o, esc, 2);
+		} else if (cls == ESCAPE_CONTROL) {
+			static const char hex[] = "0123456789abcdef";
+			memcpy(esc, "\\u00", 4);
+			esc[4] = hex[cp >> 4];
+			esc[5] = hex[cp & 15];
+			put(o, esc, 6);
+		} else
+			put(o, s, k);
+	}
+}
 
 size_t json_quote(char *buf, size_t len, const char *s)
 {
-	size_t n = 0;
+	struct sink o = {.buf = buf, .len = len};
 
-#define PUT(c)                                                                                                         \
-	do {                                                                                                           \
-		if (n + 1 < len)                                                                                       \
-			buf[n] = (c);                                                                                  \
-		n++;                                                                                                   \
-	} while (0)
+	json_emit(&o, s);
+	o.n++; /* the closing quote */
+	/* The opening quote fits whenever the closing one and the NUL do. */
+	if (len >= 3) {
+		buf[o.end] = '"';
+		buf[o.end + 1] = '\0';
+	} else if (len > 0)
+		buf[0] = '\0';
+	return o.n;
+}
 
-	PUT('"');
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\') {
-			PUT('\\');
-			PUT((char)*p);
-		} else if (*p == '\n') {
-			PUT('\\');
-			PUT('n');
-		} else if (*p == '\t') {
-			PUT('\\');
-			PUT('t');
-		} else if (*p < 0x20 || *p == 0x7f) {
-			char esc[8];
-			snprintf(esc, sizeof(esc), "\\u%04x", *p);
-			for (const char *e = esc; *e; e++)
-				PUT(*e);
-		} else
-			PUT((char)*p);
-	}
-	PUT('"');
-#undef PUT
-	if (len)
-		buf[n < len ? n : len - 1] = '\0';
-	return n;
+void json_write(FILE *f, const char *s)
+{
+	struct sink o = {.f = f};
+
+	json_emit(&o, s);
+	fputc('"', f);
 }

@@ -5,6 +5,7 @@
 #define LEADERRUN_LOG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 enum log_level {
 	LOG_ERROR = 0,	/* shown unless -q */
@@ -24,6 +25,28 @@ int log_enabled(enum log_level level);
  * waiting, acquired, renew_failed, server (moved to another host), lost,
  * timed_out (--max-runtime), exited, released. */
 void log_event(enum log_level level, const char *event, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* A message is cut at LOG_MSG_MAX bytes (at a character boundary); a
+ * line of either format then always fits LOG_LINE_MAX, escapes included,
+ * so a JSON line is never cut and always parses. */
+#define LOG_MSG_MAX  1024
+#define LOG_LINE_MAX 8192
+
+struct log_line {
+	enum log_level level;
+	const char *event; /* NULL for none */
+	const char *lease; /* NULL for none */
+	const char *msg;
+	const char *ts; /* JSON only: ISO 8601 UTC */
+	long pid;
+	bool json;
+};
+
+/* L as one line without its newline, into BUF of LOG_LINE_MAX bytes
+ * (NUL-terminated); returns its length. Text shows the control characters
+ * of the lease and message escaped (escape_text); JSON quotes them
+ * (json_quote). Pure, for the fuzzer. */
+size_t log_render(const struct log_line *l, char *buf);
 
 #define log_error(...) log_event(LOG_ERROR, NULL, __VA_ARGS__)
 #define log_warn(...)  log_event(LOG_WARN, NULL, __VA_ARGS__)

@@ -14,25 +14,97 @@
 #include <unistd.h>
 
 #include "duration.h"
+#include "escape.h"
+#include "lease.h"
 #include "log.h"
 
-/* Prometheus label values escape backslash, double quote and newline. */
-static size_t label_escape(char *out, size_t len, const char *v)
-{
-	size_t k = 0;
+const struct metrics_family metrics_families[MF_COUNT] = {
+    [MF_PROCESS_HOLDS] = {"leaderrun_process_holds_lease", "gauge",
+			  "Whether this leaderrun process holds the lease (1) or not (0)."},
+    [MF_PROCESS_WAITING] = {"leaderrun_lease_waiting", "gauge",
+			    "Whether this leaderrun process waits for the lease (1) or not (0)."},
+    [MF_PROCESS_TERM] = {"leaderrun_process_term", "gauge", "Fencing term this process last acquired (0: none yet)."},
+    [MF_PROCESS_SLOT] = {"leaderrun_lease_slot", "gauge", "Slot of that term (--slots; 0 with one slot)."},
+    [MF_ACQUISITIONS] = {"leaderrun_lease_acquisitions_total", "counter", "Times this process acquired the lease."},
+    [MF_LOSSES] = {"leaderrun_lease_losses_total", "counter",
+		   "Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time)."},
+    [MF_REVOCATIONS] = {"leaderrun_lease_revocations_total", "counter",
+			"Times leaderrun --release revoked the lease while held."},
+    [MF_RELEASES] = {"leaderrun_lease_releases_total", "counter",
+		     "Times this process gave the lease back after its command ended."},
+    [MF_RENEW_FAILURES] = {"leaderrun_lease_renew_failures_total", "counter",
+			   "Renew attempts that failed (each is retried)."},
+    [MF_TIMEOUTS] = {"leaderrun_command_timeouts_total", "counter",
+		     "Times --max-runtime ran out and the command was stopped."},
+    [MF_RENEW_DURATION] = {"leaderrun_lease_renew_duration_seconds", "histogram",
+			   "Latency of successful renews, from send to reply; buckets are fractions of the renew "
+			   "interval."},
+    [MF_DEADLINE_MARGIN] = {"leaderrun_lease_deadline_margin_seconds", "gauge",
+			    "Time that was left to the local deadline when the last successful renew came back."},
+    [MF_LAST_RENEW] = {"leaderrun_lease_last_renew_timestamp_seconds", "gauge",
+		       "Unix time of the last successful acquire or renew (this host's clock)."},
+    [MF_WAIT] = {"leaderrun_lease_wait_seconds_total", "counter", "Seconds this process spent waiting for the lease."},
+    [MF_COMMAND_START] = {"leaderrun_command_start_timestamp_seconds", "gauge",
+			  "Unix time the command last started (this host's clock)."},
+    [MF_COMMAND_LAST_EXIT] = {"leaderrun_command_last_exit_status", "gauge",
+			      "Exit status of the command's last run (128+N: signal N)."},
+    [MF_WRITE_FAILURES] = {"leaderrun_metrics_write_failures_total", "counter",
+			   "Times this metrics file could not be written."},
+    [MF_HISTORY_FAILURES] = {"leaderrun_history_write_failures_total", "counter",
+			     "Run history writes that failed (the run went on)."},
+    [MF_LEASE_HELD] = {"leaderrun_lease_held", "gauge",
+		       "Whether somebody holds the lease now (1) or not (0), by the database's clock."},
+    [MF_LEASE_HOLDER_INFO] = {"leaderrun_lease_holder_info", "gauge",
+			      "The lease's current or last holder, as a label; always 1."},
+    [MF_LEASE_TERM] = {"leaderrun_lease_term", "gauge", "The lease's fencing term: it grows by one per acquisition."},
+    [MF_LEASE_EXPIRY] = {"leaderrun_lease_expiry_seconds", "gauge",
+			 "Seconds until the lease expires; 0 when not held."},
+    [MF_LEASE_REVOKED] = {"leaderrun_lease_revoked", "gauge",
+			  "Whether the lease is held but revoked by --release (1) or not (0)."},
+    [MF_LEASE_PAUSED] = {"leaderrun_lease_paused", "gauge", "Whether the lease is paused (1) or not (0)."},
+    [MF_LEASE_LAST_EXIT] = {"leaderrun_lease_last_exit_status", "gauge",
+			    "Exit status of the last run's command (128+N: signal N)."},
+    [MF_LEASE_LAST_FINISH] = {"leaderrun_lease_last_finish_timestamp_seconds", "gauge",
+			      "Unix time the last run finished (database clock)."},
+    [MF_LEASE_LAST_SUCCESS] = {"leaderrun_lease_last_success_timestamp_seconds", "gauge",
+			       "Unix time the last run that exited 0 finished (database clock; from the run history)."},
+    [MF_STATUS_HISTORY] = {"leaderrun_status_history_available", "gauge",
+			   "Whether the run history table could be read (1) or not (0)."},
+};
 
-	for (; *v && k + 2 < len; v++) {
-		if (*v == '\\' || *v == '"') {
-			out[k++] = '\\';
-			out[k++] = *v;
-		} else if (*v == '\n') {
-			out[k++] = '\\';
-			out[k++] = 'n';
+size_t metrics_label(char *buf, size_t len, const char *v)
+{
+	size_t n = 0, end = 0, k;
+	bool full = false;
+
+	for (; *v; v += k) {
+		enum escape_class cls;
+		unsigned cp;
+		char unit[8] = "", shown[24], esc[48];
+		size_t e = 0;
+		k = escape_next(v, &cls, &cp);
+		memcpy(unit, v, k);
+		/* A control character as the text tables show it, "\x1b";
+		 * then the exposition format's escapes. */
+		if (cls != ESCAPE_PLAIN)
+			escape_text(shown, sizeof(shown), unit);
+		else
+			memcpy(shown, unit, k + 1);
+		for (const char *c = shown; *c; c++) {
+			if (*c == '\\' || *c == '"')
+				esc[e++] = '\\';
+			esc[e++] = *c;
+		}
+		if (!full && n + e < len) {
+			memcpy(buf + n, esc, e);
+			end = n + e;
 		} else
-			out[k++] = *v;
+			full = true;
+		n += e;
 	}
-	out[k] = '\0';
-	return k;
+	if (len)
+		buf[end] = '\0';
+	return n;
 }
 
 struct out {
@@ -58,79 +130,58 @@ static void put(struct out *o, const char *fmt, ...)
 		o->used += (size_t)n;
 }
 
-static void family(struct out *o, const char *name, const char *type, const char *help)
+static void family(struct out *o, enum metrics_family_id id)
 {
-	put(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	const struct metrics_family *f = &metrics_families[id];
+
+	put(o, "# HELP %s %s\n# TYPE %s %s\n", f->name, f->help, f->name, f->type);
 }
 
 int metrics_render(const struct metrics_state *st, char *buf, size_t len)
 {
 	struct out o = {buf, len, 0, false};
-	char l[4 * 191 + 8];
+	char l[METRICS_LABEL_MAX(LEASE_NAME_MAX)];
+	const char *hist = metrics_families[MF_RENEW_DURATION].name;
 	uint64_t cum = 0;
 
-	label_escape(l, sizeof(l), st->lease);
+	metrics_label(l, sizeof(l), st->lease);
 	buf[0] = '\0';
-#define GAUGE(name, help, fmt, v)                                                                                      \
+#define SAMPLE(id, fmt, v)                                                                                             \
 	do {                                                                                                           \
-		family(&o, name, "gauge", help);                                                                       \
-		put(&o, name "{lease=\"%s\"} " fmt "\n", l, v);                                                        \
+		family(&o, id);                                                                                        \
+		put(&o, "%s{lease=\"%s\"} " fmt "\n", metrics_families[id].name, l, v);                                \
 	} while (0)
-#define COUNTER(name, help, v)                                                                                         \
-	do {                                                                                                           \
-		family(&o, name, "counter", help);                                                                     \
-		put(&o, name "{lease=\"%s\"} %" PRIu64 "\n", l, (uint64_t)(v));                                        \
-	} while (0)
-	GAUGE("leaderrun_lease_held", "Whether this leaderrun process holds the lease (1) or not (0).", "%d",
-	      st->held ? 1 : 0);
-	GAUGE("leaderrun_lease_waiting", "Whether this leaderrun process waits for the lease (1) or not (0).", "%d",
-	      st->waiting ? 1 : 0);
-	GAUGE("leaderrun_lease_term", "Fencing term this process last acquired (0: none yet).", "%" PRIu64, st->term);
-	GAUGE("leaderrun_lease_slot", "Slot of that term (--slots; 0 with one slot).", "%u", st->slot);
-	COUNTER("leaderrun_lease_acquisitions_total", "Times this process acquired the lease.", st->acquisitions);
-	COUNTER("leaderrun_lease_losses_total",
-		"Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time).",
-		st->losses);
-	COUNTER("leaderrun_lease_revocations_total", "Times leaderrun --release revoked the lease while held.",
-		st->revocations);
-	COUNTER("leaderrun_lease_releases_total", "Times this process gave the lease back after its command ended.",
-		st->releases);
-	COUNTER("leaderrun_lease_renew_failures_total", "Renew attempts that failed (each is retried).",
-		st->renew_failures);
-	COUNTER("leaderrun_command_timeouts_total", "Times --max-runtime ran out and the command was stopped.",
-		st->timeouts);
-	family(&o, "leaderrun_lease_renew_duration_seconds", "histogram",
-	       "Latency of successful renews, from send to reply; buckets are fractions of the renew interval.");
+#define COUNTER(id, v) SAMPLE(id, "%" PRIu64, (uint64_t)(v))
+	SAMPLE(MF_PROCESS_HOLDS, "%d", st->held ? 1 : 0);
+	SAMPLE(MF_PROCESS_WAITING, "%d", st->waiting ? 1 : 0);
+	SAMPLE(MF_PROCESS_TERM, "%" PRIu64, st->term);
+	SAMPLE(MF_PROCESS_SLOT, "%u", st->slot);
+	COUNTER(MF_ACQUISITIONS, st->acquisitions);
+	COUNTER(MF_LOSSES, st->losses);
+	COUNTER(MF_REVOCATIONS, st->revocations);
+	COUNTER(MF_RELEASES, st->releases);
+	COUNTER(MF_RENEW_FAILURES, st->renew_failures);
+	COUNTER(MF_TIMEOUTS, st->timeouts);
+	family(&o, MF_RENEW_DURATION);
 	for (int i = 0; i < METRICS_NBUCKETS; i++) {
 		cum += st->bucket_count[i];
-		put(&o, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"%s\",le=\"%g\"} %" PRIu64 "\n", l,
-		    st->bucket_le[i], cum);
+		put(&o, "%s_bucket{lease=\"%s\",le=\"%g\"} %" PRIu64 "\n", hist, l, st->bucket_le[i], cum);
 	}
-	put(&o, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", l, st->renews);
-	put(&o, "leaderrun_lease_renew_duration_seconds_sum{lease=\"%s\"} %.6f\n", l, st->renew_sum_s);
-	put(&o, "leaderrun_lease_renew_duration_seconds_count{lease=\"%s\"} %" PRIu64 "\n", l, st->renews);
+	put(&o, "%s_bucket{lease=\"%s\",le=\"+Inf\"} %" PRIu64 "\n", hist, l, st->renews);
+	put(&o, "%s_sum{lease=\"%s\"} %.6f\n", hist, l, st->renew_sum_s);
+	put(&o, "%s_count{lease=\"%s\"} %" PRIu64 "\n", hist, l, st->renews);
 	if (st->margin_s >= 0)
-		GAUGE("leaderrun_lease_deadline_margin_seconds",
-		      "Time that was left to the local deadline when the last successful renew came back.", "%.6f",
-		      st->margin_s);
+		SAMPLE(MF_DEADLINE_MARGIN, "%.6f", st->margin_s);
 	if (st->last_renew_time > 0)
-		GAUGE("leaderrun_lease_last_renew_timestamp_seconds",
-		      "Unix time of the last successful acquire or renew (this host's clock).", "%.3f",
-		      st->last_renew_time);
-	family(&o, "leaderrun_lease_wait_seconds_total", "counter",
-	       "Seconds this process spent waiting for the lease.");
-	put(&o, "leaderrun_lease_wait_seconds_total{lease=\"%s\"} %.3f\n", l, st->wait_s);
+		SAMPLE(MF_LAST_RENEW, "%.3f", st->last_renew_time);
+	SAMPLE(MF_WAIT, "%.3f", st->wait_s);
 	if (st->command_start > 0)
-		GAUGE("leaderrun_command_start_timestamp_seconds",
-		      "Unix time the command last started (this host's clock).", "%.3f", st->command_start);
+		SAMPLE(MF_COMMAND_START, "%.3f", st->command_start);
 	if (st->have_exit)
-		GAUGE("leaderrun_command_last_exit_status", "Exit status of the command's last run (128+N: signal N).",
-		      "%d", st->last_exit);
-	COUNTER("leaderrun_metrics_write_failures_total", "Times this metrics file could not be written.",
-		st->write_failures);
-	COUNTER("leaderrun_history_write_failures_total", "Run history writes that failed (the run went on).",
-		st->history_failures);
-#undef GAUGE
+		SAMPLE(MF_COMMAND_LAST_EXIT, "%d", st->last_exit);
+	COUNTER(MF_WRITE_FAILURES, st->write_failures);
+	COUNTER(MF_HISTORY_FAILURES, st->history_failures);
+#undef SAMPLE
 #undef COUNTER
 	return o.overflow ? -1 : (int)o.used;
 }
@@ -175,7 +226,7 @@ struct metrics {
 	pthread_mutex_t lock;
 	pthread_cond_t wake, idle_cv;
 	char path[4096], lock_path[4200];
-	char lease[192];
+	char lease[LEASE_NAME_MAX + 1];
 	int lock_fd;	    /* flock'd PATH.lock: this process owns PATH; -1 not yet */
 	bool refused;	    /* another process owns PATH: write nothing */
 	bool failing;	    /* the last write failed (logged once) */
@@ -260,7 +311,9 @@ static int metrics_write(struct metrics *m, const char *text, size_t n, char *wh
 /* One write of ST (a copy taken under the lock). */
 static void metrics_flush(struct metrics *m, struct metrics_state *st)
 {
-	char text[16384], why[4400] = "";
+	/* Room for every sample with the longest lease name, each of its
+	 * bytes escaped. */
+	char text[40960], why[4400] = "";
 	int n, owned;
 
 	if (m->refused)

@@ -16,6 +16,64 @@
 
 #include "timing.h"
 
+/* Every metric family leaderrun writes, to --metrics-file and to --status
+ * --format prometheus: one name, one HELP and one TYPE each, from this one
+ * table. node_exporter's textfile collector drops the samples of a family
+ * whose HELP or TYPE differs between the files of its directory, and a
+ * series two files both carry (issue 25): the per-process families and the
+ * lease's (from the table) have names of their own. */
+enum metrics_family_id {
+	/* --metrics-file: this process's view; label lease */
+	MF_PROCESS_HOLDS,
+	MF_PROCESS_WAITING,
+	MF_PROCESS_TERM,
+	MF_PROCESS_SLOT,
+	MF_ACQUISITIONS,
+	MF_LOSSES,
+	MF_REVOCATIONS,
+	MF_RELEASES,
+	MF_RENEW_FAILURES,
+	MF_TIMEOUTS,
+	MF_RENEW_DURATION,
+	MF_DEADLINE_MARGIN,
+	MF_LAST_RENEW,
+	MF_WAIT,
+	MF_COMMAND_START,
+	MF_COMMAND_LAST_EXIT,
+	MF_WRITE_FAILURES,
+	MF_HISTORY_FAILURES,
+	/* --status --format prometheus: the lease, from the table; labels
+	 * lease (and slot with several) */
+	MF_LEASE_HELD,
+	MF_LEASE_HOLDER_INFO,
+	MF_LEASE_TERM,
+	MF_LEASE_EXPIRY,
+	MF_LEASE_REVOKED,
+	MF_LEASE_PAUSED,
+	MF_LEASE_LAST_EXIT,
+	MF_LEASE_LAST_FINISH,
+	MF_LEASE_LAST_SUCCESS,
+	MF_STATUS_HISTORY,
+	MF_COUNT
+};
+
+struct metrics_family {
+	const char *name, *type, *help;
+};
+
+extern const struct metrics_family metrics_families[MF_COUNT];
+
+/* The most bytes metrics_label writes for a value of N bytes, NUL
+ * included: a byte may become \\xNN, five bytes. */
+#define METRICS_LABEL_MAX(n) (5 * (size_t)(n) + 1)
+
+/* V as a label value (without the quotes) into BUF: backslash and double
+ * quote escaped as the exposition format wants, control characters and
+ * malformed UTF-8 as escape_text shows them (their backslash escaped in
+ * turn), so a value is valid UTF-8 without any control character. Returns
+ * the length the whole needs; a short BUF ends at a whole escape. */
+size_t metrics_label(char *buf, size_t len, const char *v);
+
 /* Renew latency buckets: fractions of the renew interval, so that "near
  * the interval" (close to the stop signal) is always its own bucket. */
 #define METRICS_NBUCKETS 10

@@ -64,7 +64,7 @@ Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 	snprintf(hold_file, sizeof(hold_file), "%s/h-%s.prom", h_dir(), lease);
 	snprintf(wait_file, sizeof(wait_file), "%s/w.prom", h_dir());
 	LR(&holder, "-t", "3s", "-l", lease, "--metrics-file", pattern, "--", "sleep", "3");
-	snprintf(line, sizeof(line), "leaderrun_lease_held{lease=\"%s\"} 1", lease);
+	snprintf(line, sizeof(line), "leaderrun_process_holds_lease{lease=\"%s\"} 1", lease);
 	cr_assert(h_wait_file(hold_file, line, 10000), "%s", h_slurp(hold_file));
 	LR(&waiter, "-t", "3s", "-w", "30s", "-l", lease, "--metrics-file", wait_file, "--", "true");
 	snprintf(line, sizeof(line), "leaderrun_lease_waiting{lease=\"%s\"} 1", lease);
@@ -78,13 +78,13 @@ Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&waiter, 20000), 0, "%s", h_slurp(waiter.err));
 	/* After exit: not held, the exit and the release are there. */
-	snprintf(line, sizeof(line), "leaderrun_lease_held{lease=\"%s\"} 0", lease);
+	snprintf(line, sizeof(line), "leaderrun_process_holds_lease{lease=\"%s\"} 0", lease);
 	cr_assert(strstr(h_slurp(hold_file), line), "%s", h_slurp(hold_file));
 	snprintf(line, sizeof(line), "leaderrun_command_last_exit_status{lease=\"%s\"} 0", lease);
 	cr_assert(strstr(h_slurp(hold_file), line), "%s", h_slurp(hold_file));
 	snprintf(line, sizeof(line), "leaderrun_lease_releases_total{lease=\"%s\"} 1", lease);
 	cr_assert(strstr(h_slurp(hold_file), line), "%s", h_slurp(hold_file));
-	snprintf(line, sizeof(line), "leaderrun_lease_held{lease=\"%s\"} 0", lease);
+	snprintf(line, sizeof(line), "leaderrun_process_holds_lease{lease=\"%s\"} 0", lease);
 	cr_assert(strstr(h_slurp(wait_file), line), "%s", h_slurp(wait_file));
 	snprintf(line, sizeof(line), "leaderrun_lease_acquisitions_total{lease=\"%s\"} 1", lease);
 	cr_assert(strstr(h_slurp(wait_file), line), "the waiter ran after the holder: %s", h_slurp(wait_file));
@@ -99,7 +99,7 @@ Test(observe, two_processes_on_one_metrics_file_do_not_take_turns)
 
 	char held[300];
 
-	snprintf(held, sizeof(held), "leaderrun_lease_held{lease=\"%s\"} 1", lease);
+	snprintf(held, sizeof(held), "leaderrun_process_holds_lease{lease=\"%s\"} 1", lease);
 	LR(&a, "-t", "3s", "-l", lease, "--metrics-file", file, "--", "sleep", "2");
 	cr_assert(h_wait_file(file, held, 10000), "%s", h_slurp(file));
 	LR(&b, "-t", "3s", "-n", "-l", lease, "--metrics-file", file, "--", "true");

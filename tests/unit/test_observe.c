@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "history_sql.h"
+#include "json.h"
 #include "lease.h"
 #include "metrics.h"
 
@@ -118,11 +120,52 @@ Test(observe, metrics_text_passes_promtool)
 		st.bucket_le[i] = 0.005 * (i + 1);
 	st.bucket_count[0] = 2;
 	cr_assert_gt(metrics_render(&st, buf, sizeof(buf)), 0);
-	cr_assert(strstr(buf, "leaderrun_lease_held{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
+	cr_assert(strstr(buf, "leaderrun_process_holds_lease{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
 	cr_assert(
 	    strstr(buf, "leaderrun_lease_renew_duration_seconds_bucket{lease=\"night\\\"ly\\\\job\",le=\"+Inf\"} 2"),
 	    "%s", buf);
 	cr_assert(strstr(buf, "leaderrun_command_timeouts_total{lease=\"night\\\"ly\\\\job\"} 1\n"), "%s", buf);
 	promtool_accepts(buf);
 	cr_assert_eq(metrics_render(&st, buf, 100), -1, "a buffer too small is an error, not a cut file");
+}
+
+Test(observe, metric_families_have_one_name_help_and_type_each)
+{
+	/* node_exporter drops a family written with two HELPs or TYPEs, and a
+	 * series two files both carry: one entry a name, in one table. */
+	for (int i = 0; i < MF_COUNT; i++) {
+		cr_assert_not_null(metrics_families[i].name, "family %d has no entry", i);
+		cr_assert(metrics_families[i].help[0] && metrics_families[i].type[0], "%s", metrics_families[i].name);
+		for (int j = 0; j < i; j++)
+			cr_assert_str_neq(metrics_families[i].name, metrics_families[j].name);
+	}
+}
+
+Test(observe, text_shows_control_characters_as_escapes)
+{
+	char buf[128];
+
+	escape_text(buf, sizeof(buf), "a\x1b[2J\r\n\t\x7f\xc2\x9b\xff\xc3\xa9\\");
+	cr_assert_str_eq(buf, "a\\x1b[2J\\r\\n\\t\\x7f\\xc2\\x9b\\xff\xc3\xa9\\");
+	/* A short buffer ends at a whole escape. */
+	escape_text(buf, 7, "ab\x1b\x1b");
+	cr_assert_str_eq(buf, "ab\\x1b");
+}
+
+Test(observe, json_quote_of_a_short_buffer_still_closes_the_string)
+{
+	char buf[16];
+
+	cr_assert_eq(json_quote(buf, sizeof(buf), "\x01\x01\x01"), 20);
+	cr_assert_str_eq(buf, "\"\\u0001\\u0001\"");
+	json_quote(buf, sizeof(buf), "\xc2\x85\xff\"");
+	cr_assert_str_eq(buf, "\"\\u0085\\ufffd\"");
+}
+
+Test(observe, label_values_carry_no_control_character)
+{
+	char buf[64];
+
+	metrics_label(buf, sizeof(buf), "a\"b\\c\nd\x1b");
+	cr_assert_str_eq(buf, "a\\\"b\\\\c\\\\nd\\\\x1b");
 }
