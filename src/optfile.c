@@ -1,20 +1,25 @@
 #include "optfile.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define OPTFILE_MAX_DEPTH 10 /* !include nesting */
 #define OPTFILE_MAX_FILES 64 /* files read in all: each once, whatever includes it */
 
 struct optread {
-	const char *key;
+	const char *key; /* NULL: only check the files */
 	char *out;
 	size_t len;
 	int found;
+	char *err; /* the first file that is no regular file */
+	size_t errlen;
+	bool refused;
 	struct {
 		dev_t dev;
 		ino_t ino;
@@ -22,20 +27,17 @@ struct optread {
 	unsigned nseen;
 };
 
-/* True the first time F's file comes by: an include loop, or directories
- * that include each other, read every file once. Only regular files: a
- * --defaults-file /dev/zero would never end. */
-static bool first_visit(struct optread *r, FILE *f)
+/* True the first time ST's file comes by: an include loop, or directories
+ * that include each other, read every file once. */
+static bool first_visit(struct optread *r, const struct stat *st)
 {
-	struct stat st;
-
-	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) || r->nseen == OPTFILE_MAX_FILES)
+	if (r->nseen == OPTFILE_MAX_FILES)
 		return false;
 	for (unsigned i = 0; i < r->nseen; i++)
-		if (r->seen[i].dev == st.st_dev && r->seen[i].ino == st.st_ino)
+		if (r->seen[i].dev == st->st_dev && r->seen[i].ino == st->st_ino)
 			return false;
-	r->seen[r->nseen].dev = st.st_dev;
-	r->seen[r->nseen++].ino = st.st_ino;
+	r->seen[r->nseen].dev = st->st_dev;
+	r->seen[r->nseen++].ino = st->st_ino;
 	return true;
 }
 
@@ -71,7 +73,7 @@ static char *trim(char *s)
 	return s;
 }
 
-static void read_file(struct optread *r, const char *path, int depth);
+static void read_file(struct optread *r, const char *path, const char *from, int depth);
 
 static int cnf_name(const struct dirent *d)
 {
@@ -80,7 +82,7 @@ static int cnf_name(const struct dirent *d)
 }
 
 /* Every *.cnf in DIR, in name order, as the libraries do. */
-static void read_dir(struct optread *r, const char *dir, int depth)
+static void read_dir(struct optread *r, const char *dir, const char *from, int depth)
 {
 	struct dirent **names;
 	int n = scandir(dir, &names, cnf_name, alphasort);
@@ -88,25 +90,65 @@ static void read_dir(struct optread *r, const char *dir, int depth)
 	for (int i = 0; i < n; i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]->d_name);
-		read_file(r, path, depth + 1);
+		read_file(r, path, from, depth + 1);
 		free(names[i]);
 	}
 	if (n >= 0)
 		free(names);
 }
 
-static void read_file(struct optread *r, const char *path, int depth)
+static const char *file_kind(mode_t m)
+{
+	return S_ISFIFO(m)   ? "a FIFO"
+	       : S_ISCHR(m)  ? "a character device"
+	       : S_ISBLK(m)  ? "a block device"
+	       : S_ISSOCK(m) ? "a socket"
+			     : "not a regular file";
+}
+
+/* PATH, open for reading, or NULL: missing and unreadable files are
+ * skipped, as the client libraries skip them, and so are directories.
+ * A FIFO or a device is refused (R->refused): fopen would wait for a
+ * FIFO's writer for ever, and /dev/zero never ends; the client library,
+ * which reads the same files at connect time, would hang on them too, so
+ * skipping is no way out (issue 25). O_NONBLOCK makes the open of a FIFO
+ * return at once, so that fstat can tell. */
+static FILE *open_file(struct optread *r, const char *path, const char *from)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	struct stat st;
+	FILE *f = NULL;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) != 0 || S_ISDIR(st.st_mode))
+		goto out;
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(r->err, r->errlen,
+			 "option file %s%s%s%s is %s: the client library would hang reading it; "
+			 "remove it%s",
+			 path, from ? " (included from " : "", from ? from : "", from ? ")" : "", file_kind(st.st_mode),
+			 from ? " or its !include" : "");
+		r->refused = true;
+		goto out;
+	}
+	if (!first_visit(r, &st) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+		goto out;
+	if ((f = fdopen(fd, "r")))
+		return f;
+out:
+	close(fd);
+	return NULL;
+}
+
+static void read_file(struct optread *r, const char *path, const char *from, int depth)
 {
 	FILE *f;
 	char line[4096];
 	bool in_group = false;
 
-	if (depth > OPTFILE_MAX_DEPTH || !(f = fopen(path, "re")))
+	if (depth > OPTFILE_MAX_DEPTH || r->refused || !(f = open_file(r, path, from)))
 		return;
-	if (!first_visit(r, f)) {
-		fclose(f);
-		return;
-	}
 	while (fgets(line, sizeof(line), f)) {
 		char *s = trim(line), *eq, *key, *val;
 
@@ -121,14 +163,14 @@ static void read_file(struct optread *r, const char *path, int depth)
 			continue;
 		}
 		if (strncmp(s, "!includedir", 11) == 0 && (s[11] == ' ' || s[11] == '\t')) {
-			read_dir(r, trim(s + 11), depth);
+			read_dir(r, trim(s + 11), path, depth);
 			continue;
 		}
 		if (strncmp(s, "!include", 8) == 0 && (s[8] == ' ' || s[8] == '\t')) {
-			read_file(r, trim(s + 8), depth + 1);
+			read_file(r, trim(s + 8), path, depth + 1);
 			continue;
 		}
-		if (!in_group || !(eq = strchr(s, '=')))
+		if (!r->key || !in_group || !(eq = strchr(s, '=')))
 			continue;
 		*eq = '\0';
 		key = trim(s);
@@ -150,6 +192,29 @@ static void read_file(struct optread *r, const char *path, int depth)
 	fclose(f);
 }
 
+/* Reads the files the client library reads (see optfile.h) into R. */
+static void read_all(struct optread *r, const char *defaults_file)
+{
+	const char *home;
+	char path[4096];
+
+	if (defaults_file) {
+		read_file(r, defaults_file, NULL, 0);
+		return;
+	}
+	read_file(r, "/etc/my.cnf", NULL, 0);
+	read_file(r, "/etc/mysql/my.cnf", NULL, 0);
+	for (const char *const *v = (const char *const[]){"MARIADB_HOME", "MYSQL_HOME", NULL}; *v; v++)
+		if ((home = getenv(*v)) && *home) {
+			snprintf(path, sizeof(path), "%s/my.cnf", home);
+			read_file(r, path, NULL, 0);
+		}
+	if ((home = getenv("HOME")) && *home) {
+		snprintf(path, sizeof(path), "%s/.my.cnf", home);
+		read_file(r, path, NULL, 0);
+	}
+}
+
 int optfile_host(const char *defaults_file, char *out, size_t len)
 {
 	return optfile_get(defaults_file, "host", out, len);
@@ -158,8 +223,7 @@ int optfile_host(const char *defaults_file, char *out, size_t len)
 int optfile_get(const char *defaults_file, const char *key, char *out, size_t len)
 {
 	struct optread *r = calloc(1, sizeof(*r));
-	const char *home;
-	char path[4096];
+	char err[8];
 	int found;
 
 	if (!r)
@@ -167,22 +231,27 @@ int optfile_get(const char *defaults_file, const char *key, char *out, size_t le
 	r->key = key;
 	r->out = out;
 	r->len = len;
-	if (defaults_file)
-		read_file(r, defaults_file, 0);
-	else {
-		read_file(r, "/etc/my.cnf", 0);
-		read_file(r, "/etc/mysql/my.cnf", 0);
-		for (const char *const *v = (const char *const[]){"MARIADB_HOME", "MYSQL_HOME", NULL}; *v; v++)
-			if ((home = getenv(*v)) && *home) {
-				snprintf(path, sizeof(path), "%s/my.cnf", home);
-				read_file(r, path, 0);
-			}
-		if ((home = getenv("HOME")) && *home) {
-			snprintf(path, sizeof(path), "%s/.my.cnf", home);
-			read_file(r, path, 0);
-		}
-	}
+	r->err = err;
+	r->errlen = sizeof(err);
+	read_all(r, defaults_file);
 	found = r->found;
 	free(r);
 	return found;
+}
+
+int optfile_check(const char *defaults_file, char *err, size_t errlen)
+{
+	struct optread *r = calloc(1, sizeof(*r));
+	int rc;
+
+	if (!r) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	r->err = err;
+	r->errlen = errlen;
+	read_all(r, defaults_file);
+	rc = r->refused ? -1 : 0;
+	free(r);
+	return rc;
 }

@@ -20,6 +20,17 @@
 
 #define PASSWORD_FILE_MAX 4096
 
+/* User input as a message may quote it: a DSN's password hidden wherever
+ * it turns up (a value given to the wrong option, a forgotten -d). Every
+ * message that echoes input goes through it (issue 25). */
+static const char *options_shown(const char *value, char *buf, size_t len)
+{
+	dsn_redact_all(value ? value : "", buf, len);
+	return buf;
+}
+#define SHOWN_MAX 256
+#define SHOWN(v)  options_shown((v), (char[SHOWN_MAX]){""}, SHOWN_MAX)
+
 int options_parse_signal(const char *text)
 {
 	const char *name = text;
@@ -70,14 +81,14 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 
 	if (fd < 0) {
-		snprintf(err, errlen, "--password-file %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "--password-file %s: %s", SHOWN(path), strerror(errno));
 		return -1;
 	}
 	while (n < sizeof(buf) && (r = read(fd, buf + n, sizeof(buf) - n)) != 0) {
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			snprintf(err, errlen, "--password-file %s: %s", path, strerror(errno));
+			snprintf(err, errlen, "--password-file %s: %s", SHOWN(path), strerror(errno));
 			close(fd);
 			explicit_bzero(buf, sizeof(buf));
 			return -1;
@@ -86,7 +97,7 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
 	}
 	close(fd);
 	if (n > PASSWORD_FILE_MAX) {
-		snprintf(err, errlen, "--password-file %s is longer than %d bytes; is it the right file?", path,
+		snprintf(err, errlen, "--password-file %s is longer than %d bytes; is it the right file?", SHOWN(path),
 			 PASSWORD_FILE_MAX);
 		explicit_bzero(buf, sizeof(buf));
 		return -1;
@@ -98,7 +109,7 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
 	if (n > 0 && buf[n - 1] == '\r')
 		n--;
 	if (memchr(buf, '\0', n) || memchr(buf, '\n', n)) {
-		snprintf(err, errlen, "--password-file %s holds more than one line", path);
+		snprintf(err, errlen, "--password-file %s holds more than one line", SHOWN(path));
 		explicit_bzero(buf, sizeof(buf));
 		return -1;
 	}
@@ -111,7 +122,10 @@ static int read_password_file(const char *path, char **out, char *err, size_t er
  * /proc/PID/cmdline; overwrite its password in place, as mysql(1) does.
  * Every argument before COMMAND is searched, so repeated, bundled (-nd...)
  * and abbreviated (--ds=...) forms are covered too; but not argv[SHELL_AT],
- * which holds -c's STRING (0: none): that is COMMAND, its bytes its own. */
+ * which holds -c's STRING (0: none): that is COMMAND, its bytes its own.
+ * The widest span that may be a password goes (dsn_secret_span), not only
+ * what the parser took: a DSN it misreads or refuses keeps no secret in
+ * view either (issue 25). */
 static void wipe_argv_passwords(char *argv[], int end, int shell_at)
 {
 	static const char *const schemes[] = {"mysql://", "mariadb://"};
@@ -122,7 +136,7 @@ static void wipe_argv_passwords(char *argv[], int end, int shell_at)
 		for (size_t k = 0; k < sizeof(schemes) / sizeof(schemes[0]); k++)
 			for (char *p = argv[i]; (p = strstr(p, schemes[k])); p++) {
 				size_t off, len;
-				if (dsn_password_span(p, &off, &len))
+				if (dsn_secret_span(p, &off, &len))
 					memset(p + off, 'x', len);
 			}
 	}
@@ -130,6 +144,14 @@ static void wipe_argv_passwords(char *argv[], int end, int shell_at)
 
 static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err, size_t errlen)
 {
+	size_t off, len;
+
+	/* A forgotten -d (leaderrun --status mysql://app:pw@db/ops) would
+	 * print, log and store the password as a name. */
+	if (dsn_secret_span(value, &off, &len)) {
+		snprintf(err, errlen, "the %s looks like a DSN with a password; give a DSN with -d/--dsn", what);
+		return -1;
+	}
 	if (lease_name_validate(what, value, max, err, errlen) < 0)
 		return -1;
 	snprintf(dst, cap, "%s", value);
@@ -195,7 +217,7 @@ struct parse {
 	const char *shell; /* -c STRING */
 	int shell_at;	   /* the index in argv of the argument that holds it */
 	const char *slots_text, *slot_text;
-	bool quiet, dsn_from_argv;
+	bool quiet;
 	int modes;
 };
 
@@ -215,7 +237,7 @@ static int parse_duration_opt(const char *opt, const char *text, int64_t *out, c
 	char why[160];
 
 	if (duration_parse(text, out, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s: %s", opt, why);
+		snprintf(err, errlen, "%s: %s", opt, SHOWN(why));
 		return -1;
 	}
 	return 0;
@@ -227,7 +249,6 @@ static int set_dsn(struct parse *p, const char *arg)
 {
 	p->dsn_text = arg;
 	p->dsn_from = "--dsn";
-	p->dsn_from_argv = true;
 	return 0;
 }
 static int set_password_file(struct parse *p, const char *arg)
@@ -240,10 +261,10 @@ static int set_defaults_file(struct parse *p, const char *arg)
 	struct stat st;
 
 	if (access(arg, R_OK) != 0)
-		FAIL("--defaults-file %s: %s", arg, strerror(errno));
+		FAIL("--defaults-file %s: %s", SHOWN(arg), strerror(errno));
 	/* The client library would read a device like /dev/zero for ever. */
 	if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode))
-		FAIL("--defaults-file %s: not a regular file", arg);
+		FAIL("--defaults-file %s: not a regular file", SHOWN(arg));
 	p->o->defaults_file = arg;
 	return 0;
 }
@@ -338,7 +359,7 @@ static int set_for(struct parse *p, const char *arg)
 	if (DURATION("--for", pause_for_us) < 0)
 		return -1;
 	if (p->o->pause_for_us <= 0)
-		FAIL("--for %s is not a time to pause for; give a positive duration", arg);
+		FAIL("--for %s is not a time to pause for; give a positive duration", SHOWN(arg));
 	return 0;
 }
 static int set_force(struct parse *p, const char *arg)
@@ -353,7 +374,7 @@ static int set_once_per(struct parse *p, const char *arg)
 	/* A second at least: slots are cron's, and a period past a year is
 	 * surely a typo (and keeps the arithmetic far from overflowing). */
 	if (p->o->once_per_us < USEC_PER_SEC || p->o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC)
-		FAIL("--once-per %s is out of range; use 1s to 366 days (as 8784h)", arg);
+		FAIL("--once-per %s is out of range; use 1s to 366 days (as 8784h)", SHOWN(arg));
 	return 0;
 }
 static int set_slots(struct parse *p, const char *arg)
@@ -397,6 +418,16 @@ static int set_log_format(struct parse *p, const char *arg)
 	p->log_format = arg;
 	return 0;
 }
+/* "a FIFO" when PATH exists and is a FIFO, device or socket (stat does
+ * not block), else NULL. */
+static const char *options_special_file(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+		return NULL;
+	return S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
+}
 static int set_ready_file(struct parse *p, const char *arg)
 {
 	p->o->ready_file = arg;
@@ -433,9 +464,9 @@ static int set_kill_signal(struct parse *p, const char *arg)
 {
 	p->o->kill_signal = options_parse_signal(arg);
 	if (p->o->kill_signal < 0)
-		FAIL("--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number", arg);
+		FAIL("--kill-signal '%s' is not a signal; use a name like TERM or INT, or a number", SHOWN(arg));
 	if (!signal_stops_process(p->o->kill_signal))
-		FAIL("--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL", arg);
+		FAIL("--kill-signal %s does not stop a process; use TERM, INT, HUP, QUIT or KILL", SHOWN(arg));
 	return 0;
 }
 static int set_command(struct parse *p, const char *arg)
@@ -455,7 +486,7 @@ static int set_max_runtime(struct parse *p, const char *arg)
 	if (DURATION("--max-runtime", max_runtime_us) < 0)
 		return -1;
 	if (p->o->max_runtime_us <= 0)
-		FAIL("--max-runtime %s is no time to run for; give a positive duration, like 30m", arg);
+		FAIL("--max-runtime %s is no time to run for; give a positive duration, like 30m", SHOWN(arg));
 	return 0;
 }
 static int set_no_wait(struct parse *p, const char *arg)
@@ -472,7 +503,7 @@ static int set_retry(struct parse *p, const char *arg)
 	if (DURATION("--retry-interval", retry_us) < 0)
 		return -1;
 	if (p->o->retry_us < 10 * USEC_PER_MSEC)
-		FAIL("--retry-interval %s is too short; use at least 10ms", arg);
+		FAIL("--retry-interval %s is too short; use at least 10ms", SHOWN(arg));
 	return 0;
 }
 static int set_busy_exit(struct parse *p, const char *arg)
@@ -483,7 +514,7 @@ static int set_busy_exit(struct parse *p, const char *arg)
 	errno = 0;
 	n = strtol(arg, &end, 10);
 	if (errno || end == arg || *end || n < 0 || n > 255)
-		FAIL("--busy-exit-code '%s' must be a number from 0 to 255", arg);
+		FAIL("--busy-exit-code '%s' must be a number from 0 to 255", SHOWN(arg));
 	p->o->busy_exit = (int)n;
 	return 0;
 }
@@ -685,6 +716,44 @@ static const struct options_def *options_def_of(int c)
 	return NULL;
 }
 
+/* The name as written when --password-file was given as --password (or
+ * shorter), else NULL: getopt_long takes any unique prefix, and
+ * "--password SECRET" would be read as a file name, then printed as one
+ * that does not exist. */
+static const char *options_password_abbrev(char *argv[], const char *value)
+{
+	/* "--pass FILE" leaves optind past FILE, "--pass=FILE" past itself. */
+	const char *written = value == argv[optind - 1] ? argv[optind - 2] : argv[optind - 1];
+
+	return strcspn(written + 2, "=") < strlen("password-") ? written : NULL;
+}
+
+/* A long option getopt_long refused: unknown, ambiguous, or a flag given
+ * a value (--init=1). Named up to its '=' only: the value may be a secret
+ * (--dns=mysql://app:pw@db/ops, a typo of --dsn). */
+static int options_unknown_long(struct parse *p, const char *arg)
+{
+	const char *name = arg + 2;
+	size_t n = strcspn(name, "="), matches = 0;
+	const struct options_def *d = NULL;
+
+	for (size_t i = 0; i < NDEFS; i++)
+		if (strncmp(defs[i].name, name, n) == 0) {
+			if (strlen(defs[i].name) == n) {
+				d = &defs[i];
+				matches = 1;
+				break;
+			}
+			d = &defs[i];
+			matches++;
+		}
+	if (matches > 1)
+		FAIL("option '--%.*s' is ambiguous; write it out in full (see leaderrun --help)", (int)n, name);
+	if (matches == 1 && !d->takes_value && name[n] == '=')
+		FAIL("option '--%s' takes no value; see leaderrun --help", d->name);
+	FAIL("unknown option '--%.*s'; see leaderrun --help", (int)n, name);
+}
+
 /* Reads the options up to COMMAND into P. Returns 0, -1 (usage) or
  * OPT_DONE. */
 static int options_read(struct parse *p, int argc, char *argv[])
@@ -703,20 +772,23 @@ static int options_read(struct parse *p, int argc, char *argv[])
 		int rc;
 
 		if (d) {
+			const char *w = d->set == set_password_file ? options_password_abbrev(argv, optarg) : NULL;
+			if (w)
+				FAIL("unknown option '%.*s': there is no --password (a password in argv shows in "
+				     "ps); write --password-file FILE in full, or use LEADERRUN_PASSWORD",
+				     (int)strcspn(w, "="), w);
 			rc = d->set(p, optarg);
 			if (rc != 0)
 				return rc;
 			continue;
 		}
 		if (c == ':')
-			FAIL("option '%s' needs a value; see leaderrun --help", argv[optind - 1]);
+			FAIL("option '%s' needs a value; see leaderrun --help", SHOWN(argv[optind - 1]));
 		if (strncmp(argv[optind - 1], "--", 2) == 0)
-			/* Also "--init=1": a value for a flag that takes none. */
-			FAIL("unknown option '%s' (or one that takes no value); see leaderrun --help",
-			     argv[optind - 1]);
+			return options_unknown_long(p, argv[optind - 1]);
 		if (optopt)
 			FAIL("unknown option '-%c'; see leaderrun --help", optopt);
-		FAIL("unknown option '%s'; see leaderrun --help", argv[optind - 1]);
+		FAIL("unknown option '%.2s'; see leaderrun --help", argv[optind - 1]);
 	}
 	return 0;
 }
@@ -731,7 +803,7 @@ static int parse_count(const char *opt, const char *text, unsigned min, unsigned
 	errno = 0;
 	n = strtoul(text, &end, 10);
 	if (errno || end == text || *end || *text == '-' || n < min || n > max) {
-		snprintf(err, errlen, "%s '%s' must be a number from %u to %u", opt, text, min, max);
+		snprintf(err, errlen, "%s '%s' must be a number from %u to %u", opt, SHOWN(text), min, max);
 		return -1;
 	}
 	*out = (unsigned)n;
@@ -789,7 +861,7 @@ static int options_check_observe(struct parse *p)
 		else if (strcmp(p->format, "prometheus") == 0)
 			o->format = FORMAT_PROMETHEUS;
 		else if (strcmp(p->format, "text") != 0)
-			FAIL("--format '%s' is not a format; use text, json or prometheus", p->format);
+			FAIL("--format '%s' is not a format; use text, json or prometheus", SHOWN(p->format));
 		if (o->mode != MODE_STATUS && o->mode != MODE_HISTORY)
 			FAIL("--format goes with --status or --history (for JSON logs: --log-format json)");
 		if (o->format == FORMAT_PROMETHEUS && o->mode != MODE_STATUS)
@@ -855,8 +927,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	    .table = getenv("LEADERRUN_TABLE"),
 	    .log_format = getenv("LEADERRUN_LOG_FORMAT"),
 	};
-	char why[256];
-	int rc;
+	char why[512];
+	int rc, dsn_rc = 0;
 
 	memset(o, 0, sizeof(*o));
 	o->timing.ttl_us = 15 * USEC_PER_SEC;
@@ -869,6 +941,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	o->pause_for_us = -1;
 
 	rc = options_read(&p, argc, argv);
+	/* Parse the DSN (it may sit in argv) and wipe argv right after,
+	 * before any other check can fail: even a rejected command line must
+	 * not linger with the secret. A refused one (a typo, --dns=...) is
+	 * wiped all through: nothing runs, and the rest was never parsed. */
+	if (rc == 0 && p.dsn_text && *p.dsn_text)
+		dsn_rc = dsn_parse(p.dsn_text, &o->dsn, why, sizeof(why));
+	wipe_argv_passwords(argv, rc < 0 ? argc : optind, p.shell_at);
 	if (rc == OPT_DONE)
 		return OPTIONS_EXIT;
 	if (rc < 0)
@@ -880,14 +959,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		}
 		o->verbosity = -1;
 	}
-	/* Parse the DSN first and wipe its password from argv right after,
-	 * before any other check can fail: even a rejected command line must
-	 * not linger with the secret. */
 	if (p.dsn_text && *p.dsn_text) {
-		rc = dsn_parse(p.dsn_text, &o->dsn, why, sizeof(why));
-		if (p.dsn_from_argv)
-			wipe_argv_passwords(argv, optind, p.shell_at);
-		if (rc < 0) {
+		if (dsn_rc < 0) {
 			snprintf(err, errlen, "%s: %s", p.dsn_from, why);
 			goto usage;
 		}
@@ -908,7 +981,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			snprintf(err, errlen,
 				 "-c STRING and COMMAND '%s' contradict each other; give one: -c 'STRING' or -- "
 				 "COMMAND [ARG...]",
-				 o->command[0]);
+				 SHOWN(o->command[0]));
 			goto usage;
 		}
 		o->shell_argv = calloc(4, sizeof(*o->shell_argv));
@@ -933,11 +1006,11 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	if ((o->mode == MODE_INIT || o->mode == MODE_RELEASE || o->mode == MODE_CHECK || o->mode == MODE_PAUSE ||
 	     o->mode == MODE_RESUME || o->mode == MODE_HISTORY) &&
 	    o->command[0]) {
-		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", o->command[0]);
+		snprintf(err, errlen, "unexpected argument '%s'; this mode takes no COMMAND", SHOWN(o->command[0]));
 		goto usage;
 	}
 	if (o->mode == MODE_STATUS && o->command[0] && o->command[1]) {
-		snprintf(err, errlen, "--status takes at most one LEASE, not '%s'", o->command[1]);
+		snprintf(err, errlen, "--status takes at most one LEASE, not '%s'", SHOWN(o->command[1]));
 		goto usage;
 	}
 	if (options_check_observe(&p) < 0)
@@ -972,7 +1045,8 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		if (strcmp(p.log_format, "json") == 0)
 			o->log_format = LOG_FORMAT_JSON;
 		else if (strcmp(p.log_format, "text") != 0) {
-			snprintf(err, errlen, "--log-format '%s' is not a format; use text or json", p.log_format);
+			snprintf(err, errlen, "--log-format '%s' is not a format; use text or json",
+				 SHOWN(p.log_format));
 			goto usage;
 		}
 	}
@@ -1010,6 +1084,12 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		}
 	}
 
+	/* The option files the client library will read (runmode_db_config):
+	 * a FIFO among them would hang its connect, and us first. */
+	if ((o->defaults_file || !o->have_dsn || (!o->dsn.password && !o->password)) &&
+	    optfile_check(o->defaults_file, err, errlen) < 0)
+		goto usage;
+
 	/* A host in the option files ([client] host=h1,h2:3307) is
 	 * leaderrun's to walk, as one in the DSN: the library would take a
 	 * list for one host name (or, Connector/C 3.3, walk it without
@@ -1026,7 +1106,10 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			*w = '\0';
 		}
 		if (w != host && dsn_parse_hosts(host, strlen(host), &o->dsn, why, sizeof(why)) < 0) {
-			snprintf(err, errlen, "option file host=%s: %s", host, why);
+			/* A host holds no '@': what comes before one may be a
+			 * password (host=app:pw@db), as in dsn_parse_hosts. */
+			const char *at = strrchr(host, '@');
+			snprintf(err, errlen, "option file host=%s%s: %s", at ? "***" : "", at ? at : host, why);
 			goto usage;
 		}
 	}
@@ -1050,7 +1133,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			snprintf(err, errlen,
 				 "--ssl-mode '%s' is not a mode; use DISABLED, PREFERRED, REQUIRED, VERIFY_CA or "
 				 "VERIFY_IDENTITY",
-				 p.ssl_mode);
+				 SHOWN(p.ssl_mode));
 			goto usage;
 		}
 		o->tls = (enum db_tls)m;
@@ -1061,11 +1144,20 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	{
 		const char *const files[][2] = {
 		    {"--ssl-ca", o->ssl_ca}, {"--ssl-cert", o->ssl_cert}, {"--ssl-key", o->ssl_key}};
-		for (size_t i = 0; i < 3; i++)
+		for (size_t i = 0; i < 3; i++) {
+			const char *kind = files[i][1] ? options_special_file(files[i][1]) : NULL;
 			if (files[i][1] && access(files[i][1], R_OK) != 0) {
-				snprintf(err, errlen, "%s %s: %s", files[i][0], files[i][1], strerror(errno));
+				snprintf(err, errlen, "%s %s: %s", files[i][0], SHOWN(files[i][1]), strerror(errno));
 				goto usage;
 			}
+			/* The TLS library reads them at every connect: a FIFO
+			 * would hang the first and be empty for the next. */
+			if (kind) {
+				snprintf(err, errlen, "%s %s is %s, not a regular file", files[i][0],
+					 SHOWN(files[i][1]), kind);
+				goto usage;
+			}
+		}
 	}
 	if (!o->ssl_cert != !o->ssl_key) {
 		snprintf(err, errlen, "--ssl-cert and --ssl-key go together; give both or neither");
@@ -1133,7 +1225,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 		errno = 0;
 		o->check_term = strtoull(t, &end, 10);
 		if (errno || end == t || *end || *t == '-') {
-			snprintf(err, errlen, "--term '%s' is not a term number", t);
+			snprintf(err, errlen, "--term '%s' is not a term number", SHOWN(t));
 			goto usage;
 		}
 	}

@@ -185,3 +185,82 @@ Test(dsn, bad_host_lists_are_refused_with_the_reason)
 	bad("mysql://app@h1/ops?host-order=sideways", "in-order or random");
 	bad("mysql://app@a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,q/ops", "more than 16 hosts");
 }
+
+Test(dsn, reserved_characters_in_a_raw_password_are_the_passwords)
+{
+	/* Issue 25: a '?' cut the DSN short, and the rest became a port. */
+	struct dsn d = ok("mysql://app:Sup3r?Secret@db:3307/ops");
+	size_t off, len;
+	const char *s = "mysql://app:a?b@c/d#e:f@db/ops?ssl-mode=REQUIRED&socket=/run/x@y.sock";
+
+	cr_assert_str_eq(d.password, "Sup3r?Secret");
+	cr_assert_str_eq(d.hosts[0].name, "db");
+	cr_assert_eq(d.hosts[0].port, 3307);
+	dsn_free(&d);
+	d = ok(s);
+	cr_assert_str_eq(d.password, "a?b@c/d#e:f");
+	cr_assert_str_eq(d.hosts[0].name, "db");
+	cr_assert_str_eq(d.ssl_mode, "REQUIRED");
+	cr_assert_str_eq(d.socket, "/run/x@y.sock");
+	dsn_free(&d);
+	cr_assert_eq(dsn_password_span(s, &off, &len), 1);
+	cr_assert_eq(strncmp(s + off, "a?b@c/d#e:f@", len + 1), 0);
+	d = ok("mysql://app:%3F%40%23@db/ops?");
+	cr_assert_str_eq(d.password, "?@#", "percent-escapes always work");
+	dsn_free(&d);
+	/* ?NAME= begins the parameters, even after a password's '?'. */
+	d = ok("mysql://app:pw@/ops?socket=/run/mysqld@2.sock");
+	cr_assert_str_eq(d.password, "pw");
+	dsn_free(&d);
+	bad("mysql://db/ops?sokcet=/a@b", "unknown DSN parameter 'sokcet'");
+}
+
+/* Fails unless TEXT is refused with NEEDLE in the message and none of
+ * SECRET. */
+static void bad_quiet(const char *s, const char *needle, const char *secret)
+{
+	struct dsn d;
+	char err[512] = "";
+
+	cr_assert_eq(dsn_parse(s, &d, err, sizeof(err)), -1, "'%s' accepted", s);
+	cr_assert(strstr(err, needle), "error for '%s' lacks '%s': %s", s, needle, err);
+	cr_assert_null(strstr(err, secret), "'%s' leaked: %s", secret, err);
+	cr_assert(!strchr(err, '\n'), "not one line: %s", err);
+}
+
+Test(dsn, no_error_shows_a_part_that_may_be_the_password)
+{
+	/* Read with ?ssl-mode= as the parameters, "app:Sup3r" is a host and
+	 * a port: the port is the password's first half. */
+	bad_quiet("mysql://app:Sup3r?ssl-mode=X@db/ops", "port must be a number from 1 to 65535, not '***'", "Sup3r");
+	bad_quiet("mysql://app:Sup3r?ssl-mode=X@db/ops", "in mysql://app:***@db/ops", "ssl-mode=X");
+	bad_quiet("mysql://app:Sup3r?ssl-mode=X@db/ops", "%3F", "Sup3r");
+	bad_quiet("mysql://app:Sup3r?host-order=Secret@db/ops", "port must be", "Secret");
+	bad_quiet("mysql://[app:Sup3r?socket=/s@h", "closing ']'", "Sup3r");
+	/* Parts after the last '@' are never a password: they are shown. */
+	bad_quiet("mysql://app:Sup3r?Secret@db:99999/ops", "not '99999'", "Sup3r");
+	bad_quiet("mysql://app:Sup3r?Secret@db/ops?host-order=up", "not 'up'", "Secret");
+	bad_quiet("mysql://app:Sup3r?Secret@[::1/ops", "'[::1'", "Secret");
+	/* Raw control bytes never split the message. */
+	bad_quiet("mysql://app@db:1\n2/ops", "port must be", "\n");
+}
+
+Test(dsn, the_secret_span_covers_every_reading)
+{
+	const char *s = "mysql://app:pw@/ops?socket=/run/x@y.sock";
+	size_t off, len;
+	char buf[128];
+
+	cr_assert_eq(dsn_secret_span(s, &off, &len), 1);
+	cr_assert_eq(strncmp(s + off, "pw@/ops?socket=/run/x", len), 0);
+	cr_assert_eq(dsn_secret_span("mysql://db/ops", &off, &len), 0);
+	cr_assert_eq(dsn_secret_span("mysql://app@db/ops", &off, &len), 0);
+	dsn_redacted("mysql://app:Sup3r?Secret@db/ops", buf, sizeof(buf));
+	cr_assert_str_eq(buf, "mysql://app:***@db/ops");
+	dsn_redact_all("'mysql://a:b@h' and mariadb://c:d@h2/x", buf, sizeof(buf));
+	cr_assert_str_eq(buf, "'mysql://a:***@h2/x");
+	dsn_redact_all("no url: a:b@c", buf, sizeof(buf));
+	cr_assert_str_eq(buf, "no url: a:b@c");
+	cr_assert_eq(dsn_parse_hosts("app:pw@db", 9, &(struct dsn){0}, buf, sizeof(buf)), -1);
+	cr_assert_null(strstr(buf, "pw"), "%s", buf);
+}

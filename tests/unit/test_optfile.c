@@ -130,3 +130,57 @@ Test(optfile, tls_settings_are_read_with_either_spelling)
 	cr_assert_str_eq(v, "/etc/db-ca.pem");
 	cr_assert_eq(optfile_get(f, "ssl-cert", v, sizeof(v)), 0);
 }
+
+Test(optfile, a_fifo_or_device_is_refused_naming_it_and_never_opened_to_wait)
+{
+	char fifo[160], line[200], err[512] = "", host[64];
+	const char *f;
+
+	/* Nobody writes to the FIFO: a blocking open would wait for ever
+	 * (Criterion's timeout ends the test then). */
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(line, sizeof(line), "[client]\nhost=a\n!include %s\n", fifo);
+	f = write_file("my.cnf", line);
+	cr_assert_eq(optfile_check(f, err, sizeof(err)), -1);
+	cr_assert(strstr(err, fifo) && strstr(err, "is a FIFO") && strstr(err, "included from"), "%s", err);
+	cr_assert(strstr(err, "my.cnf"), "the includer is not named: %s", err);
+	cr_assert_eq(optfile_host(f, host, sizeof(host)), 1, "the rest is still read");
+	cr_assert_str_eq(host, "a");
+
+	cr_assert_eq(optfile_check(fifo, err, sizeof(err)), -1, "a --defaults-file FIFO");
+	f = write_file("dev.cnf", "!include /dev/zero\n");
+	cr_assert_eq(optfile_check(f, err, sizeof(err)), -1);
+	cr_assert(strstr(err, "/dev/zero") && strstr(err, "is a character device"), "%s", err);
+}
+
+Test(optfile, a_fifo_in_an_included_directory_is_refused)
+{
+	char sub[160], fifo[200], line[200], err[512] = "";
+	const char *f;
+
+	snprintf(sub, sizeof(sub), "%s/conf.d", dir);
+	cr_assert_eq(mkdir(sub, 0700), 0);
+	snprintf(fifo, sizeof(fifo), "%s/z.cnf", sub);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	snprintf(line, sizeof(line), "!includedir %s\n", sub);
+	f = write_file("my.cnf", line);
+	cr_assert_eq(optfile_check(f, err, sizeof(err)), -1);
+	cr_assert(strstr(err, fifo), "%s", err);
+}
+
+Test(optfile, a_fifo_at_home_is_refused_and_missing_files_are_not)
+{
+	char fifo[160], err[512] = "";
+
+	setenv("HOME", dir, 1);
+	unsetenv("MYSQL_HOME");
+	unsetenv("MARIADB_HOME");
+	cr_assert_eq(optfile_check(NULL, err, sizeof(err)), 0, "no ~/.my.cnf: %s", err);
+	snprintf(fifo, sizeof(fifo), "%s/.my.cnf", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	cr_assert_eq(optfile_check(NULL, err, sizeof(err)), -1);
+	cr_assert(strstr(err, fifo), "%s", err);
+	/* A directory in the way is harmless, as to the libraries. */
+	cr_assert_eq(optfile_check(dir, err, sizeof(err)), 0, "%s", err);
+}

@@ -2,6 +2,8 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "options.h"
 
@@ -515,8 +517,102 @@ Test(options, max_runtime_is_positive_and_goes_with_a_run)
 
 Test(options, a_value_for_a_flag_is_reported_by_name)
 {
-	USAGE("unknown option '--init=1'", "--init=1");
-	USAGE("unknown option '--no-wait=1'", "--no-wait=1", "true");
+	USAGE("option '--init' takes no value", "--init=1");
+	USAGE("option '--no-wait' takes no value", "--no-wait=1", "true");
+	USAGE("option '--no-wait' takes no value", "--no-wai=1", "true");
+}
+
+/* Fails unless parsing ARGV is a usage error that names NEEDLE and holds
+ * no byte of SECRET's distinctive part. */
+static void usage_without(int argc, char **argv, const char *needle, const char *secret)
+{
+	struct options o;
+	char err[512] = "";
+
+	cr_assert_eq(parse(argc, argv, &o, err, sizeof(err)), OPTIONS_USAGE, "accepted; wanted '%s'", needle);
+	cr_assert(strstr(err, needle), "error lacks '%s': %s", needle, err);
+	cr_assert_null(strstr(err, secret), "the secret '%s' is in: %s", secret, err);
+	cr_assert(!strchr(err, '\n'), "error is not one line: %s", err);
+}
+#define USAGE_WITHOUT(needle, secret, ...) usage_without(ARGC(ARGV(__VA_ARGS__)), ARGV(__VA_ARGS__), needle, secret)
+
+Test(options, a_mistyped_option_is_named_without_its_value)
+{
+	USAGE_WITHOUT("unknown option '--dns';", "hunter2", "--dns=mysql://app:hunter2@db/ops", "true");
+	USAGE_WITHOUT("option '--d' is ambiguous", "hunter2", "--d=mysql://app:hunter2@db/ops", "true");
+	USAGE_WITHOUT("unknown option '--password'", "hunter2", "--password=hunter2", "true");
+	USAGE_WITHOUT("unknown option '--password'", "hunter2", "--password", "hunter2", "true");
+	USAGE_WITHOUT("unknown option '--pass'", "hunter2", "--pass", "hunter2", "true");
+	USAGE_WITHOUT("unknown option '--frobnicate'", "hunter2", "--frobnicate=hunter2", "true");
+	/* Written out far enough, it is the option. */
+	USAGE("--password-file hunter2: No such file", "--password-=hunter2", "true");
+}
+
+Test(options, a_dsn_in_the_wrong_place_is_shown_without_its_password)
+{
+	USAGE_WITHOUT("unexpected argument 'mysql://app:***@db/ops'", "hunter2", "--init",
+		      "mysql://app:hunter2@db/ops");
+	USAGE_WITHOUT("not 'mysql://app:***@db/ops'", "hunter2", "--status", "x", "mysql://app:hunter2@db/ops");
+	USAGE_WITHOUT("COMMAND 'mysql://app:***@db/ops'", "hunter2", "-c", "true", "mysql://app:hunter2@db/ops");
+	USAGE_WITHOUT("looks like a DSN with a password", "hunter2", "--status", "mysql://app:hunter2@db/ops");
+	USAGE_WITHOUT("looks like a DSN with a password", "hunter2", "--release", "mysql://app:hunter2@db/ops");
+	USAGE_WITHOUT("looks like a DSN with a password", "hunter2", "-l", "mysql://app:hunter2@db/ops", "true");
+	USAGE_WITHOUT("--ttl: 'mysql://app:***@db/ops' is not a duration", "hunter2", "--ttl",
+		      "mysql://app:hunter2@db/ops", "true");
+	USAGE_WITHOUT("--format 'mysql://app:***@db/ops'", "hunter2", "--status", "--format",
+		      "mysql://app:hunter2@db/ops");
+}
+
+Test(options, a_rejected_dsn_is_shown_without_its_password_from_argv_and_environment)
+{
+	USAGE_WITHOUT("--dsn: DSN port must be a number from 1 to 65535, not '99999'", "Sup3r", "-d",
+		      "mysql://app:Sup3r?Secret@db:99999/ops", "true");
+	USAGE_WITHOUT("in mysql://app:***@db/ops", "Sup3r", "-d", "mysql://app:Sup3r?ssl-mode=Secret@db/ops", "true");
+	setenv("LEADERRUN_DSN", "mysql://app:Sup3r?ssl-mode=Secret@db/ops", 1);
+	USAGE_WITHOUT("LEADERRUN_DSN: DSN port must be", "Sup3r", "true");
+	USAGE_WITHOUT("LEADERRUN_DSN: DSN port must be", "Secret", "true");
+}
+
+Test(options, a_password_with_reserved_characters_is_wiped_whole)
+{
+	char *argv[] = {strdup("leaderrun"), strdup("-d"), strdup("mysql://app:Sup3r?Se@cr/et#1@db/ops"),
+			strdup("true"), NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(4, argv, stdout, &o, err, sizeof(err)), OPTIONS_OK, "%s", err);
+	keep(argv, &o);
+	cr_assert_str_eq(argv[2], "mysql://app:xxxxxxxxxxxxxxxx@db/ops");
+	cr_assert_str_eq(o.dsn.password, "Sup3r?Se@cr/et#1");
+}
+
+Test(options, a_refused_command_line_is_wiped_too)
+{
+	/* The DSN was never parsed (the typo comes first): its password goes
+	 * all the same, and so does that of a mistyped option's value. */
+	char *argv[] = {strdup("leaderrun"), strdup("--dns=mysql://a:first@h/d"),
+			strdup("-d"),	     strdup("mysql://a:second@h/d"),
+			strdup("true"),	     NULL};
+	struct options o;
+	char err[256];
+
+	cr_assert_eq(options_parse(5, argv, stdout, &o, err, sizeof(err)), OPTIONS_USAGE);
+	keep(argv, NULL);
+	cr_assert_str_eq(argv[1], "--dns=mysql://a:xxxxx@h/d");
+	cr_assert_str_eq(argv[3], "mysql://a:xxxxxx@h/d");
+}
+
+Test(options, special_files_where_tls_reads_are_refused)
+{
+	char dir[] = "/tmp/lr-opt-XXXXXX", fifo[64];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	cr_assert_eq(mkfifo(fifo, 0600), 0);
+	USAGE("--ssl-ca", "--ssl-ca", fifo, "true");
+	USAGE("--ssl-ca /dev/null is a device", "--ssl-ca", "/dev/null", "true");
+	unlink(fifo);
+	rmdir(dir);
 }
 
 Test(options, a_second_parse_forgets_the_first)
