@@ -648,8 +648,9 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 }
 
 /* The hint's statements go as text: the lock name is leaderrun's own hex
- * ("leaderrun:" and 16 hex digits, see lease_hint_name), never user data,
- * and a prepare would cost a round trip each. */
+ * ("leaderrun:" and 16 hex digits, see lease_hint_name) and a validated
+ * database name, never user data, and a prepare would cost a round trip
+ * each. */
 static enum db_status hint_query(struct db *db, const char *q, bool *one, char *err, size_t errlen)
 {
 	int64_t v;
@@ -659,29 +660,42 @@ static enum db_status hint_query(struct db *db, const char *q, bool *one, char *
 	return st;
 }
 
-/* Slot 0's hint is the lease's name of old, so that builds from before
- * slots and after wait on the same lock. */
+/* The SQL expression of SLOT's hint name: leaderrun:HASH:DB[:sSLOT], DB
+ * 8 hex digits of the database's SHA-256, computed by the server
+ * (lease_hint_name). At most 40 characters, 61 with a term's mark.
+ *
+ * Builds from before issue 25 named the hint for table and lease alone
+ * (slot 0's hint was leaderrun:HASH). In a fleet of old and new builds on
+ * one database the two kinds of name never meet: a follower finds the
+ * other kind's leader's hint unheld (HINT_UNHELD) and polls the row at its
+ * retry interval, and wakes at the expiry it read at the latest. That
+ * costs latency, never safety: the hint decides nothing, every acquisition
+ * is the row's compare-and-set. */
 static void hint_of(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
 {
-	if (slot == 0)
-		snprintf(out, len, "%s", sql->hint_name);
-	else
-		snprintf(out, len, "%s:s%u", sql->hint_name, slot);
+	char suffix[24] = "";
+
+	if (slot > 0)
+		snprintf(suffix, sizeof(suffix), ", ':s%u'", slot);
+	snprintf(out, len, "CONCAT('%s:', LEFT(SHA2(COALESCE(%s, ''), 256), 8)%s)", sql->hint_name, sql->hint_db,
+		 suffix);
 }
 
 enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
 			       char *err, size_t errlen)
 {
-	char q[192], hint[48];
+	char q[384], hint[192];
 	int64_t v;
 	enum db_status st;
 
 	/* Both: the hint, and the term's mark, which says to followers that
 	 * the hint's holder is this term's leader (the mark is never taken
-	 * by anyone else: terms are unique). */
+	 * by anyone else: terms are unique). The name is computed once, in
+	 * a derived table of no table. */
 	hint_of(hint, sizeof(hint), sql, slot);
-	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s:%llu', 0) + 2 * GET_LOCK('%s', 0)", hint, (unsigned long long)term,
-		 hint);
+	snprintf(q, sizeof(q),
+		 "SELECT GET_LOCK(CONCAT(h, ':%llu'), 0) + 2 * GET_LOCK(h, 0) FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, hint);
 	st = db_query_int(db, q, &v, err, errlen);
 	*got = st == DB_OK && v == 3;
 	return st;
@@ -690,7 +704,7 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsig
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
 			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen)
 {
-	char q[640], hint[48];
+	char q[768], hint[192];
 	int64_t v = 0, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
 	enum db_status st;
 
@@ -701,18 +715,20 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsig
 	 * held by somebody else (a follower woken by a dead leader, or a
 	 * leader frozen out of its term) would not wake us when TERM's leader
 	 * lets go.
-	 * No table in this statement: a follower blocks here for up to a ttl,
-	 * and a statement that kept the lease table open that long would hold
-	 * its metadata lock, so that an ALTER TABLE queued behind it would
-	 * stall the leader's renews (measured on MariaDB 10.11). The timeout
-	 * has millisecond steps (MariaDB takes fractions; MySQL rounds). */
+	 * No table in this statement (the derived table reads none): a
+	 * follower blocks here for up to a ttl, and a statement that kept the
+	 * lease table open that long would hold its metadata lock, so that an
+	 * ALTER TABLE queued behind it would stall the leader's renews
+	 * (measured on MariaDB 10.11). The timeout has millisecond steps
+	 * (MariaDB takes fractions; MySQL rounds). */
 	hint_of(hint, sizeof(hint), sql, slot);
 	snprintf(q, sizeof(q),
-		 "SELECT CASE WHEN IS_USED_LOCK('%s') IS NULL THEN 2 "
-		 "WHEN NOT IS_USED_LOCK('%s') <=> IS_USED_LOCK('%s:%llu') THEN 3 "
-		 "ELSE GET_LOCK('%s', %lld.%03lld) + 10 * (IS_USED_LOCK('%s:%llu') IS NULL) END",
-		 hint, hint, hint, (unsigned long long)term, hint, (long long)(ms / 1000), (long long)(ms % 1000), hint,
-		 (unsigned long long)term);
+		 "SELECT CASE WHEN IS_USED_LOCK(h) IS NULL THEN 2 "
+		 "WHEN NOT IS_USED_LOCK(h) <=> IS_USED_LOCK(CONCAT(h, ':%llu')) THEN 3 "
+		 "ELSE GET_LOCK(h, %lld.%03lld) + 10 * (IS_USED_LOCK(CONCAT(h, ':%llu')) IS NULL) END "
+		 "FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, (long long)(ms / 1000), (long long)(ms % 1000), (unsigned long long)term,
+		 hint);
 	st = db_query_int(db, q, &v, err, errlen);
 	/* Woken, and the mark gone too: the leader's session ended (it let go,
 	 * or died with the lease unreleased). Woken with the mark still held:

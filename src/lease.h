@@ -66,7 +66,8 @@ struct lease_sql {
 	char slots_set[768], lock_rows[384];
 	char create[1600], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
 	char pause[384], resume[256], columns[512], upgrade[4][512];
-	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
+	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
+	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
 };
 
 /* The schema this build writes; --init upgrades older tables to it.
@@ -183,8 +184,8 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * follower can tell whether the hint's holder is the leader of the term it
  * read from the row (IS_USED_LOCK gives the holder's connection id).
  * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
- * table and lease; each slot has a hint of its own (slot 0's is the name
- * itself, as before slots). lease_hint_take tries once, without waiting, to take
+ * the database, the table and the lease (GET_LOCK names are server-wide);
+ * each slot has a hint of its own. lease_hint_take tries once, without waiting, to take
  * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
  * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
  * leader holds it, and says how it ended; lease_hint_drop lets both go. */

@@ -288,7 +288,8 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 {
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	const char *parts[] = {table, lease};
+	const char *dot = strchr(table, '.');
+	const char *parts[] = {dot ? dot + 1 : table, lease};
 
 	/* FNV-1a of both names, NUL included: MySQL limits lock names to 64
 	 * characters, lease names go to 191. */
@@ -300,6 +301,19 @@ void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 				break;
 		}
 	snprintf(s->hint_name, sizeof(s->hint_name), "leaderrun:%016llx", (unsigned long long)h);
+	/* GET_LOCK names are server-wide, and a lease of one name in two
+	 * databases of one server would share a hint: a follower blocked on
+	 * the other database's holder until the expiry it had read (issue
+	 * 25). So the database goes into the name too, as the server sees
+	 * it: the one of DB.TABLE, or else DATABASE(), which is what the
+	 * unqualified table resolves to (the DSN may name none, and option
+	 * files choose it). The server hashes it inside the hint's own
+	 * statement: no round trip more. The name is validated: no quote can
+	 * occur inside. */
+	if (dot)
+		snprintf(s->hint_db, sizeof(s->hint_db), "'%.*s'", (int)(dot - table), table);
+	else
+		snprintf(s->hint_db, sizeof(s->hint_db), "DATABASE()");
 }
 
 enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire)
