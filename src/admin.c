@@ -355,7 +355,7 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	return false;
 }
 
-static void admin_status(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_status(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
 	char err[512];
@@ -394,7 +394,7 @@ static void admin_status(const struct options *o, struct db *db, const struct le
 
 /* --release of one slot: "lease L" or "lease L slot K". Returns -1 on a
  * database error (logged, OUT set). */
-static int admin_release_slot(const struct options *o, struct db *db, const struct lease_sql *sql, unsigned slot,
+static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot,
 			      bool *found, unsigned *slots, bool *any_held, struct outcome *out)
 {
 	struct lease_info was;
@@ -431,7 +431,7 @@ static int admin_release_slot(const struct options *o, struct db *db, const stru
 }
 
 /* --release: the slot named by --slot, or every slot of the lease. */
-static void admin_release(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_release(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	unsigned slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1; /* until the first look says */
 	bool found = false, any = false;
@@ -454,7 +454,7 @@ static void admin_release(const struct options *o, struct db *db, const struct l
 		printf("lease %s: none of its %u slots was held\n", o->lease, slots);
 }
 
-static void admin_pause(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_pause(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct lease_info info;
 	bool found = true;
@@ -488,7 +488,7 @@ static void admin_pause(const struct options *o, struct db *db, const struct lea
 		printf("paused lease %s %s\n", o->lease, pause_end(info.paused_until, until, sizeof(until)));
 }
 
-static void admin_check(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_check(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	bool held;
 	char err[512];
