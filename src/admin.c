@@ -104,7 +104,7 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	return false;
 }
 
-static void admin_status(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_status(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
 	char err[512];
@@ -159,7 +159,7 @@ static void admin_say(const char *fmt, ...)
 
 /* --release of one slot: "lease L" or "lease L slot K". Returns -1 on a
  * database error (logged, OUT set). */
-static int admin_release_slot(const struct options *o, struct db *db, const struct lease_sql *sql, unsigned slot,
+static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot,
 			      bool *found, unsigned *slots, bool *any_held, struct outcome *out)
 {
 	struct lease_info was;
@@ -196,7 +196,7 @@ static int admin_release_slot(const struct options *o, struct db *db, const stru
 }
 
 /* --release: the slot named by --slot, or every slot of the lease. */
-static void admin_release(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_release(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	unsigned slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1; /* until the first look says */
 	bool found = false, any = false;
@@ -219,7 +219,7 @@ static void admin_release(const struct options *o, struct db *db, const struct l
 		admin_say("lease %s: none of its %u slots was held", o->lease, slots);
 }
 
-static void admin_pause(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_pause(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct lease_info info;
 	bool found = true;
@@ -254,7 +254,7 @@ static void admin_pause(const struct options *o, struct db *db, const struct lea
 		admin_say("paused lease %s %s", o->lease, pause_end(info.paused_until, until, sizeof(until)));
 }
 
-static void admin_check(const struct options *o, struct db *db, const struct lease_sql *sql, struct outcome *out)
+static void admin_check(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	bool held;
 	char err[512];

@@ -45,13 +45,38 @@ struct history {
 	int exit_status, sig;
 };
 
-static void history_failed(struct history *h, enum db_status st, const char *err)
+/* Which tables a write that found no table, no column or no grant met,
+ * on DB: 2 if the lease table has schema 5's columns, + 1 if the history's
+ * table exists; -1 unknown. */
+static int64_t history_tables(struct history *h, struct db *db)
 {
+	int64_t v = -1;
+	char err[256];
+
+	if (!db_connected(db) || db_query_int(db, h->sql.tables, &v, err, sizeof(err)) != DB_OK)
+		return -1;
+	return v;
+}
+
+static void history_failed(struct history *h, struct db *db, enum db_status st, const char *err)
+{
+	int64_t tables = -1;
+
 	metrics_history_failed(h->m);
 	if (h->failing)
 		return;
 	h->failing = true;
-	if (st == DB_NO_TABLE)
+	if (st == DB_NO_TABLE || st == DB_DENIED)
+		tables = history_tables(h, db);
+	if (tables == 0 || tables == 1)
+		/* A fleet that rolled its binaries before --init: the lease's
+		 * own warning said so, once (lease.c); one is enough. */
+		log_info("run history off: the lease table is older than schema 5 ('leaderrun --init' upgrades both)");
+	else if (st == DB_NO_TABLE && tables == 3)
+		log_warn("run history off: table %s is older than schema 5 (no slot column); 'leaderrun --init' "
+			 "upgrades it (or apply sql/upgrade-4-to-5.sql); the lease works as before",
+			 h->table);
+	else if (st == DB_NO_TABLE)
 		log_warn("run history off: table %s is missing (a schema-3 database); 'leaderrun --init' creates it "
 			 "(or apply sql/upgrade-3-to-4.sql); the lease works as before",
 			 h->table);
@@ -101,7 +126,7 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 		return;
 	st = db_exec(db, SLOT_H_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK)
-		history_failed(h, st, err);
+		history_failed(h, db, st, err);
 }
 
 static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
@@ -118,7 +143,7 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	if (st == DB_OK)
 		st = db_exec(h->db, SLOT_H_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK) {
-		history_failed(h, st, err);
+		history_failed(h, h->db, st, err);
 		return;
 	}
 	h->inserted = true;
@@ -164,7 +189,7 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
 		 * since): the whole run in one row. */
 		st = db_exec(db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK) {
-		history_failed(h, st, err);
+		history_failed(h, db, st, err);
 		return;
 	}
 	history_ok(h);
@@ -274,7 +299,7 @@ static bool history_start_thread(struct history *h)
 	if (h->started)
 		return true;
 	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
-		history_failed(h, DB_ERROR, "cannot start the history thread");
+		history_failed(h, h->db, DB_ERROR, "cannot start the history thread");
 		return false;
 	}
 	h->started = true;

@@ -52,6 +52,21 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 		 "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND "
 		 "TABLE_NAME='%s'",
 		 dot ? dot + 1 : history);
+	/* When a write finds no table or no column: which one is older.
+	 * The history sits next to the lease table, in its database. */
+	{
+		const char *ldot = strchr(lease_table, '.');
+		char where[96];
+		if (dot)
+			snprintf(where, sizeof(where), "'%.*s'", (int)(dot - history), history);
+		else
+			snprintf(where, sizeof(where), "DATABASE()");
+		snprintf(s->tables, sizeof(s->tables),
+			 "SELECT 2 * (SELECT COUNT(*) > 0 FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=%s AND "
+			 "TABLE_NAME='%s' AND COLUMN_NAME='slots') + (SELECT COUNT(*) > 0 FROM "
+			 "information_schema.TABLES WHERE TABLE_SCHEMA=%s AND TABLE_NAME='%s')",
+			 where, ldot ? ldot + 1 : lease_table, where, dot ? dot + 1 : history);
+	}
 	/* The start is the acquire's, by the server's clock: the insert goes
 	 * out a moment later, and says how much later (the parameter). */
 	snprintf(s->insert, sizeof(s->insert),

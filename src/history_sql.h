@@ -13,6 +13,9 @@ struct history_sql {
 	char create[1024], exists[256], upgrade[512];
 	char insert[384], insert_closed[512], prune[256], close[384];
 	char list[2048], last_success[384];
+	/* Text, names only: 2 if the lease table has schema 5's columns, +1
+	 * if the history's table exists. */
+	char tables[768];
 };
 
 /* HISTORY and LEASE_TABLE were validated as table names. */

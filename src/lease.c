@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "timing.h"
 
 /* Statement slots on a connection (see db_exec). */
@@ -213,6 +214,18 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
+/* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
+ * schema 5 a lease is one row, the name's. */
+static enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				   unsigned n, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
+	struct db_result r;
+
+	return db_exec(db, SLOT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, &r, err, errlen);
+}
+
 /* Ends a transaction that failed: a connection that broke has ended it,
  * and one whose ROLLBACK fails is closed, so that the server rolls back.
  * Never may a later statement (an acquire, a renew) run inside it, where
@@ -236,11 +249,17 @@ static void lease_rollback(struct db *db, enum db_status why)
 static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
 					  struct lease_info *info, enum db_status *st, char *err, size_t errlen)
 {
-	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64}, {.type = DB_I64, .i64 = n}};
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
 	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
 	struct db_result r;
 
+	if (sql->schema < 5) {
+		/* One row a lease: lease_look never gets here (lease_refuse). */
+		snprintf(err, errlen, "internal error: a slot count change on a table of schema %d", sql->schema);
+		*st = DB_ERROR;
+		return LEASE_ERROR;
+	}
 	*st = db_query(db, "START TRANSACTION", err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
@@ -254,8 +273,7 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 		return LEASE_SLOTS_DIFFER;
 	}
 	for (unsigned k = 0; k < n; k++) {
-		p[1].i64 = k;
-		*st = db_exec(db, SLOT_INSERT, sql->insert, p, 3, NULL, 0, &r, err, errlen);
+		*st = lease_insert(db, sql, name, k, n, err, errlen);
 		if (*st != DB_OK)
 			goto fail;
 	}
@@ -308,10 +326,7 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 			 * certified second fails with a deadlock: the row is
 			 * there all the same. A contender with more slots that
 			 * comes in between is seen by the look that follows. */
-			struct db_value p[] = {
-			    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = 0}, {.type = DB_I64, .i64 = 1}};
-			struct db_result r;
-			*st = db_exec(db, SLOT_INSERT, sql->insert, p, 3, NULL, 0, &r, err, errlen);
+			*st = lease_insert(db, sql, name, 0, 1, err, errlen);
 			if (*st != DB_OK && *st != DB_CONFLICT)
 				return LEASE_ERROR;
 			if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
@@ -357,16 +372,33 @@ static uint64_t lease_pick_seed(void)
 	return r;
 }
 
-enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
-				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
-				 size_t errlen)
+/* A feature that the table's schema cannot hold, asked for explicitly:
+ * one line that names it (the callers add 'leaderrun --init'). */
+static bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
+			 size_t errlen)
+{
+	if (sql->schema >= needs)
+		return false;
+	snprintf(err, errlen, "%s needs schema %d, and table %s has the columns of schema %d", what, needs, sql->table,
+		 sql->schema);
+	*st = DB_NO_TABLE;
+	return true;
+}
+
+static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const char *name,
+					     const char *holder, int64_t ttl_us, int64_t period_us, unsigned slots,
+					     bool look_first, int64_t *slot_us, struct lease_info *info,
+					     int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
 {
 	/* One slot: nothing to pick (and no system call). */
 	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
 	enum lease_outcome o;
 
 	memset(info, 0, sizeof(*info));
+	if (slots > 1 && lease_refuse(sql, 5, "--slots above 1", st, err, errlen))
+		return LEASE_ERROR;
+	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", st, err, errlen))
+		return LEASE_ERROR;
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *slot_us : 0;
 	/* --once-per: the first look fixes the slot, by the server's clock,
@@ -409,9 +441,9 @@ enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, con
 	}
 }
 
-enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
-			       char *err, size_t errlen)
+static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+					   const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at,
+					   enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = ttl_us}, {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot},
@@ -443,18 +475,22 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
 	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
 }
 
-enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
-				 enum db_status *st, char *err, size_t errlen)
+static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const char *name,
+					     unsigned slot, const char *holder, uint64_t term, int64_t min_hold_us,
+					     int exit_status, enum db_status *st, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
 	    {.type = DB_STR, .str = name},	  {.type = DB_I64, .i64 = slot},
 	    {.type = DB_STR, .str = holder},	  {.type = DB_U64, .u64 = term},
 	};
+	struct db_value no_exit[] = {p[0], p[2], p[3], p[4], p[5]}; /* schema 1: no last_exit */
 	struct db_result r;
 
-	*st = db_exec(db, SLOT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
+	if (sql->schema < 2)
+		*st = db_exec(db, SLOT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
+	else
+		*st = db_exec(db, SLOT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
@@ -490,8 +526,9 @@ static void status_row(void *arg, const struct db_value *c)
 	sc->on_row(sc->ctx, &row);
 }
 
-enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
-			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
+static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const char *name,
+					void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+					size_t errlen)
 {
 	char bufs[10][LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
@@ -538,14 +575,19 @@ static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql
 	return DB_OK;
 }
 
-enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, bool force,
-			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+					bool force, struct lease_info *was, bool *found, bool *was_held, char *err,
+					size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
 	struct db_result r;
 	enum db_status st;
 
 	*found = *was_held = false;
+	/* Without revocation (schema 1, 2) --release --force still expires
+	 * the lease at once, as it always did. */
+	if (!force && lease_refuse(sql, 3, "--release (a revocation)", &st, err, errlen))
+		return st;
 	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
 	/* A slot past the count is nobody's (it expires at the end of time). */
 	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
@@ -561,8 +603,8 @@ enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const ch
 	return st;
 }
 
-enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
-			   struct lease_info *info, char *err, size_t errlen)
+static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us,
+				       const char *by, struct lease_info *info, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = for_us},
@@ -570,16 +612,17 @@ enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const cha
 	    {.type = DB_STR, .str = by},
 	    {.type = DB_STR, .str = name},
 	};
-	struct db_value one[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = 0}, {.type = DB_I64, .i64 = 1}};
 	struct db_result r;
 	enum db_status st;
 	bool found;
 
+	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
+		return st;
 	/* A lease never run gets its first row (slot 0, one slot), paused;
 	 * its first contender with more slots adds the rest, paused too. */
 	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
 	if (st == DB_OK && !found)
-		st = db_exec(db, SLOT_INSERT, sql->insert, one, 3, NULL, 0, &r, err, errlen);
+		st = lease_insert(db, sql, name, 0, 1, err, errlen);
 	if (st == DB_OK)
 		st = db_exec(db, SLOT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
 	if (st == DB_OK)
@@ -587,21 +630,23 @@ enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const cha
 	return st;
 }
 
-enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
-			    struct lease_info *was, char *err, size_t errlen)
+static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
+					struct lease_info *was, char *err, size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_result r;
 	enum db_status st;
 
+	if (lease_refuse(sql, 3, "--resume", &st, err, errlen))
+		return st;
 	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
 	if (st != DB_OK || !*found)
 		return st;
 	return db_exec(db, SLOT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
 }
 
-enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-			   const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
+static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				       const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = name},
@@ -617,39 +662,175 @@ enum db_status lease_check(struct db *db, const struct lease_sql *sql, const cha
 	return st;
 }
 
+/* The schema of TABLE's columns, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA;
+ * 0 when there is no such table. */
+static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql, const char *table, int *schema,
+				      char *err, size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char db_name[65] = "";
+	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	if (dot) {
+		snprintf(db_name, sizeof(db_name), "%.*s", (int)(dot - table), table);
+		p[0].str = db_name;
+	}
+	*schema = 0;
+	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
+	if (st == DB_OK && r.have_row && c[3].i64 > 0)
+		*schema = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
+	return st;
+}
+
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
 				  size_t errlen)
 {
-	const char *dot = strchr(table, '.');
-	char schema[65] = "";
-	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
-	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
-	struct db_result r;
 	enum db_status st;
 
 	*from = LEASE_ROWS_SCHEMA;
 	st = db_query(db, sql->create, err, errlen);
 	if (st != DB_OK)
 		return st;
-	if (dot) {
-		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
-		p[0].str = schema;
-	}
 	/* A table from an older leaderrun lacks some columns: add them in
 	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
-	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 3, &r, err, errlen);
-	if (st != DB_OK || !r.have_row)
+	st = lease_schema_of(db, sql, table, from, err, errlen);
+	if (st != DB_OK || *from == 0) {
+		*from = LEASE_ROWS_SCHEMA;
 		return st;
-	*from = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
+	}
 	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
 		if (sql->upgrade[v - 1][0])
 			st = db_query(db, sql->upgrade[v - 1], err, errlen);
 	return st;
 }
 
+/* A statement failed with "unknown column" (DB_NO_TABLE): the table may
+ * be older than this build (issue 25: a fleet that rolls its binaries
+ * before --init). Then the statements are rendered again for its schema,
+ * once, with one warning; true: try again. The statements of the older
+ * schema are those its own builds run, so old and new builds on the table
+ * exclude each other as builds of one version do. No statement prepared
+ * on this connection goes stale: every statement whose text changes named
+ * a column that the table lacks, and was never prepared. A run keeps the
+ * schema it found: should --init upgrade the table meanwhile, its
+ * statements still match (slot 0 of a one-slot lease) until it ends. */
+static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
+{
+	char err[256];
+	int schema;
+
+	if (st != DB_NO_TABLE || sql->schema < LEASE_ROWS_SCHEMA || !db_connected(db))
+		return false;
+	if (lease_schema_of(db, sql, sql->table, &schema, err, sizeof(err)) != DB_OK || schema == 0 ||
+	    schema >= LEASE_ROWS_SCHEMA)
+		return false;
+	lease_sql_render_schema(sql, sql->table, schema);
+	if (!sql->warned)
+		log_warn(
+		    "lease table %s has the columns of schema %d, older than this leaderrun's %d: leases run as "
+		    "before, without --slots above 1%s and the run history; 'leaderrun --init' upgrades it in place "
+		    "(or sql/upgrade-*.sql)",
+		    sql->table, schema, LEASE_ROWS_SCHEMA,
+		    schema < 3 ? ", --release's revocation, --pause, --once-per" : "");
+	sql->warned = true;
+	return true;
+}
+
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
+				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
+				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				 size_t errlen)
+{
+	enum lease_outcome o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us,
+						  info, sent_at, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, info,
+				       sent_at, st, err, errlen);
+	return o;
+}
+
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+			       char *err, size_t errlen)
+{
+	enum lease_outcome o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
+	return o;
+}
+
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
+				 enum db_status *st, char *err, size_t errlen)
+{
+	enum lease_outcome o =
+	    lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+	return o;
+}
+
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
+{
+	enum db_status st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+
+	/* A failed prepare called ON_ROW for no row. */
+	if (lease_adapt(db, sql, st))
+		st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+	return st;
+}
+
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+{
+	enum db_status st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+	return st;
+}
+
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen)
+{
+	enum db_status st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+	return st;
+}
+
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+			    char *err, size_t errlen)
+{
+	enum db_status st = lease_resume_once(db, sql, name, found, was, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_resume_once(db, sql, name, found, was, err, errlen);
+	return st;
+}
+
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen)
+{
+	enum db_status st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+	return st;
+}
+
 /* The hint's statements go as text: the lock name is leaderrun's own hex
- * ("leaderrun:" and 16 hex digits, see lease_hint_name), never user data,
- * and a prepare would cost a round trip each. */
+ * ("leaderrun:" and 16 hex digits, see lease_hint_name) and a validated
+ * database name, never user data, and a prepare would cost a round trip
+ * each. */
 static enum db_status hint_query(struct db *db, const char *q, bool *one, char *err, size_t errlen)
 {
 	int64_t v;
@@ -659,29 +840,42 @@ static enum db_status hint_query(struct db *db, const char *q, bool *one, char *
 	return st;
 }
 
-/* Slot 0's hint is the lease's name of old, so that builds from before
- * slots and after wait on the same lock. */
+/* The SQL expression of SLOT's hint name: leaderrun:HASH:DB[:sSLOT], DB
+ * 8 hex digits of the database's SHA-256, computed by the server
+ * (lease_hint_name). At most 40 characters, 61 with a term's mark.
+ *
+ * Builds from before issue 25 named the hint for table and lease alone
+ * (slot 0's hint was leaderrun:HASH). In a fleet of old and new builds on
+ * one database the two kinds of name never meet: a follower finds the
+ * other kind's leader's hint unheld (HINT_UNHELD) and polls the row at its
+ * retry interval, and wakes at the expiry it read at the latest. That
+ * costs latency, never safety: the hint decides nothing, every acquisition
+ * is the row's compare-and-set. */
 static void hint_of(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
 {
-	if (slot == 0)
-		snprintf(out, len, "%s", sql->hint_name);
-	else
-		snprintf(out, len, "%s:s%u", sql->hint_name, slot);
+	char suffix[24] = "";
+
+	if (slot > 0)
+		snprintf(suffix, sizeof(suffix), ", ':s%u'", slot);
+	snprintf(out, len, "CONCAT('%s:', LEFT(SHA2(COALESCE(%s, ''), 256), 8)%s)", sql->hint_name, sql->hint_db,
+		 suffix);
 }
 
 enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
 			       char *err, size_t errlen)
 {
-	char q[192], hint[48];
+	char q[384], hint[192];
 	int64_t v;
 	enum db_status st;
 
 	/* Both: the hint, and the term's mark, which says to followers that
 	 * the hint's holder is this term's leader (the mark is never taken
-	 * by anyone else: terms are unique). */
+	 * by anyone else: terms are unique). The name is computed once, in
+	 * a derived table of no table. */
 	hint_of(hint, sizeof(hint), sql, slot);
-	snprintf(q, sizeof(q), "SELECT GET_LOCK('%s:%llu', 0) + 2 * GET_LOCK('%s', 0)", hint, (unsigned long long)term,
-		 hint);
+	snprintf(q, sizeof(q),
+		 "SELECT GET_LOCK(CONCAT(h, ':%llu'), 0) + 2 * GET_LOCK(h, 0) FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, hint);
 	st = db_query_int(db, q, &v, err, errlen);
 	*got = st == DB_OK && v == 3;
 	return st;
@@ -690,7 +884,7 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsig
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
 			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen)
 {
-	char q[640], hint[48];
+	char q[768], hint[192];
 	int64_t v = 0, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
 	enum db_status st;
 
@@ -701,18 +895,20 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsig
 	 * held by somebody else (a follower woken by a dead leader, or a
 	 * leader frozen out of its term) would not wake us when TERM's leader
 	 * lets go.
-	 * No table in this statement: a follower blocks here for up to a ttl,
-	 * and a statement that kept the lease table open that long would hold
-	 * its metadata lock, so that an ALTER TABLE queued behind it would
-	 * stall the leader's renews (measured on MariaDB 10.11). The timeout
-	 * has millisecond steps (MariaDB takes fractions; MySQL rounds). */
+	 * No table in this statement (the derived table reads none): a
+	 * follower blocks here for up to a ttl, and a statement that kept the
+	 * lease table open that long would hold its metadata lock, so that an
+	 * ALTER TABLE queued behind it would stall the leader's renews
+	 * (measured on MariaDB 10.11). The timeout has millisecond steps
+	 * (MariaDB takes fractions; MySQL rounds). */
 	hint_of(hint, sizeof(hint), sql, slot);
 	snprintf(q, sizeof(q),
-		 "SELECT CASE WHEN IS_USED_LOCK('%s') IS NULL THEN 2 "
-		 "WHEN NOT IS_USED_LOCK('%s') <=> IS_USED_LOCK('%s:%llu') THEN 3 "
-		 "ELSE GET_LOCK('%s', %lld.%03lld) + 10 * (IS_USED_LOCK('%s:%llu') IS NULL) END",
-		 hint, hint, hint, (unsigned long long)term, hint, (long long)(ms / 1000), (long long)(ms % 1000), hint,
-		 (unsigned long long)term);
+		 "SELECT CASE WHEN IS_USED_LOCK(h) IS NULL THEN 2 "
+		 "WHEN NOT IS_USED_LOCK(h) <=> IS_USED_LOCK(CONCAT(h, ':%llu')) THEN 3 "
+		 "ELSE GET_LOCK(h, %lld.%03lld) + 10 * (IS_USED_LOCK(CONCAT(h, ':%llu')) IS NULL) END "
+		 "FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, (long long)(ms / 1000), (long long)(ms % 1000), (unsigned long long)term,
+		 hint);
 	st = db_query_int(db, q, &v, err, errlen);
 	/* Woken, and the mark gone too: the leader's session ended (it let go,
 	 * or died with the lease unreleased). Woken with the mark still held:

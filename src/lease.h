@@ -66,7 +66,11 @@ struct lease_sql {
 	char slots_set[768], lock_rows[384];
 	char create[1600], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
 	char pause[384], resume[256], columns[512], upgrade[4][512];
-	char hint_name[32]; /* GET_LOCK name of the wake-up hint for one lease */
+	char table[LEASE_TABLE_MAX + 1];
+	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
+	bool warned;	    /* lease.c warned that the table is older */
+	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
+	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
 };
 
 /* The schema this build writes; --init upgrades older tables to it.
@@ -101,7 +105,13 @@ int lease_table_validate(const char *name, char *err, size_t errlen);
  * bytes, valid UTF-8 without control characters. */
 int lease_name_validate(const char *what, const char *name, size_t max, char *err, size_t errlen);
 
+/* Renders the statements for a table of LEASE_ROWS_SCHEMA. The calls
+ * below find out when the table is older (a statement names a column it
+ * lacks), render them again for its schema (lease_sql_render_schema) and
+ * warn once; a feature the table cannot hold is refused then, with
+ * DB_NO_TABLE and a line naming it and 'leaderrun --init'. */
 void lease_sql_render(struct lease_sql *sql, const char *table);
+void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schema);
 
 /* Every call below reports the local send time of its compare-and-set in
  * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
@@ -122,14 +132,14 @@ void lease_sql_render(struct lease_sql *sql, const char *table);
  * statement a look while somebody holds the lease (a waiter's poll).
  * Without it the compare-and-set goes first (a first attempt, or a follower
  * woken by the hint, which expects to win). */
-enum lease_outcome lease_acquire(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
 				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
 				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
 				 size_t errlen);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */
-enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
 			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
 			       char *err, size_t errlen);
 
@@ -137,12 +147,12 @@ enum lease_outcome lease_renew(struct db *db, const struct lease_sql *sql, const
  * never free a newer holder's lease): it expires now, or MIN_HOLD_US after
  * its acquisition, whichever is later, and the row records EXIT_STATUS
  * (-1: none) and the finish time. */
-enum lease_outcome lease_release(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
 				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
 				 enum db_status *st, char *err, size_t errlen);
 
 /* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
-enum db_status lease_status(struct db *db, const struct lease_sql *sql, const char *name,
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
 			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
 			    size_t errlen);
 
@@ -152,20 +162,20 @@ enum db_status lease_status(struct db *db, const struct lease_sql *sql, const ch
  * last wrote, nobody else can acquire. *WAS receives the row as it was;
  * *FOUND and *WAS_HELD say whether there was a row, and whether it was
  * held. */
-enum db_status lease_revoke(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, bool force,
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
 			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
 
 /* --pause (FOR_US < 0: until --resume) and --resume. --pause creates the
  * row when there is none. *INFO receives the row afterwards; --resume sets
  * *FOUND false when there is no such lease. */
-enum db_status lease_pause(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
 			   struct lease_info *info, char *err, size_t errlen);
-enum db_status lease_resume(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
-			    struct lease_info *was, char *err, size_t errlen);
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+			    char *err, size_t errlen);
 
 /* --check: does HOLDER hold slot SLOT of NAME with TERM, unexpired? */
-enum db_status lease_check(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-			   const char *holder, uint64_t term, bool *held, char *err, size_t errlen);
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen);
 
 /* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
@@ -183,8 +193,8 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * follower can tell whether the hint's holder is the leader of the term it
  * read from the row (IS_USED_LOCK gives the holder's connection id).
  * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
- * table and lease; each slot has a hint of its own (slot 0's is the name
- * itself, as before slots). lease_hint_take tries once, without waiting, to take
+ * the database, the table and the lease (GET_LOCK names are server-wide);
+ * each slot has a hint of its own. lease_hint_take tries once, without waiting, to take
  * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
  * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
  * leader holds it, and says how it ended; lease_hint_drop lets both go. */

@@ -109,71 +109,135 @@ static void quote_table(char *out, size_t len, const char *table)
 #define EPOCH_US(col) "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " col ")"
 #define ISO(col)      "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
 
+/* What the statements name, by the lease table's schema: a column, or
+ * what the column's absence means (no slots: every lease is slot 0 of one;
+ * schema 1 and 2: nothing revoked, paused or once-per). The slot and the
+ * count stay parameters ("0=?", "1=?"), so that the calls are the same for
+ * every schema. Arguments of snprintf, not formats: one '%' each. */
+struct cols {
+	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *status_exit, *status_more;
+};
+
+#define ISO1(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
+
+static struct cols cols_of(int schema)
+{
+	struct cols c = {
+	    .slot = "slot",
+	    .slots = "slots",
+	    .order = "slot",
+	    .pause_ok = " AND (paused_until IS NULL OR paused_until <= UTC_TIMESTAMP(6))",
+	    .live = " AND revoked_term <> term",
+	    .revoked = "revoked_term = term",
+	    .exit_set = ", last_exit=?, finished_at=UTC_TIMESTAMP(6)",
+	    .read_more = "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), paused_until), " ISO1(
+		"paused_until") ", paused_by, "
+				"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', last_slot), slot_term",
+	    .status_exit = "last_exit, " ISO1("finished_at"),
+	    .status_more =
+		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
+	};
+
+	if (schema < 5) {
+		c.slot = "0";
+		c.slots = "1";
+		c.order = "name"; /* ORDER BY 0 would be a column's position */
+	}
+	if (schema < 3) {
+		c.pause_ok = c.live = "";
+		c.revoked = "FALSE";
+		c.read_more = "NULL, NULL, '', NULL, NULL";
+		c.status_more = "NULL, '', NULL";
+	}
+	if (schema < 2) {
+		c.exit_set = "";
+		c.status_exit = "NULL, NULL";
+	}
+	return c;
+}
+#undef ISO1
+
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
-	char t[LEASE_TABLE_MAX + 8];
+	lease_sql_render_schema(s, table, LEASE_ROWS_SCHEMA);
+	s->warned = false;
+	s->hint_name[0] = s->hint_db[0] = '\0';
+}
 
+void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
+{
+	char t[LEASE_TABLE_MAX + 8];
+	struct cols c = cols_of(schema);
+
+	if (table != s->table) /* lease_adapt renders again from its own copy */
+		snprintf(s->table, sizeof(s->table), "%s", table);
+	s->schema = schema;
 	quote_table(t, sizeof(t), table);
 	/* SQL reads best one clause a line. */
 	/* clang-format off */
-	/* Both acquires name schema-5 columns (slots), so a table that --init
-	 * has not upgraded fails at once with "unknown column" (exit 78), not
-	 * at the first use of a new feature. A paused lease is acquired by
-	 * nobody; a revoked slot stays held until its holder releases it or
-	 * it expires, so the acquire needs no word about revocation. Every
-	 * contender names the slot count it runs with: a row keeps the count
-	 * in force, and a contender with another one matches nothing. */
+	/* A paused lease is acquired by nobody; a revoked slot stays held
+	 * until its holder releases it or it expires, so the acquire needs no
+	 * word about revocation. Every contender names the slot count it runs
+	 * with: a row keeps the count in force, and a contender with another
+	 * one matches nothing. On an older table (schema < 5) the statements
+	 * are those of the builds of that schema, which contend on it: the
+	 * compare-and-sets on expires_at, holder and term are the same. */
 #define ACQUIRE_SET \
 	"holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), renewed_at=UTC_TIMESTAMP(6), " \
 	"expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
 #define ACQUIRE_WHERE \
-	"WHERE name=? AND slot=? AND slots=? AND expires_at <= UTC_TIMESTAMP(6) " \
-	"AND (paused_until IS NULL OR paused_until <= UTC_TIMESTAMP(6)) AND @@global.read_only = 0"
-	snprintf(s->acquire, sizeof(s->acquire), "UPDATE %s SET " ACQUIRE_SET " " ACQUIRE_WHERE, t);
+	"WHERE name=? AND %s=? AND %s=? AND expires_at <= UTC_TIMESTAMP(6)%s AND @@global.read_only = 0"
+	snprintf(s->acquire, sizeof(s->acquire), "UPDATE %s SET " ACQUIRE_SET " " ACQUIRE_WHERE, t, c.slot, c.slots,
+		 c.pause_ok);
 	/* slot_term comes first: it is the new term whether the server
 	 * assigns left to right (MySQL, MariaDB) or all at once (MariaDB's
-	 * SIMULTANEOUS_ASSIGNMENT mode). */
+	 * SIMULTANEOUS_ASSIGNMENT mode). Schema 3 and later. */
 	snprintf(s->acquire_slot, sizeof(s->acquire_slot),
 		 "UPDATE %s SET slot_term=term+1, " ACQUIRE_SET ", "
 		 "last_slot='1970-01-01 00:00:00' + INTERVAL ? MICROSECOND " ACQUIRE_WHERE " "
 		 "AND (last_slot IS NULL OR last_slot < '1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)",
-		 t);
+		 t, c.slot, c.slots, c.pause_ok);
 #undef ACQUIRE_SET
 #undef ACQUIRE_WHERE
 	/* A revoked term renews no more; lease_renew asks why (renew_why) only
 	 * when no row matched. */
 	snprintf(s->renew, sizeof(s->renew),
 		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND slot=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) "
-		 "AND revoked_term <> term AND @@global.read_only = 0",
-		 t);
+		 "WHERE name=? AND %s=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)%s "
+		 "AND @@global.read_only = 0",
+		 t, c.slot, c.live);
 	snprintf(s->renew_why, sizeof(s->renew_why),
-		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND slot=? AND holder=? AND term=? "
-		 "AND revoked_term = term AND expires_at > UTC_TIMESTAMP(6))",
-		 t);
+		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND %s=? AND holder=? AND term=? "
+		 "AND %s AND expires_at > UTC_TIMESTAMP(6))",
+		 t, c.slot, c.revoked);
 	/* GREATEST: with --min-hold the lease stays taken until acquisition +
 	 * min-hold, so a host whose cron fired late skips instead of running
 	 * the job again; but not after a revocation, whose point is to hand
-	 * the lease on as soon as the command is dead. */
+	 * the lease on as soon as the command is dead. Schema 1 records no
+	 * exit (lease_release leaves its parameter out). */
 	snprintf(s->release, sizeof(s->release),
-		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), IF(revoked_term = term, UTC_TIMESTAMP(6), "
-		 "acquired_at + INTERVAL ? MICROSECOND)), last_exit=?, finished_at=UTC_TIMESTAMP(6) "
-		 "WHERE name=? AND slot=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t);
+		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), IF(%s, UTC_TIMESTAMP(6), "
+		 "acquired_at + INTERVAL ? MICROSECOND))%s "
+		 "WHERE name=? AND %s=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t, c.revoked, c.exit_set, c.slot);
 	/* What a contender that did not acquire needs to know, a row a slot:
 	 * the slot count in force, whom it waits for and until when, whether
 	 * the lease is paused, and which --once-per slot the server's clock is
 	 * in now (the parameters are half the period, the period and the
 	 * period again; 0 gives NULL). */
 	snprintf(s->read, sizeof(s->read),
-		 "SELECT slot, slots, holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
-		 "@@global.read_only, " ISO("expires_at") ", "
-		 "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), paused_until), " ISO("paused_until") ", paused_by, "
-		 EPOCH_US("last_slot") ", slot_term, "
+		 "SELECT %s, %s, holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
+		 "@@global.read_only, " ISO("expires_at") ", %s, "
 		 "(" EPOCH_US("UTC_TIMESTAMP(6)") " + ?) DIV NULLIF(?, 0) * ? "
-		 "FROM %s WHERE name=? ORDER BY slot",
-		 t);
-	snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name, slot, slots) VALUES (?, ?, ?)", t);
+		 "FROM %s WHERE name=? ORDER BY %s",
+		 c.slot, c.slots, c.read_more, t, c.order);
+	/* Before schema 5 the row is the name's alone (lease_insert leaves
+	 * the slot's parameters out). */
+	if (schema < 5)
+		snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
+	else
+		snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name, slot, slots) VALUES (?, ?, ?)",
+			 t);
 	/* A change of the slot count (no slot held): every row of the lease,
 	 * the unused ones too, takes the new count, and slot 0's pause (every
 	 * row has had it since its --pause) reaches the new rows. Rows are
@@ -194,6 +258,8 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "SELECT COUNT(*), COALESCE(SUM(expires_at > UTC_TIMESTAMP(6) AND slot < slots), 0), "
 		 "COALESCE(MIN(slots), 0), COALESCE(MAX(slots), 0) FROM %s WHERE name=? FOR UPDATE",
 		 t);
+	if (schema < 5)
+		s->slots_set[0] = s->lock_rows[0] = '\0'; /* one slot: never changed */
 	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
 	snprintf(s->create, sizeof(s->create),
 		 "CREATE TABLE IF NOT EXISTS %s (\n"
@@ -220,22 +286,22 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 	"name, holder, term, expires_at > UTC_TIMESTAMP(6), " \
 	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " \
 	ISO("expires_at") ", " ISO("renewed_at") ", " ISO("acquired_at") ", " \
-	"last_exit, " ISO("finished_at") ", " ISO("UTC_TIMESTAMP(6)") ", " \
-	"expires_at > UTC_TIMESTAMP(6) AND revoked_term = term, " \
-	"IF(paused_until > UTC_TIMESTAMP(6), " ISO("paused_until") ", NULL), paused_by, " ISO("last_slot") ", " \
-	"slot, slots"
+	"%s, " ISO("UTC_TIMESTAMP(6)") ", " \
+	"expires_at > UTC_TIMESTAMP(6) AND %s, %s, %s, %s"
 	snprintf(s->status, sizeof(s->status),
-		 "SELECT " STATUS_COLUMNS " FROM %s WHERE slot < slots ORDER BY name, slot", t);
+		 "SELECT " STATUS_COLUMNS " FROM %s WHERE %s < %s ORDER BY name, %s", c.status_exit, c.revoked,
+		 c.status_more, c.slot, c.slots, t, c.slot, c.slots, c.order);
 	snprintf(s->status_one, sizeof(s->status_one),
-		 "SELECT " STATUS_COLUMNS " FROM %s WHERE name=? AND slot < slots ORDER BY slot", t);
+		 "SELECT " STATUS_COLUMNS " FROM %s WHERE name=? AND %s < %s ORDER BY %s", c.status_exit, c.revoked,
+		 c.status_more, c.slot, c.slots, t, c.slot, c.slots, c.order);
 #undef STATUS_COLUMNS
 	snprintf(s->force_release, sizeof(s->force_release),
 		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) "
-		 "WHERE name=? AND slot=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t);
+		 "WHERE name=? AND %s=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t, c.slot);
 	snprintf(s->revoke, sizeof(s->revoke),
-		 "UPDATE %s SET revoked_term=term WHERE name=? AND slot=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t);
+		 "UPDATE %s SET revoked_term=term WHERE name=? AND %s=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
+		 t, c.slot);
 	/* Far in the future, not NULL, stands for "until --resume": one
 	 * comparison in the acquire serves both. A pause holds every slot. */
 	snprintf(s->pause, sizeof(s->pause),
@@ -243,17 +309,19 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 		 "MICROSECOND), paused_by=? WHERE name=?",
 		 t);
 	snprintf(s->resume, sizeof(s->resume), "UPDATE %s SET paused_until=NULL, paused_by='' WHERE name=?", t);
+	if (schema < 3)
+		s->acquire_slot[0] = s->revoke[0] = s->pause[0] = s->resume[0] = '\0'; /* lease_feature refuses */
 	/* A revoked term is still held until its command is dead, but its
 	 * critical steps must not begin: --check says no. */
 	snprintf(s->check, sizeof(s->check),
-		 "SELECT COUNT(*) FROM %s WHERE name=? AND slot=? AND holder=? AND term=? "
-		 "AND expires_at > UTC_TIMESTAMP(6) AND revoked_term <> term",
-		 t);
+		 "SELECT COUNT(*) FROM %s WHERE name=? AND %s=? AND holder=? AND term=? "
+		 "AND expires_at > UTC_TIMESTAMP(6)%s",
+		 t, c.slot, c.live);
 	/* Which schema a table has: 2 if it has last_exit, 3 if revoked_term,
-	 * 5 if slots. */
+	 * 5 if slots; no column at all: no such table. */
 	snprintf(s->columns, sizeof(s->columns),
 		 "SELECT COALESCE(SUM(COLUMN_NAME = 'last_exit'), 0), COALESCE(SUM(COLUMN_NAME = 'revoked_term'), 0), "
-		 "COALESCE(SUM(COLUMN_NAME = 'slots'), 0) "
+		 "COALESCE(SUM(COLUMN_NAME = 'slots'), 0), COUNT(*) "
 		 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND TABLE_NAME=?");
 	/* clang-format on */
 	/* Keep in step with sql/upgrade-*.sql; a unit test compares them.
@@ -288,7 +356,8 @@ void lease_sql_render(struct lease_sql *s, const char *table)
 void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 {
 	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	const char *parts[] = {table, lease};
+	const char *dot = strchr(table, '.');
+	const char *parts[] = {dot ? dot + 1 : table, lease};
 
 	/* FNV-1a of both names, NUL included: MySQL limits lock names to 64
 	 * characters, lease names go to 191. */
@@ -300,6 +369,19 @@ void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 				break;
 		}
 	snprintf(s->hint_name, sizeof(s->hint_name), "leaderrun:%016llx", (unsigned long long)h);
+	/* GET_LOCK names are server-wide, and a lease of one name in two
+	 * databases of one server would share a hint: a follower blocked on
+	 * the other database's holder until the expiry it had read (issue
+	 * 25). So the database goes into the name too, as the server sees
+	 * it: the one of DB.TABLE, or else DATABASE(), which is what the
+	 * unqualified table resolves to (the DSN may name none, and option
+	 * files choose it). The server hashes it inside the hint's own
+	 * statement: no round trip more. The name is validated: no quote can
+	 * occur inside. */
+	if (dot)
+		snprintf(s->hint_db, sizeof(s->hint_db), "'%.*s'", (int)(dot - table), table);
+	else
+		snprintf(s->hint_db, sizeof(s->hint_db), "DATABASE()");
 }
 
 enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire)

@@ -126,7 +126,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 	switch (op) {
 	case WORKER_ACQUIRE:
 	case WORKER_LOOK:
-		r->outcome = lease_acquire(w->db, j->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots,
+		r->outcome = lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots,
 					   op == WORKER_LOOK, &w->slot_us, &r->info, &r->sent_at, &r->status, r->err,
 					   sizeof(r->err));
 		/* The new leader takes the hint, so that followers block on it
@@ -162,7 +162,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 		break;
 	}
 	case WORKER_RENEW:
-		r->outcome = lease_renew(w->db, j->sql, j->name, w->slot, j->holder, term, j->ttl_us, &r->sent_at,
+		r->outcome = lease_renew(w->db, &w->sql, j->name, w->slot, j->holder, term, j->ttl_us, &r->sent_at,
 					 &r->status, r->err, sizeof(r->err));
 		/* A leader that could not take the hint when it acquired (a
 		 * follower held it just then) tries again: one statement a
@@ -171,7 +171,7 @@ static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, in
 			worker_take_hint(w, w->slot, term);
 		break;
 	case WORKER_RELEASE:
-		r->outcome = lease_release(w->db, j->sql, j->name, w->slot, j->holder, term, j->min_hold_us,
+		r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, term, j->min_hold_us,
 					   exit_status, &r->status, r->err, sizeof(r->err));
 		/* Row first, hint second: the woken follower finds it free.
 		 * The release is the run's last lease statement: closing the

@@ -399,7 +399,7 @@ int h_hint_waiters(const char *lease)
 	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
 	for (int i = 0; i < 20; i++, h_sleep_ms(50)) {
 		int n = atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
-				   "INFO LIKE '%%GET_LOCK(''%s''%%'",
+				   "INFO LIKE '%%GET_LOCK(%%''%s:%%'",
 				   env_or_die("LR_DB_USER"), sql.hint_name));
 		most = n > most ? n : most;
 	}

@@ -313,3 +313,43 @@ Test(upgrade, each_build_revokes_the_others_holder)
 		cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2, "%s", h_slurp(log));
 	}
 }
+
+/* Issue 25: the fleet rolls its binaries before anyone runs --init. On the
+ * table the old fleet made (schema 3), old and new builds contend, each
+ * running the job three times and waiting for the lease each time: every
+ * run gets its turn, no two run at once, and each new one warns once. */
+Test(upgrade, old_and_new_builds_take_turns_on_a_table_not_upgraded_yet)
+{
+	const char *old = old_bin(), *new = h_bin(), *root = h_dsn_root();
+	const char *lease = h_lease("notyet");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	char table[64], loop[1024], dsn_env[600];
+	struct h_proc c[4], p;
+	unsigned long long terms[16];
+
+	snprintf(table, sizeof(table), "notyet%ld_lease", (long)getpid());
+	cr_assert_eq(run(old, root, (const char *const[]){"--table", table, "--init", NULL}, &p), 0, "%s",
+		     h_slurp(p.err));
+	snprintf(dsn_env, sizeof(dsn_env), "LEADERRUN_DSN=%s", root);
+	snprintf(loop, sizeof(loop),
+		 "for i in 1 2 3; do \"$0\" --table %s -w 60s -t 3s -l %s -- %s %s %s 0.3 || exit $?; done", table,
+		 lease, h_probe(), log, lock);
+	for (int i = 0; i < 4; i++)
+		h_start(&c[i], (const char *const[]){"sh", "-c", loop, i % 2 ? old : new, NULL},
+			(const char *const[]){dsn_env, NULL});
+	for (int i = 0; i < 4; i++)
+		cr_assert_eq(h_finish(&c[i], 90000), 0, "%s contender %d: %s", i % 2 ? "old" : "new", i,
+			     h_slurp(c[i].err));
+	cr_assert_eq(h_probe_check(log, NULL, terms, 16), 12, "%s", h_slurp(log));
+	for (int i = 0; i < 4; i += 2) {
+		const char *err = h_slurp(c[i].err);
+		const char *w = strstr(err, "older than this leaderrun");
+		cr_assert(w, "new contender %d did not warn: %s", i, err);
+		cr_assert_null(strstr(err, "Unknown column"), "%s", err);
+	}
+	/* The table is as the old fleet made it: nothing upgraded it. */
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=DATABASE() AND "
+			       "TABLE_NAME='%s' AND COLUMN_NAME='slot'",
+			       table),
+			 "0");
+}

@@ -148,7 +148,9 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 	h_sleep_ms(1000);
 	LR(&f, "-t", "3s", "-l", lease, "--", "true");
 	h_sleep_ms(1500);
-	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(''%s''%%' LIMIT 1",
+	/* Not this query itself, whose text matches the pattern too. */
+	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
+			"AND ID <> CONNECTION_ID() LIMIT 1",
 			sql.hint_name));
 	cr_assert_gt(id, 0, "the follower does not block on the hint");
 	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
@@ -296,4 +298,61 @@ Test(waiting, holder_refused_with_too_many_connections_on_reconnect_is_a_renew_f
 	restore_max_connections();
 	for (int i = 0; i < nfill; i++)
 		h_finish(&fill[i], 10000);
+}
+
+/* Issue 25: GET_LOCK names are server-wide, so the wake-up hint must be
+ * named per database. Two databases on one server, a lease of the same
+ * name (and term) in each: the follower in db2 blocked on db1's holder's
+ * hint, and started only at the expiry it had read (19 s late in the
+ * report), long after db2's own holder had let go. */
+Test(waiting, follower_is_not_held_up_by_the_same_lease_in_another_database)
+{
+	const char *lease = h_lease("otherdb");
+	const char *started = h_path("follower.started");
+	char db2[64], dsn2[600], root2[600], hosts[512], *save = NULL;
+	struct h_proc h1, h2, f, p;
+	int64_t t0;
+
+	snprintf(db2, sizeof(db2), "%s_other%ld", getenv("LR_DB_NAME"), (long)getpid());
+	h_sql("CREATE DATABASE IF NOT EXISTS `%s`", db2);
+	snprintf(hosts, sizeof(hosts), "%s",
+		 h_sql("SELECT GROUP_CONCAT(Host) FROM mysql.user WHERE User='%s'", getenv("LR_DB_USER")));
+	for (char *host = strtok_r(hosts, ",", &save); host; host = strtok_r(NULL, ",", &save))
+		h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON `%s`.* TO '%s'@'%s'", db2, getenv("LR_DB_USER"), host);
+	snprintf(root2, sizeof(root2), "mysql://root@localhost/%s?socket=%s", db2, getenv("LR_DB_SOCKET"));
+	snprintf(dsn2, sizeof(dsn2), "mysql://%s:%s@127.0.0.1:%s/%s", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
+		 getenv("LR_DB_PORT"), db2);
+	h_start(&p, (const char *const[]){h_bin(), "-d", root2, "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+
+	/* db1's holder first, so that it has the hint if the names clash. */
+	LR(&h1, "-t", "30s", "-l", lease, "--", "sleep", "60");
+	for (int i = 0; i < 100 && term_of(lease) == 0; i++)
+		h_sleep_ms(100);
+	cr_assert_eq(term_of(lease), 1, "db1's holder did not take the lease: %s", h_slurp(h1.err));
+	h_start(&h2, (const char *const[]){h_bin(), "-d", dsn2, "-t", "30s", "-l", lease, "--", "sleep", "4", NULL},
+		NULL);
+	for (int i = 0; i < 100 && strcmp(h_sql("SELECT COALESCE(MAX(term), 0) FROM `%s`.leaderrun_lease WHERE "
+						"name='%s' AND expires_at > UTC_TIMESTAMP(6)",
+						db2, lease),
+					  "1") != 0;
+	     i++)
+		h_sleep_ms(100);
+	h_start(&f,
+		(const char *const[]){h_bin(), "-d", dsn2, "-w", "60s", "-t", "30s", "-l", lease, "--", "sh", "-c",
+				      "echo started >\"$0\"", started, NULL},
+		NULL);
+	cr_assert_eq(h_finish(&h2, 20000), 0, "db2's holder: %s", h_slurp(h2.err));
+	t0 = h_now_ms();
+	/* ttl 30 s: before the fix the follower waited for the expiry it
+	 * read, ~26 s after its holder's exit. */
+	cr_assert(h_wait_file(started, NULL, 10000), "the follower did not start within 10 s of its holder's exit: %s",
+		  h_slurp(f.err));
+	cr_assert_eq(h_finish(&f, 20000), 0, "%s", h_slurp(f.err));
+	cr_assert_lt(h_now_ms() - t0, 15000);
+	/* db1's holder was never disturbed. */
+	cr_assert_eq(h_wait(&h1, 0), -1, "db1's holder ended: %s", h_slurp(h1.err));
+	kill(h1.pid, SIGTERM);
+	h_finish(&h1, 20000);
+	h_sql("DROP DATABASE `%s`", db2);
 }
