@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "log.h"
 
 struct sdnotify {
@@ -143,20 +144,15 @@ static void sd_send(struct sdnotify *sd, const char *msg)
 	sd->failure_logged = true;
 }
 
-/* One line: the protocol separates assignments with newlines. */
-static void one_line(char *s)
-{
-	for (; *s; s++)
-		if (*s == '\n' || *s == '\r')
-			*s = ' ';
-}
-
 static void sd_status(struct sdnotify *sd, const char *first, const char *fmt, va_list ap)
 {
-	char text[sizeof(sd->status)], msg[sizeof(sd->status) + 32];
+	char raw[sizeof(sd->status)], text[sizeof(sd->status)], msg[sizeof(sd->status) + 32];
 
-	vsnprintf(text, sizeof(text), fmt, ap);
-	one_line(text);
+	vsnprintf(raw, sizeof(raw), fmt, ap);
+	/* One line (the protocol separates assignments with newlines), and no
+	 * control character from a hostile row for systemctl status to show
+	 * raw (issue 25): a holder and paused_by reach these lines. */
+	escape_text(text, sizeof(text), raw);
 	if (!first && strcmp(text, sd->status) == 0)
 		return;
 	snprintf(sd->status, sizeof(sd->status), "%s", text);

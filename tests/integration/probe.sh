@@ -22,10 +22,13 @@ escape() {
 	setsid sh -c 'trap "" TERM; sleep 3600 & wait' &
 	echo "escaped ${LEADERRUN_TERM:-?} $(date +%s%N) $!" >>"$log"
 }
-trap 'escape' USR1
-trap 'escape; exit 0' USR2
+# The sleep ignores them (ignored dispositions survive fork and exec): the
+# signal is the job's, not a way to end it.
+trap '' USR1 USR2
 sleep "$secs" &
 job=$!
+trap 'escape' USR1
+trap 'escape; exit 0' USR2
 # wait returns early for a trapped signal: wait again while the sleep runs.
 while kill -0 "$job" 2>/dev/null; do
 	wait "$job"

@@ -441,3 +441,30 @@ Test(sdnotify, max_runtime_says_stopping_when_it_stops_the_command)
 	cr_assert_eq(h_finish(&leader, 10000), 124, "%s", h_slurp(leader.err));
 	cr_assert_eq(count_msgs("WATCHDOG=1", stopping.at_ms + 1, INT64_MAX, NULL, NULL), 0, "%s", received());
 }
+
+Test(sdnotify, status_shows_a_hostile_paused_by_escaped_on_one_line)
+{
+	struct h_proc first, standby;
+	const char *lease = h_lease("sdhostile");
+	struct dgram d;
+	const char *status;
+
+	/* Any contender may write the row: a paused_by that would forge a
+	 * second assignment and clear the screen of systemctl status. */
+	LR(&first, "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&first, 10000), 0, "%s", h_slurp(first.err));
+	h_sql("UPDATE leaderrun_lease SET paused_until='9999-12-31 00:00:00', "
+	      "paused_by=CONCAT('evil', CHAR(27), '[2J', CHAR(10), 'MAINPID=1', CHAR(13)) WHERE name='%s'",
+	      lease);
+	listen_notify(false);
+	lr_notify(&standby, NULL, false, NULL, (const char *const[]){"-l", lease, "--", "true", NULL});
+	cr_assert_geq(wait_msg(0, "paused by evil", 10000, &d), 0, "%s\n%s", received(), h_slurp(standby.err));
+	status = strstr(d.text, "STATUS=");
+	cr_assert_not_null(status, "%s", d.text);
+	cr_assert_null(strchr(d.text, 27), "a raw ESC reached systemd: %s", received());
+	cr_assert_null(strchr(status, '\n'), "a newline from the row made a second assignment: %s", received());
+	cr_assert_null(strchr(status, '\r'), "%s", received());
+	cr_assert(strstr(status, "evil\\x1b[2J\\nMAINPID=1\\r"), "%s", received());
+	kill(standby.pid, SIGTERM);
+	h_finish(&standby, 10000);
+}

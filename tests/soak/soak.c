@@ -71,7 +71,7 @@
  * holder that exited with the wrong status, a descendant that survived, or
  * a lease that was never acquired again.
  *
- * Usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED]
+ * Usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED] [-f FAULT]
  * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_SANDBOX_GALERA (with -g),
  * LR_PROBE (set by meson and scripts/soak), LR_SLOT_PROBE (with -S; set by
  * scripts/soak).
@@ -156,6 +156,7 @@ struct soak {
 	struct contender c[MAX_CONTENDERS];
 	struct stats st;
 	uint64_t rng;
+	int only; /* -f: the one fault to inject; -1: the whole mix */
 };
 
 static uint64_t rnd(struct soak *s)
@@ -649,6 +650,7 @@ static void escape(struct soak *s, int h)
 	static const char *const hows[] = {"exit", "release", "blackhole"};
 
 	printf("soak: escape, then %s\n", hows[how]);
+	fflush(stdout);
 	kill(s->c[h].pid, how == 0 ? SIGUSR2 : SIGUSR1);
 	while (escapers(s, pids, 2048) == before && procs_now_ms() < end)
 		procs_sleep_ms(5);
@@ -689,13 +691,17 @@ static void episode(struct soak *s)
 	do
 		f = s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
 			      : single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
-	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots));
+	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots) ||
+	       (s->only >= 0 && f != (enum fault)s->only));
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0;
 	int failures_before, restarts_before;
 	pid_t command;
 
 	if (h < 0) {
+		/* Counted, or a soak of N episodes would never end. */
+		s->st.episodes++;
+		s->st.failed_episodes++;
 		if (s->slots)
 			fail(s, "not all %d slots are held", s->slots);
 		else
@@ -987,8 +993,18 @@ int main(int argc, char *argv[])
 	memset(&s, 0, sizeof(s));
 	s.ncont = 3;
 	s.ttl_ms = 0;
-	while ((opt = getopt(argc, argv, "ge:d:n:t:s:S:h")) != -1) {
+	s.only = -1;
+	while ((opt = getopt(argc, argv, "ge:d:n:t:s:S:f:h")) != -1) {
 		switch (opt) {
+		case 'f':
+			for (int k = 0; k < F_COUNT; k++)
+				if (strcmp(optarg, fault_names[k]) == 0)
+					s.only = k;
+			if (s.only < 0) {
+				fprintf(stderr, "soak: -f: no fault named '%s'\n", optarg);
+				return 64;
+			}
+			break;
 		case 'g':
 			s.galera = true;
 			break;
@@ -1015,7 +1031,8 @@ int main(int argc, char *argv[])
 		default:
 			fprintf(stderr,
 				"usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] "
-				"[-t TTL_MS] [-s SEED]\n"
+				"[-t TTL_MS] [-s SEED] [-f FAULT]\n"
+				"  -f FAULT  inject only FAULT (one of the mode's, as named above)\n"
 				"  -S SLOTS  the contenders run with --slots SLOTS (1-%d; SLOTS+1 contenders\n"
 				"            unless -n says more), and every check holds per slot\n",
 				MAX_SLOTS);
