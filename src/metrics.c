@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomicfile.h"
 #include "duration.h"
 #include "escape.h"
 #include "lease.h"
@@ -270,43 +271,6 @@ static int metrics_own(struct metrics *m, char *why, size_t whylen)
 	return 0;
 }
 
-static int metrics_write(struct metrics *m, const char *text, size_t n, char *why, size_t whylen)
-{
-	char tmp[4200];
-	int fd;
-	size_t done = 0;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmpXXXXXX", m->path);
-	fd = mkostemp(tmp, O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
-		return -1;
-	}
-	while (done < n) {
-		ssize_t w = write(fd, text + done, n - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			snprintf(why, whylen, "%s: %s", tmp, w < 0 ? strerror(errno) : "short write");
-			close(fd);
-			unlink(tmp);
-			return -1;
-		}
-		done += (size_t)w;
-	}
-	/* Readable by the collector whatever the umask made of mkstemp's 0600. */
-	if (fchmod(fd, 0644) != 0 || close(fd) != 0) {
-		snprintf(why, whylen, "%s: %s", tmp, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	if (rename(tmp, m->path) != 0) {
-		snprintf(why, whylen, "%s: %s", m->path, strerror(errno));
-		unlink(tmp);
-		return -1;
-	}
-	return 0;
-}
 
 /* One write of ST (a copy taken under the lock). */
 static void metrics_flush(struct metrics *m, struct metrics_state *st)
@@ -329,7 +293,7 @@ static void metrics_flush(struct metrics *m, struct metrics_state *st)
 	n = owned == 0 ? metrics_render(st, text, sizeof(text)) : -1;
 	if (owned == 0 && n < 0)
 		snprintf(why, sizeof(why), "the metrics do not fit %zu bytes", sizeof(text));
-	if (n >= 0 && metrics_write(m, text, (size_t)n, why, sizeof(why)) == 0) {
+	if (n >= 0 && atomicfile_write(m->path, text, (size_t)n, why, sizeof(why)) == 0) {
 		if (m->failing)
 			log_warn("--metrics-file %s is written again", m->path);
 		m->failing = false;
