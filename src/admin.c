@@ -341,7 +341,7 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 10, collect_run, &r, &res, err, sizeof(err));
 	if (st != DB_OK) {
 		log_error("--history: %s: %s%s", dberr_name(st), err,
-			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table (schema 4)"
+			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table, or upgrades an older one"
 			  : st == DB_DENIED ? "; a schema-3 database ('leaderrun --init' creates the history table) "
 					      "or no grant on it (sql/grants.sql)"
 					    : "");
