@@ -77,13 +77,14 @@ struct sup {
 	struct child child;
 	bool child_running, draining;
 	int child_wstatus;
-	bool stop_sent;	     /* the kill signal went out: renewing failed, revoked, or timed out */
-	bool renew_late;     /* ... because no renew succeeded in time */
-	bool timed_out;	     /* ... because --max-runtime ran out */
-	int64_t runtime_end; /* the spawn + --max-runtime; 0: no limit */
-	bool killed;	     /* SIGKILL went out: it goes again at every wake-up until nothing is left */
-	bool lost;	     /* the row is someone else's: stop renewing */
-	bool revoked;	     /* --release revoked our term: stop renewing, stop, reap, release */
+	bool stop_sent;	      /* the kill signal went out: renewing failed, revoked, or timed out */
+	bool renew_late;      /* ... because no renew succeeded in time */
+	bool timed_out;	      /* ... because --max-runtime ran out */
+	int64_t runtime_end;  /* the spawn + --max-runtime; 0: no limit */
+	bool killed;	      /* SIGKILL went out: it goes again at every wake-up until nothing is left */
+	unsigned kill_rounds; /* ... how often, for the pace of the wake-ups */
+	bool lost;	      /* the row is someone else's: stop renewing */
+	bool revoked;	      /* --release revoked our term: stop renewing, stop, reap, release */
 	int64_t stop_sent_at, drain_kill_at;
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 	int exit_status;      /* recorded by the release; -1: none */
@@ -770,6 +771,7 @@ static int sup_sigkill(struct sup *s)
 	int n = child_signal(&s->child, SIGKILL) == 0;
 
 	s->killed = true;
+	s->kill_rounds++;
 	return n + child_kill_descendants(&s->child, SIGKILL);
 }
 
@@ -895,9 +897,12 @@ static int64_t sup_next_timer(struct sup *s, bool worker_busy)
 	}
 	/* Stragglers that are not our children die without a SIGCHLD to us,
 	 * and a killed one's children are orphaned to us only then: look
-	 * again now and then while draining or killing. */
+	 * again now and then while draining or killing. Every 50 ms for the
+	 * first two seconds of SIGKILLs, then every second: what outlives that
+	 * is stuck in the kernel (D state), and a /proc scan at 20 Hz for as
+	 * long as it hangs would only burn CPU. */
 	if (s->draining || s->killed)
-		CONSIDER(timing_now() + 50 * USEC_PER_MSEC);
+		CONSIDER(timing_now() + (s->kill_rounds < 40 ? 50 : 1000) * USEC_PER_MSEC);
 	if (!s->lost && !s->revoked) {
 		if (worker_busy && !s->attempt_aborted)
 			CONSIDER(s->attempt_started + timing_attempt_budget(t));
