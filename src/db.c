@@ -1,6 +1,8 @@
 #include "db.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,9 @@
 
 #include "config.h"
 
+#include "duration.h"
 #include "galera.h"
+#include "timing.h"
 #include "tlspolicy.h"
 
 /* The client library's functions, called through this table. In the
@@ -51,8 +55,16 @@
 	X(mysql_stmt_errno)                                                                                            \
 	X(mysql_stmt_error)
 #if defined(LIBMARIADB)
+/* Exported by Connector/C 3 (libmariadb_3), declared in no installed
+ * header: FN(MODE, MYSQL, BUFFER, LENGTH) after every read (MODE 0) and
+ * write (1) of every connection of the process. See db_on_io. */
+int ma_pvio_register_callback(my_bool register_callback,
+			      void (*fn)(int mode, MYSQL *mysql, const unsigned char *buffer, size_t length));
 #define DB_API(X)                                                                                                      \
-	DB_API_COMMON(X) X(mysql_get_socket) X(mysql_ssl_set) X(mysql_stmt_attr_set) X(mariadb_stmt_execute_direct)
+	DB_API_COMMON(X)                                                                                               \
+	X(mysql_get_socket)                                                                                            \
+	X(mysql_ssl_set)                                                                                               \
+	X(mysql_stmt_attr_set) X(mariadb_stmt_execute_direct) X(ma_pvio_register_callback)
 #else
 #define DB_API(X) DB_API_COMMON(X)
 #endif
@@ -252,7 +264,20 @@ struct db {
 	/* Statements carry the session settings themselves (db_connect_one). */
 	bool stmt_settings;
 	int64_t wait_timeout_s; /* the session's, as the probe read it */
+	/* The call in progress on this handle (db_arm): the handle that
+	 * mysql_real_connect is building, the absolute deadline of the call
+	 * (CLOCK_BOOTTIME us) and whether it ran out. Only the thread that
+	 * owns the handle touches these. */
+	MYSQL *connecting;
+	int64_t until;
+	bool timed_out;
+	const char *limit; /* the timeout that sets the deadline, for messages */
+	unsigned limit_s;
 };
+
+#if defined(LIBMARIADB)
+static void db_on_io(int mode, MYSQL *m, const unsigned char *buffer, size_t length);
+#endif
 
 /* Could a connection of C use TLS? Not when every host is local and
  * nothing (no CA, certificate or key, no option file) asks for it. */
@@ -308,6 +333,13 @@ int db_library_init(const struct db_config *cfg, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot initialise the client library");
 		return -1;
 	}
+#if defined(LIBMARIADB)
+	/* Once per process, before any thread: the list is not locked. */
+	static bool watching;
+	if (!watching && lib.openssl_init)
+		lib.ma_pvio_register_callback(1, db_on_io);
+	watching = true;
+#endif
 	return 0;
 }
 
@@ -414,10 +446,154 @@ void db_abort(struct db *db)
 	pthread_mutex_unlock(&db->fd_lock);
 }
 
+/* ---- the deadline of a call (issue 25) ------------------------------------
+ *
+ * The client library bounds each wait on the socket (MYSQL_OPT_CONNECT,
+ * READ and WRITE_TIMEOUT), not a call: a server that sends a byte now and
+ * then (announcing a 100 kB greeting, then one byte every 2 s) kept a
+ * connect going for ever, and with it -n, --status and a renew's reconnect,
+ * and a DSN's next host was never tried. db_abort could not cut it either:
+ * the socket was known only once the connect had returned.
+ *
+ * Connector/C lets a function do every wait on the socket instead
+ * (MARIADB_OPT_IO_WAIT; plugins/pvio/pvio_socket.c,
+ * pvio_socket_wait_io_or_timeout, called when a read or write would
+ * block, and for the TCP connect's EINPROGRESS). db_io_wait waits no
+ * later than the deadline of the call in progress, whatever the library
+ * asked: the connect timeout for the whole of a connect (TCP, greeting,
+ * TLS, login, and the probe and set-up statements), the I/O timeout for
+ * a statement with all its rows. It also learns the socket at its first
+ * wait, so that db_abort can cut a connect.
+ *
+ * The function gets no user data, only the socket; each thread makes one
+ * call at a time, on one handle, so the handle of that call is found in a
+ * thread-local (db_active; NULL between calls).
+ *
+ * Connector/C's OpenSSL layer reads the socket directly (SSL_connect,
+ * SSL_read), and the socket is a blocking one: pvio_socket_connect makes
+ * it so after the TCP connect, and ma_tls_connect (libmariadb/secure/
+ * openssl.c) leaves it so. Each read then has its own timeout
+ * (SO_RCVTIMEO): a handshake trickled inside TLS never reached the wait. Its loops wait through the
+ * same function on SSL_ERROR_WANT_READ, so the socket is made non-blocking
+ * before the TLS handshake starts (db_on_io, after the greeting): its reads
+ * then come back to db_io_wait too. The plain protocol reads and writes
+ * with MSG_DONTWAIT already, and does not notice. Not with GnuTLS, whose
+ * handshake would spin on a non-blocking socket: there, as with Oracle's
+ * libmysqlclient (no such option at all), each read is bounded, not the
+ * call; the supervisor still cuts a hung renew once the connection is up.
+ *
+ * Name resolution (getaddrinfo inside the library) is not a wait on a
+ * socket and is not covered: the resolver's own timeouts apply. */
+static _Thread_local struct db *db_active;
+
+/* Starts a call on DB with BUDGET_S seconds to run, unless a call that contains
+ * this one (a connect's set-up statements, a close after a failure) has
+ * armed the deadline already. Returns whether this call armed it. */
+static bool db_arm(struct db *db, const char *limit, unsigned budget_s)
+{
+	if (db_active == db)
+		return false;
+	db_active = db;
+	db->until = timing_now() + (int64_t)budget_s * USEC_PER_SEC;
+	db->timed_out = false;
+	db->limit = limit;
+	db->limit_s = budget_s;
+	return true;
+}
+
+static void db_disarm(bool armed)
+{
+	if (armed)
+		db_active = NULL;
+}
+
+/* Arms the I/O timeout for a statement, with all its rows, or a close. */
+static bool db_arm_io(struct db *db)
+{
+	return db_arm(db, "I/O timeout", db->cfg.io_timeout_s ? db->cfg.io_timeout_s : 10);
+}
+
+/* ERR, a failure's message, says so when the deadline of the call ran
+ * out: the library's own words (a lost connection, a system error) do
+ * not. */
+static void db_note_timeout(const struct db *db, char *err, size_t errlen)
+{
+	size_t n = strlen(err);
+
+	if (db->timed_out && n < errlen)
+		snprintf(err + n, errlen - n, "; the %s (%us) ran out", db->limit, db->limit_s);
+}
+
+#if defined(LIBMARIADB)
+/* Remembers FD as the socket of DB's call, for db_abort. */
+static void db_note_fd(struct db *db, int fd)
+{
+	pthread_mutex_lock(&db->fd_lock);
+	db->fd = fd;
+	pthread_mutex_unlock(&db->fd_lock);
+}
+
+/* MARIADB_OPT_IO_WAIT: >0 ready, 0 timed out, <0 failed. TIMEOUT_MS, the
+ * library's bound for this wait, is ignored for a call of ours: the call's
+ * deadline is never later (and the TLS layer passes seconds there). */
+static int db_io_wait(my_socket fd, my_bool is_read, int timeout_ms)
+{
+	struct db *db = db_active;
+	struct pollfd p = {.fd = (int)fd, .events = is_read ? POLLIN : POLLOUT};
+	int rc;
+
+	if (!db) {
+		/* Not inside a call of ours: what the library would do. */
+		while ((rc = poll(&p, 1, timeout_ms > 0 ? timeout_ms : -1)) < 0 && errno == EINTR)
+			;
+		return rc;
+	}
+	if (db->fd != (int)fd)
+		db_note_fd(db, (int)fd);
+	for (;;) {
+		int64_t left = db->until - timing_now();
+		if (left <= 0) {
+			db->timed_out = true;
+			errno = ETIMEDOUT;
+			return 0;
+		}
+		rc = poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+		if (rc != 0 && !(rc < 0 && errno == EINTR))
+			return rc;
+	}
+}
+
+/* After every read and write: the first one of a connect in progress on
+ * this thread (the greeting) makes its socket non-blocking, before TLS
+ * begins (see above). Registered only when the library uses OpenSSL. */
+static void db_on_io(int mode, MYSQL *m, const unsigned char *buffer, size_t length)
+{
+	struct db *db = db_active;
+	int fd, fl;
+
+	(void)mode;
+	(void)buffer;
+	(void)length;
+	if (!db || db->connecting != m)
+		return;
+	db->connecting = NULL; /* once */
+	fd = (int)lib.mysql_get_socket(m);
+	if (fd < 0 || (fl = fcntl(fd, F_GETFL)) < 0)
+		return;
+	if (!(fl & O_NONBLOCK))
+		(void)fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+	if (db->fd != fd)
+		db_note_fd(db, fd);
+}
+#endif
+
 void db_disconnect(struct db *db)
 {
+	bool armed;
+
 	if (!db->mysql)
 		return;
+	armed = db_arm_io(db);
 	/* Forget the fd first: once mysql_close frees it, the number may be
 	 * reused by another descriptor that db_abort must never touch. */
 	db_set_fd(db, -1);
@@ -433,6 +609,7 @@ void db_disconnect(struct db *db)
 		db->stmts[i] = NULL;
 	}
 	db->mysql = NULL;
+	db_disarm(armed);
 }
 
 void db_fail_over(struct db *db)
@@ -458,6 +635,7 @@ static enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, c
 	enum db_status st = db_status_of(errnum);
 
 	snprintf(err, errlen, "%s (error %u)", msg, errnum);
+	db_note_timeout(db, err, errlen);
 	if (st == DB_UNAVAILABLE)
 		db_fail_over(db);
 	return st;
@@ -524,7 +702,16 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 failed:
 	e = lib.mysql_errno(m);
 	snprintf(why, len, "%s (error %u)", lib.mysql_error(m), e);
+	db_note_timeout(db, why, len);
 	return db_status_of(e);
+}
+
+/* Closes M, a connect that failed. The wait may have told db_abort its
+ * socket: forgotten first, as in db_disconnect. */
+static void db_close_failed(struct db *db, MYSQL *m)
+{
+	db_set_fd(db, -1);
+	lib.mysql_close(m);
 }
 
 /* "NAME:PORT", "[V6]:PORT", or NAME alone when the port is the default. */
@@ -537,13 +724,44 @@ static void db_host_label(const struct db_host *h, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf), ":%u", h->port);
 }
 
-/* Connects to host I of the configuration (or the library's default). */
-static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
+/* A handle for host mode MODE, verifying against CA, before it connects. */
+static MYSQL *db_handle(const struct db_config *c, enum db_tls mode, const char *ca, unsigned ct)
+{
+	unsigned io = c->io_timeout_s ? c->io_timeout_s : 10;
+	MYSQL *m = lib.mysql_init(NULL);
+
+	if (!m)
+		return NULL;
+	/* These are whole seconds per I/O wait, a backstop only: deadlines
+	 * never depend on them (each call has its own, db_arm; the supervisor
+	 * keeps its own clock and calls db_abort). */
+	lib.mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
+	lib.mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io);
+	lib.mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io);
+#if defined(LIBMARIADB)
+	{
+		int (*wait)(my_socket, my_bool, int) = db_io_wait;
+		void *arg;
+		/* A function pointer passed as the option's void *, as
+		 * Connector/C reads it back (ISO C has no direct cast). */
+		memcpy(&arg, &wait, sizeof(arg));
+		lib.mysql_options(m, MARIADB_OPT_IO_WAIT, arg);
+	}
+#endif
+	if (c->defaults_file)
+		lib.mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
+	if (c->defaults_file || c->read_option_files)
+		lib.mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
+	db_set_tls(m, c, mode, ca);
+	return m;
+}
+
+/* Connects to host I of the configuration (or the library's default)
+ * within CT seconds. */
+static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
 	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
-	unsigned ct = c->connect_timeout_s ? c->connect_timeout_s : 10;
-	unsigned io = c->io_timeout_s ? c->io_timeout_s : 10;
 	/* A socket given without a host is local whatever the host says. */
 	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
 	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
@@ -552,22 +770,11 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	int slack;
 	MYSQL *m;
 
-	m = lib.mysql_init(NULL);
+	m = db_handle(c, mode, ca, ct);
 	if (!m) {
 		snprintf(err, errlen, "out of memory");
 		return DB_ERROR;
 	}
-	/* These are whole seconds per I/O wait, a backstop only: deadlines
-	 * never depend on them (the supervisor keeps its own clock and calls
-	 * db_abort). */
-	lib.mysql_options(m, MYSQL_OPT_CONNECT_TIMEOUT, &ct);
-	lib.mysql_options(m, MYSQL_OPT_READ_TIMEOUT, &io);
-	lib.mysql_options(m, MYSQL_OPT_WRITE_TIMEOUT, &io);
-	if (c->defaults_file)
-		lib.mysql_options(m, MYSQL_READ_DEFAULT_FILE, c->defaults_file);
-	if (c->defaults_file || c->read_option_files)
-		lib.mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
-	db_set_tls(m, c, mode, ca);
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
@@ -578,20 +785,26 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	 * of every connect (issue 13). This thread's slack is 1 ns meanwhile. */
 	slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	db->connecting = m;
 	connected = lib.mysql_real_connect(m, h->name, c->user, c->password, c->database, h->port, c->socket,
 					   CLIENT_FOUND_ROWS) != NULL;
+	db->connecting = NULL;
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
 	if (!connected) {
 		unsigned e = lib.mysql_errno(m);
-		st = mode >= DB_TLS_REQUIRED ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
+		/* A deadline that ran out is that, whatever TLS made of the
+		 * cut it met. */
+		st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m))
+							       : db_status_of(e);
 		if (st == DB_UNTRUSTED)
 			snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)",
 				 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
 				 tlspolicy_verifies(mode) && ca ? ca : "", lib.mysql_error(m), e);
 		else
 			snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
-		lib.mysql_close(m);
+		db_note_timeout(db, err, errlen);
+		db_close_failed(db, m);
 		return st == DB_OK ? DB_ERROR : st;
 	}
 	/* A backstop, on both flavours: whatever the library (or an option
@@ -600,7 +813,7 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
 		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
 			 tlspolicy_mode_name(mode));
-		lib.mysql_close(m);
+		db_close_failed(db, m);
 		return DB_UNTRUSTED;
 	}
 	db->mysql = m;
@@ -648,6 +861,18 @@ static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_
 			      err, errlen);
 	if (st != DB_OK)
 		db_disconnect(db);
+	return st;
+}
+
+static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
+{
+	unsigned ct = db->cfg.connect_timeout_s ? db->cfg.connect_timeout_s : 10;
+	/* One deadline for the whole attempt on this host: TCP, greeting,
+	 * TLS, login, probe and session set-up (issue 25). */
+	bool armed = db_arm(db, "connect timeout", ct);
+	enum db_status st = db_connect_host(db, i, ct, err, errlen);
+
+	db_disarm(armed);
 	return st;
 }
 
@@ -720,32 +945,39 @@ bool db_server_info(const struct db *db, struct db_server *out)
 
 enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen)
 {
+	enum db_status st = DB_OK;
+	bool armed;
+
 	if (!db->mysql) {
 		snprintf(err, errlen, "not connected");
 		return DB_UNAVAILABLE;
 	}
+	armed = db_arm_io(db);
 	if (lib.mysql_query(db->mysql, sql) != 0)
-		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
-	return DB_OK;
+		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	db_disarm(armed);
+	return st;
 }
 
 enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen)
 {
-	MYSQL_RES *res;
+	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
+	/* The statement and its row, under one deadline. */
+	bool armed = db_arm_io(db);
 	enum db_status st = db_query(db, sql, err, errlen);
 
 	*out = -1;
-	if (st != DB_OK)
-		return st;
-	res = lib.mysql_store_result(db->mysql);
-	if (!res)
-		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
-	row = lib.mysql_fetch_row(res);
-	if (row && row[0])
-		*out = strtoll(row[0], NULL, 10);
-	lib.mysql_free_result(res);
-	return DB_OK;
+	if (st == DB_OK && !(res = lib.mysql_store_result(db->mysql)))
+		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	if (res) {
+		row = lib.mysql_fetch_row(res);
+		if (row && row[0])
+			*out = strtoll(row[0], NULL, 10);
+		lib.mysql_free_result(res);
+	}
+	db_disarm(armed);
+	return st;
 }
 
 static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long *len, db_bool *is_null)
@@ -819,9 +1051,9 @@ static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, siz
 
 #define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
 
-enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
-			    struct db_result *res, char *err, size_t errlen)
+static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
+				    void *ctx, struct db_result *res, char *err, size_t errlen)
 {
 	MYSQL_BIND pb[DB_MAX_SLOTS], cb[DB_MAX_SLOTS];
 	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
@@ -934,6 +1166,19 @@ enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const
 	}
 	lib.mysql_stmt_free_result(st);
 	return DB_OK;
+}
+
+enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
+			    struct db_result *res, char *err, size_t errlen)
+{
+	/* The statement with all its rows, under one deadline: a server that
+	 * trickles a result cannot stretch it either. */
+	bool armed = db_arm_io(db);
+	enum db_status st = db_exec_armed(db, slot, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
+
+	db_disarm(armed);
+	return st;
 }
 
 enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,

@@ -289,3 +289,129 @@ Test(connection, several_hosts_switch_the_wake_up_hint_off)
 	cr_assert_eq(h_finish(&one, 20000), 0, "%s", h_slurp(one.err));
 	cr_assert_eq(h_finish(&several, 20000), 0, "%s", h_slurp(several.err));
 }
+
+/* ---- issue 25: a server that trickles cannot stretch a connect ---------- */
+
+/* Starts trickle.py (next to probe.sh) with ARG ("plain" or "tls"); returns
+ * the port it listens on. It ends by itself once this test is gone. */
+static int trickle_start(const char *arg)
+{
+	static char script[512];
+	struct h_proc p;
+	const char *probe = h_probe(), *slash = strrchr(probe, '/');
+
+	snprintf(script, sizeof(script), "%.*s/trickle.py", slash ? (int)(slash - probe) : 1, slash ? probe : ".");
+	h_start(&p, (const char *const[]){"python3", script, arg, "120", NULL}, NULL);
+	cr_assert(h_wait_file(p.out, "\n", 10000), "trickle.py did not start: %s", h_slurp(p.err));
+	return atoi(h_slurp(p.out));
+}
+
+/* mysql://USER:PW@127.0.0.1:PORT/DB?connect-timeout=2 */
+static const char *dsn_of_port(int port)
+{
+	static char dsn[512];
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s?connect-timeout=2", getenv("LR_DB_USER"),
+		 getenv("LR_DB_PASSWORD"), port, getenv("LR_DB_NAME"));
+	return dsn;
+}
+
+/* Runs ARGV, which meets a trickling server: it must fail (69, the server
+ * named unavailable) within the 2 s connect timeout and a generous slack,
+ * where a bound per read let it run for ever. */
+static void assert_ends_unavailable(const char *const argv[], const char *what)
+{
+	int64_t t0 = h_now_ms();
+	struct h_proc p;
+
+	h_start(&p, argv, NULL);
+	cr_assert_eq(h_finish(&p, 40000), 69, "%s: %s", what, h_slurp(p.err));
+	cr_assert_lt(h_now_ms() - t0, 15000, "%s took %lld ms: %s", what, (long long)(h_now_ms() - t0), h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "connect timeout"), "%s: %s", what, h_slurp(p.err));
+}
+
+Test(connection, a_trickling_server_cannot_stretch_a_no_wait_run_past_the_connect_timeout)
+{
+	const char *dsn = dsn_of_port(trickle_start("plain"));
+
+	assert_ends_unavailable(
+	    (const char *const[]){h_bin(), "-d", dsn, "-n", "-l", h_lease("trickle"), "--", "true", NULL}, "-n");
+}
+
+Test(connection, a_trickling_server_cannot_stretch_a_wait_timeout)
+{
+	const char *dsn = dsn_of_port(trickle_start("plain"));
+
+	assert_ends_unavailable(
+	    (const char *const[]){h_bin(), "-d", dsn, "-w", "1s", "-l", h_lease("trickle_w"), "--", "true", NULL},
+	    "-w 1s");
+}
+
+Test(connection, a_trickling_server_cannot_stretch_status)
+{
+	const char *dsn = dsn_of_port(trickle_start("plain"));
+
+	assert_ends_unavailable((const char *const[]){h_bin(), "-d", dsn, "--status", h_lease("trickle_s"), NULL},
+				"--status");
+}
+
+Test(connection, a_trickling_tls_handshake_cannot_stretch_a_connect)
+{
+	/* The trickle inside the TLS handshake: Connector/C's TLS layer reads
+	 * the socket itself, not through the wait it reads plain packets
+	 * with. */
+	const char *dsn = dsn_of_port(trickle_start("tls"));
+
+	assert_ends_unavailable((const char *const[]){h_bin(), "-d", dsn, "--ssl-mode", "REQUIRED", "-n", "-l",
+						      h_lease("trickle_tls"), "--", "true", NULL},
+				"--ssl-mode REQUIRED -n");
+}
+
+Test(connection, several_hosts_a_trickling_first_host_is_passed_over)
+{
+	int trickler = trickle_start("plain"), db = atoi(getenv("LR_DB_PORT"));
+	const char *dsn = dsn_of_ports(trickler, db, "?connect-timeout=2");
+	int64_t t0 = h_now_ms();
+	char server[64];
+	struct h_proc p;
+
+	cr_assert_eq(
+	    run((const char *const[]){h_bin(), "-d", dsn, "-n", "-l", h_lease("tmulti"), "--", "true", NULL}, NULL, &p),
+	    0, "%s", h_slurp(p.err));
+	cr_assert_lt(h_now_ms() - t0, 15000, "%s", h_slurp(p.err));
+	cr_assert_eq(run((const char *const[]){h_bin(), "-d", dsn, "--status", h_lease("tmulti"), NULL}, NULL, &p), 0,
+		     "%s", h_slurp(p.err));
+	snprintf(server, sizeof(server), "server 127.0.0.1:%d)", db);
+	cr_assert(strstr(h_slurp(p.out), server), "%s", h_slurp(p.out));
+}
+
+Test(connection, a_renew_reconnect_passes_a_trickling_host_and_the_lease_is_kept)
+{
+	/* The holder reaches the server through a proxy, the first host; a
+	 * trickler is the second, the server itself the third. The proxy goes
+	 * silent: the hung renew is cut off, the reconnect meets the trickler
+	 * first, which must not eat the time that the third host needs. */
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	int trickler = trickle_start("plain");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	char dsn[700], moved[64];
+	struct h_proc p;
+
+	cr_assert_not_null(proxy);
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%s/%s",
+		 getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"), proxy_port(proxy), trickler, getenv("LR_DB_PORT"),
+		 getenv("LR_DB_NAME"));
+	/* A renew every 3 s; an attempt is cut off after 1.5 s (db_abort, by
+	 * the supervisor), a connect to one host after 2 s at the latest;
+	 * the command is stopped 10.5 s after the last renew: room for the
+	 * hung renew, the trickler and the server. */
+	h_start(&p,
+		(const char *const[]){h_bin(), "-t", "15s", "--renew-interval", "3s", "-l", h_lease("tmove"), "--",
+				      h_probe(), log, lock, "10", NULL},
+		(const char *const[]){dsn, NULL});
+	cr_assert(h_wait_file(log, "start", 10000), "%s", h_slurp(p.err));
+	proxy_set_mode(proxy, PROXY_BLACKHOLE);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	snprintf(moved, sizeof(moved), "now using database server 127.0.0.1:%s", getenv("LR_DB_PORT"));
+	cr_assert(strstr(h_slurp(p.err), moved), "%s", h_slurp(p.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 1);
+}
