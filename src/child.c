@@ -256,14 +256,22 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 	return 0;
 }
 
-int child_signal(const struct child *c, int sig)
+int child_signal(struct child *c, int sig)
 {
-	return kill(-c->pid, sig);
+	if (c->group_gone) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (kill(-c->pid, sig) == 0)
+		return 0;
+	if (errno == ESRCH)
+		c->group_gone = true;
+	return -1;
 }
 
-bool child_group_alive(const struct child *c)
+bool child_group_alive(struct child *c)
 {
-	return kill(-c->pid, 0) == 0 || errno == EPERM;
+	return child_signal(c, 0) == 0 || errno == EPERM;
 }
 
 void child_unwatch(struct child *c)
@@ -293,7 +301,8 @@ void child_restore_terminal(struct child *c)
 /* One process as /proc shows it. */
 struct proc_entry {
 	pid_t pid, ppid, pgid;
-	bool mine; /* a descendant of this process, the watcher's line excepted */
+	unsigned long long start; /* in clock ticks after boot: with the pid, who it is */
+	bool mine;		  /* a descendant of this process, the watcher's line excepted */
 };
 
 /* Reads "pid (comm) state ppid pgrp ..." from /proc/PID/stat; comm may hold
@@ -302,6 +311,7 @@ static int proc_read(pid_t pid, struct proc_entry *e)
 {
 	char path[64], buf[512], *rp;
 	long ppid, pgid;
+	unsigned long long start;
 	ssize_t len;
 	int fd;
 
@@ -315,8 +325,11 @@ static int proc_read(pid_t pid, struct proc_entry *e)
 		return -1;
 	buf[len] = '\0';
 	rp = strrchr(buf, ')');
-	if (!rp || sscanf(rp + 1, " %*c %ld %ld", &ppid, &pgid) != 2)
+	/* Fields 3-5, then 22: state, ppid, pgrp ... starttime. */
+	if (!rp || sscanf(rp + 1, " %*c %ld %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			  &ppid, &pgid, &start) != 3)
 		return -1;
+	e->start = start;
 	e->pid = pid;
 	e->ppid = (pid_t)ppid;
 	e->pgid = (pid_t)pgid;
@@ -382,6 +395,27 @@ static void proc_mark_descendants(struct proc_entry *list, size_t n, pid_t self,
 	}
 }
 
+/* SIG to the process E names, and to no other: between the scan and the
+ * kill its pid may have been freed and taken (by another user's process,
+ * even). A pidfd pins the process; if the one it pins started when the
+ * scanned one did, it is the same. Without pidfds (Linux < 5.3), kill. */
+static int proc_kill(const struct proc_entry *e, int sig)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	struct proc_entry now;
+	int fd = (int)syscall(SYS_pidfd_open, e->pid, 0), rc = -1;
+
+	if (fd < 0)
+		return errno == ENOSYS ? kill(e->pid, sig) : -1;
+	if (proc_read(e->pid, &now) == 0 && now.start == e->start)
+		rc = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	close(fd);
+	return rc;
+#else
+	return kill(e->pid, sig);
+#endif
+}
+
 int child_kill_descendants(const struct child *c, int sig)
 {
 	size_t n = 0;
@@ -394,7 +428,7 @@ int child_kill_descendants(const struct child *c, int sig)
 	proc_mark_descendants(list, n, getpid(), c->watcher);
 	for (size_t i = 0; i < n; i++)
 		/* The group is child_signal's: one signal each, not two. */
-		if (list[i].mine && list[i].pgid != c->pid && kill(list[i].pid, sig) == 0)
+		if (list[i].mine && list[i].pgid != c->pid && proc_kill(&list[i], sig) == 0)
 			killed++;
 	free(list);
 	return killed;

@@ -12,6 +12,7 @@ struct child {
 	pid_t watcher;	   /* kills the group if leaderrun dies or stalls; 0: none */
 	int watch_fd;	   /* deadlines to the watcher; -1: none */
 	bool has_terminal; /* the child's group is the terminal's foreground */
+	bool group_gone;   /* the group was seen empty: its id may be anyone's now */
 	int exec_errno;	   /* set when exec failed */
 };
 
@@ -30,11 +31,13 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 /* Moves the watcher's deadline (after a successful renew). */
 void child_set_deadline(struct child *c, int64_t deadline);
 
-/* Sends SIG to the child's whole process group. */
-int child_signal(const struct child *c, int sig);
+/* Sends SIG to the child's whole process group; -1 with ESRCH once the
+ * group was seen empty, for good: the number is free then, and a group of
+ * someone else's may take it (issue 25). */
+int child_signal(struct child *c, int sig);
 
 /* True while any process is left in the child's process group. */
-bool child_group_alive(const struct child *c);
+bool child_group_alive(struct child *c);
 
 /* Stops the watcher once the group is empty, and reaps it. */
 void child_unwatch(struct child *c);

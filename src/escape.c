@@ -4,6 +4,17 @@
 #include <stdio.h>
 #include <string.h>
 
+/* Format characters that change how the rest of a line reads without
+ * showing themselves: the bidi controls (a right-to-left override turns
+ * "...held by evil" around; Trojan Source, CVE-2021-42574), the line and
+ * paragraph separators (a new line to some terminals and viewers), and
+ * the zero-width ones (two names that look the same). */
+static bool escape_is_format(unsigned cp)
+{
+	return (cp >= 0x200b && cp <= 0x200f) || (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2069) ||
+	       cp == 0xfeff;
+}
+
 size_t escape_next(const char *s, enum escape_class *cls, unsigned *cp)
 {
 	const unsigned char *p = (const unsigned char *)s;
@@ -32,7 +43,7 @@ size_t escape_next(const char *s, enum escape_class *cls, unsigned *cp)
 	if (v < min || (v >= 0xd800 && v <= 0xdfff) || v > 0x10ffff)
 		return 1;
 	*cp = v;
-	*cls = v >= 0x80 && v <= 0x9f ? ESCAPE_CONTROL : ESCAPE_PLAIN;
+	*cls = v <= 0x9f || escape_is_format(v) ? ESCAPE_CONTROL : ESCAPE_PLAIN;
 	return need + 1;
 }
 

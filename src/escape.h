@@ -13,7 +13,8 @@
 
 enum escape_class {
 	ESCAPE_PLAIN,	/* a printable character */
-	ESCAPE_CONTROL, /* C0 (U+0000..U+001F), DEL or C1 (U+0080..U+009F) */
+	ESCAPE_CONTROL, /* C0 (U+0000..U+001F), DEL, C1 (U+0080..U+009F), or a format character that
+			 * reorders or breaks a line unseen: bidi controls, U+2028/U+2029, zero-width */
 	ESCAPE_INVALID, /* one byte of malformed UTF-8 */
 };
 

@@ -47,9 +47,13 @@ static void json_emit(struct sink *o, const char *s)
 			esc[1] = cp == '\n' ? 'n' : cp == '\t' ? 't' : 'r';
 			put(o, esc, 2);
 		} else if (cls == ESCAPE_CONTROL) {
+			/* Every code point escape_next calls a control is in
+			 * the BMP: four hex digits. */
 			static const char hex[] = "0123456789abcdef";
-			memcpy(esc, "\\u00", 4);
-			esc[4] = hex[cp >> 4];
+			memcpy(esc, "\\u", 2);
+			esc[2] = hex[(cp >> 12) & 15];
+			esc[3] = hex[(cp >> 8) & 15];
+			esc[4] = hex[(cp >> 4) & 15];
 			esc[5] = hex[cp & 15];
 			put(o, esc, 6);
 		} else

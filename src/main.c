@@ -21,6 +21,7 @@
  *   log.c         one line per event on stderr
  */
 #include <stdio.h>
+#include <sys/prctl.h>
 
 #include "admin.h"
 #include "log.h"
@@ -45,6 +46,10 @@ int main(int argc, char *argv[])
 		break;
 	}
 
+	/* This process holds the database password: no core dump of it, and
+	 * no ptrace or /proc/PID/mem for COMMAND, which runs as the same user
+	 * (issue 25); COMMAND's exec makes it dumpable again. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
 	switch (o.mode) {
 	case MODE_INIT:

@@ -27,15 +27,29 @@ struct optread {
 	unsigned nseen;
 };
 
+/* Refuses the option files as a whole: past a limit they are not read, and
+ * a FIFO in what is not read would still hang the client library, which
+ * has no such limit (issue 25). */
+static void refuse_limit(struct optread *r, const char *path, const char *what)
+{
+	snprintf(r->err, r->errlen,
+		 "option file %s: %s, so leaderrun cannot check them all before the client library reads them; "
+		 "flatten the !include chain",
+		 path, what);
+	r->refused = true;
+}
+
 /* True the first time ST's file comes by: an include loop, or directories
  * that include each other, read every file once. */
-static bool first_visit(struct optread *r, const struct stat *st)
+static bool first_visit(struct optread *r, const struct stat *st, const char *path)
 {
-	if (r->nseen == OPTFILE_MAX_FILES)
-		return false;
 	for (unsigned i = 0; i < r->nseen; i++)
 		if (r->seen[i].dev == st->st_dev && r->seen[i].ino == st->st_ino)
 			return false;
+	if (r->nseen == OPTFILE_MAX_FILES) {
+		refuse_limit(r, path, "more than 64 option files in all");
+		return false;
+	}
 	r->seen[r->nseen].dev = st->st_dev;
 	r->seen[r->nseen++].ino = st->st_ino;
 	return true;
@@ -132,7 +146,7 @@ static FILE *open_file(struct optread *r, const char *path, const char *from)
 		r->refused = true;
 		goto out;
 	}
-	if (!first_visit(r, &st) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
+	if (!first_visit(r, &st, path) || fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK) != 0)
 		goto out;
 	if ((f = fdopen(fd, "r")))
 		return f;
@@ -147,7 +161,13 @@ static void read_file(struct optread *r, const char *path, const char *from, int
 	char line[4096];
 	bool in_group = false;
 
-	if (depth > OPTFILE_MAX_DEPTH || r->refused || !(f = open_file(r, path, from)))
+	if (r->refused)
+		return;
+	if (depth > OPTFILE_MAX_DEPTH) {
+		refuse_limit(r, path, "!include nests more than 10 levels deep");
+		return;
+	}
+	if (!(f = open_file(r, path, from)))
 		return;
 	while (fgets(line, sizeof(line), f)) {
 		char *s = trim(line), *eq, *key, *val;

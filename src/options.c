@@ -142,6 +142,34 @@ static void wipe_argv_passwords(char *argv[], int end, int shell_at)
 	}
 }
 
+/* NAME=... names NAME. */
+static bool env_named(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+/* The environment leaderrun started with stays readable in
+ * /proc/PID/environ (and in the watcher's, a copy) to every process of its
+ * user, COMMAND among them, however clean COMMAND's own environment is
+ * (issue 25). Once the password is copied, overwrite it in place, as the
+ * argv wipe does; child_env_build still drops these variables and cuts
+ * the DSN's password span, now of x's. */
+static void wipe_environ_passwords(void)
+{
+	for (char **e = environ; *e; e++) {
+		char *v = strchr(*e, '=');
+		size_t off, len;
+
+		if (!v)
+			continue;
+		if (env_named(*e, "LEADERRUN_PASSWORD") || env_named(*e, "MYSQL_PWD"))
+			memset(v + 1, 'x', strlen(v + 1));
+		else if (env_named(*e, "LEADERRUN_DSN") && dsn_secret_span(v + 1, &off, &len))
+			memset(v + 1 + off, 'x', len);
+	}
+}
+
 static int set_name(const char *what, char *dst, size_t cap, const char *value, size_t max, char *err, size_t errlen)
 {
 	size_t off, len;
@@ -1083,6 +1111,7 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 			goto usage;
 		}
 	}
+	wipe_environ_passwords();
 
 	/* The option files the client library will read (runmode_db_config):
 	 * a FIFO among them would hang its connect, and us first. */

@@ -246,6 +246,10 @@ static void sup_reap(struct sup *s)
 			s->child_running = false;
 			s->child_wstatus = st;
 			s->exit_status = child_exit_status(st);
+			/* Its pid held the group's number; now only the rest
+			 * of the group does. Seen empty now, it is never
+			 * signalled again (child_signal): the number is free. */
+			child_group_alive(&s->child);
 			child_restore_terminal(&s->child);
 			if (s->o->ready_file)
 				unlink(s->o->ready_file);
