@@ -3,7 +3,7 @@
 -- and `--once-per` (last_slot, slot_term). `leaderrun --init` does the same
 -- in place; no row or term is lost. Run once, before any leaderrun of this
 -- version contends (older ones keep working on the upgraded table, see
--- UPGRADING in leaderrun(1)):
+-- UPGRADING in leaderrun-safety(7)):
 --   mysql ops < sql/upgrade-2-to-3.sql
 ALTER TABLE `leaderrun_lease`
   ADD COLUMN revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # deb - the Debian package builds from the committed tree, lintian reports no
 # error, and the package holds what users install it for: the binary (its
-# --version the tree's), the man page, the bash completion, every file of
-# sql/, the README, NEWS, changelog and copyright, and a Depends on the
-# client library it loads with dlopen. (0.3.0's changelog made lintian fail
+# --version the tree's), the man pages (leaderrun.1, leaderrun-safety.7 and
+# leaderrun-monitoring.7), the bash completion, every file of sql/, the
+# README, NEWS, changelog and copyright, and a Depends on the client library
+# it loads with dlopen. (0.3.0's changelog made lintian fail
 # the build, and nothing in the test run built the package.)
 #
 # Usage: tests/package/deb.sh   (scripts/package installs what it needs)
@@ -35,14 +36,15 @@ ok "scripts/package deb built $(basename "$deb"), lintian reports no error"
 [[ $(basename "$deb") == leaderrun_${version}_amd64.deb ]] || bad "named $(basename "$deb"), not leaderrun_${version}_amd64.deb"
 
 dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|' >"$tmp/contents"
-want=(/usr/bin/leaderrun /usr/share/man/man1/leaderrun.1.gz /usr/share/bash-completion/completions/leaderrun
+want=(/usr/bin/leaderrun /usr/share/man/man1/leaderrun.1.gz /usr/share/man/man7/leaderrun-safety.7.gz
+    /usr/share/man/man7/leaderrun-monitoring.7.gz /usr/share/bash-completion/completions/leaderrun
     /usr/share/doc/leaderrun/README.md.gz /usr/share/doc/leaderrun/NEWS.gz /usr/share/doc/leaderrun/changelog.gz
     /usr/share/doc/leaderrun/copyright)
 for f in sql/*.sql; do want+=("/usr/share/leaderrun/sql/$(basename "$f")"); done
 missing=()
 for f in "${want[@]}"; do grep -qxF "$f" "$tmp/contents" || missing+=("$f"); done
 if ((${#missing[@]} == 0)); then
-    ok "holds the binary, man page, completion, docs and all ${#want[@]} files"
+    ok "holds the binary, man pages, completion, docs and all ${#want[@]} files"
 else
     bad "missing from the package: ${missing[*]}"
 fi
