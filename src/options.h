@@ -90,8 +90,13 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 
 void options_free(struct options *o);
 
-/* One option of the table that drives parsing, --help, and the tests that
- * hold the man page and the bash completion to it. */
+/* An options_def's modes: a bit per enum options_mode it goes with. */
+#define OPTIONS_MODE(m)	 (1u << (m))
+#define OPTIONS_ANY_MODE (~0u)
+
+/* One option of the table that drives parsing, --help, the check of the
+ * modes each option goes with, and the tests that hold the man page and
+ * the bash completion to it. */
 struct parse;
 struct options_def {
 	const char *name;    /* long name, without "--" */
@@ -101,6 +106,8 @@ struct options_def {
 	const char *help;    /* NULL: described in another option's line */
 	int (*set)(struct parse *p, const char *arg);
 	bool takes_value;
+	unsigned modes;		 /* OPTIONS_MODE bits, or OPTIONS_ANY_MODE */
+	const char *modes_error; /* the usage error when given in another mode */
 };
 
 /* The table, in --help's order. */

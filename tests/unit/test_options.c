@@ -783,3 +783,87 @@ Test(options, bash_completion_knows_every_option_and_which_take_values)
 	completion_words(script, "case ${words[i]} in", ")", &got);
 	assert_same_set(&want, &got, "the completion's options with a value");
 }
+
+/* The modes column: a row either goes with every mode and has no line to
+ * refuse it, or goes with some and has one that names it. */
+Test(options, every_option_for_some_modes_has_a_line_naming_it)
+{
+	size_t n;
+	const struct options_def *d = options_table(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		char name[40];
+		if (d[i].modes == OPTIONS_ANY_MODE) {
+			cr_expect_null(d[i].modes_error, "--%s goes with every mode but has a line", d[i].name);
+			continue;
+		}
+		cr_assert_not_null(d[i].modes_error, "--%s goes with some modes only, and says nothing", d[i].name);
+		cr_expect_neq(d[i].modes, 0, "--%s goes with no mode at all", d[i].name);
+		snprintf(name, sizeof(name), "--%s ", d[i].name);
+		if (d[i].short_name && strncmp(d[i].modes_error, name, strlen(name)) != 0)
+			snprintf(name, sizeof(name), "-%c ", d[i].short_name);
+		cr_expect(strncmp(d[i].modes_error, name, strlen(name)) == 0, "the line of --%s does not name it: %s",
+			  d[i].name, d[i].modes_error);
+		cr_expect(!strchr(d[i].modes_error, '\n'), "the line of --%s is not one line", d[i].name);
+	}
+}
+
+/* Parses a command line in MODE with the option D (and a value it
+ * takes). */
+static enum options_result parse_in_mode(enum options_mode mode, const struct options_def *d, char *err, size_t errlen)
+{
+	static const char *const modes[][2] = {
+	    [MODE_RUN] = {NULL, NULL},		[MODE_INIT] = {"--init", NULL},
+	    [MODE_STATUS] = {"--status", NULL}, [MODE_RELEASE] = {"--release", "L"},
+	    [MODE_CHECK] = {"--check", NULL},	[MODE_PAUSE] = {"--pause", "L"},
+	    [MODE_RESUME] = {"--resume", "L"},	[MODE_HISTORY] = {"--history", "L"},
+	};
+	char *argv[10], opt[40];
+	int argc = 0;
+	struct options o;
+	enum options_result r;
+
+	argv[argc++] = "leaderrun";
+	for (int k = 0; k < 2 && modes[mode][k]; k++)
+		argv[argc++] = (char *)modes[mode][k];
+	snprintf(opt, sizeof(opt), "--%s", d->name);
+	argv[argc++] = opt;
+	if (d->takes_value)
+		argv[argc++] = strcmp(d->name, "format") == 0 ? "json" : "1";
+	if (mode == MODE_RUN) {
+		argv[argc++] = "--";
+		argv[argc++] = "true";
+	}
+	argv[argc] = NULL;
+	/* Its own copy, freed here: the shared helpers keep 64 at most. */
+	for (int k = 0; k < argc; k++)
+		argv[k] = strdup(argv[k]);
+	r = options_parse(argc, argv, stdout, &o, err, errlen);
+	if (r == OPTIONS_OK)
+		options_free(&o);
+	for (int k = 0; k < argc; k++)
+		free(argv[k]);
+	return r;
+}
+
+Test(options, an_option_outside_its_modes_is_refused_with_its_line)
+{
+	size_t n;
+	const struct options_def *d = options_table(&n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (d[i].modes == OPTIONS_ANY_MODE)
+			continue;
+		for (enum options_mode m = MODE_RUN; m <= MODE_HISTORY; m++) {
+			char err[512] = "";
+			enum options_result r = parse_in_mode(m, &d[i], err, sizeof(err));
+			if (d[i].modes & OPTIONS_MODE(m))
+				cr_expect(r == OPTIONS_OK || strcmp(err, d[i].modes_error) != 0,
+					  "--%s refused in mode %d, which it goes with", d[i].name, (int)m);
+			else {
+				cr_expect_eq(r, OPTIONS_USAGE, "--%s accepted in mode %d", d[i].name, (int)m);
+				cr_expect_str_eq(err, d[i].modes_error, "--%s in mode %d", d[i].name, (int)m);
+			}
+		}
+	}
+}
