@@ -620,8 +620,8 @@ static void operator_release(struct soak *s, int hs)
 		fail(s, "release: leaderrun --release failed");
 }
 
-/* The escapers' pids (the setsid'd shells) in the probe log; returns how
- * many, up to MAX. */
+/* The escapers' pids (the setsid'd shells) in the probe log, the first
+ * MAX into PIDS; returns how many there are. */
 static int escapers(struct soak *s, pid_t *pids, int max)
 {
 	char line[256];
@@ -630,10 +630,13 @@ static int escapers(struct soak *s, pid_t *pids, int max)
 
 	if (!f)
 		return 0;
-	while (n < max && fgets(line, sizeof(line), f)) {
+	while (fgets(line, sizeof(line), f)) {
 		int pid;
-		if (sscanf(line, "escaped %*s %*s %d", &pid) == 1)
-			pids[n++] = (pid_t)pid;
+		if (sscanf(line, "escaped %*s %*s %d", &pid) != 1)
+			continue;
+		if (n < max)
+			pids[n] = (pid_t)pid;
+		n++;
 	}
 	fclose(f);
 	return n;
@@ -667,15 +670,39 @@ static void escape(struct soak *s, int h)
 	restart(s, h);
 }
 
-/* After every episode: no escaper left alive, ever (the lock's violations
- * say whether one overlapped a new command; this says it survived). */
-static void check_escapers(struct soak *s)
+/* Whether PID is still the escaper it was: its command line says so. A
+ * pid is soon another process's (pid_max is 32768 here): a check by
+ * number alone took an unrelated ld for a survivor, and killed it. */
+static bool is_escaper(pid_t pid)
+{
+	char path[64], buf[256];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return strstr(buf, "sleep 3600 & wait") != NULL && procs_alive(pid);
+}
+
+/* After an episode: no escaper it left alive (the lock's violations say
+ * whether one overlapped a new command; this says it survived). FROM: the
+ * escapers logged before the episode. */
+static void check_escapers(struct soak *s, int from)
 {
 	pid_t pids[2048];
 	int n = escapers(s, pids, 2048);
 
-	for (int i = 0; i < n; i++)
-		if (procs_alive(pids[i])) {
+	for (int i = from; i < n && i < 2048; i++)
+		if (is_escaper(pids[i])) {
 			fail(s, "escape: escaper %d survived its leaderrun", (int)pids[i]);
 			kill(pids[i], SIGKILL);
 		}
@@ -695,7 +722,7 @@ static void episode(struct soak *s)
 	       (s->only >= 0 && f != (enum fault)s->only));
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0;
-	int failures_before, restarts_before;
+	int failures_before, restarts_before, escapers_before;
 	pid_t command;
 
 	if (h < 0) {
@@ -714,6 +741,7 @@ static void episode(struct soak *s)
 		h = hold[hs];
 	}
 	before = probe_read(s);
+	escapers_before = escapers(s, NULL, 0);
 	command = s->slots ? before.slot[hs].pid : before.last_pid;
 	restarts_before = s->c[h].restarts;
 	failures_before = s->st.failures;
@@ -939,7 +967,7 @@ static void episode(struct soak *s)
 			fail(s, "%s: %d commands started without a slot and a seat in 0..%d", fault_names[f],
 			     p.bad_starts, s->slots - 1);
 	}
-	check_escapers(s);
+	check_escapers(s, escapers_before);
 	if (s->st.failures > failures_before)
 		s->st.failed_episodes++;
 }
