@@ -11,11 +11,19 @@
  *   history.c     the run history's writes: a thread and connection of their own
  *                 while held; a short run's one row after the release, on
  *                 the lease's connection (the worker's)
- *   supervisor.c  the lease loop: wait, spawn, renew, stop, drain, release
+ *   supervisor.c  the lease loop in order: wait, spawn, hold, release (sup.h)
+ *     sup_wait.c    1. waiting for the lease (the wake-up hint, polling)
+ *     sup_hold.c    2.-4. the command under the lease: acts on hold.c's
+ *                   decisions and reports them
+ *     sup_release.c 5. giving it back
+ *   hold.c        the decisions while holding: lease and command states,
+ *                 what to do next given them and the time (pure, unit-tested)
  *   worker.c      database thread: one statement at a time, own connection
  *   lease.c       the SQL protocol (compare-and-set on one row)
  *   db.c          the only file that includes <mysql.h>; dberr.c classifies
- *   child.c       fork/exec, process group, watcher, reaping helpers
+ *   child.c       fork/exec, process group, watcher, every descendant's kill
+ *   atomicfile.c  --ready-file and --metrics-file: written beside, renamed over
+ *   escape.c, report.c  what rows say, escaped for terminals, logs and JSON
  *   sdnotify.c    systemd's notify protocol; the supervisor says what and when
  *   outcome.c     outcome -> documented exit status
  *   log.c         one line per event on stderr
