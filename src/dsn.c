@@ -413,11 +413,20 @@ int dsn_parse_hosts(const char *text, size_t len, struct dsn *d, char *err, size
 	struct dsn_ctx c = {NULL, NULL, false};
 	const char *at = memrchr(text, '@', len);
 
+	unsigned start = d->nhosts;
+
 	if (at) {
 		c.sec = text;
 		c.sec_end = at;
 	}
-	return dsn_hosts(&c, text, len, d, err, errlen);
+	if (dsn_hosts(&c, text, len, d, err, errlen) == 0)
+		return 0;
+	/* Refused: nothing of it stays, for the caller to free or not. */
+	while (d->nhosts > start) {
+		free(d->hosts[--d->nhosts].name);
+		d->hosts[d->nhosts].name = NULL;
+	}
+	return -1;
 }
 
 /* USER[:PASSWORD]@ of [AUTH, AT) into D. */
