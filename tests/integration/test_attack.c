@@ -88,7 +88,7 @@ static pid_t read_pid(const char *path)
  * one of the same user lives there, leaderrun waits for it. */
 Test(attack, an_unkillable_leftover_does_not_turn_sigkill_on_a_stranger_that_takes_the_group_id)
 {
-	char dir[] = "/tmp/lratk.XXXXXX", helper[64], cmd[512], dsn[512];
+	char dir[] = "/tmp/lratk.XXXXXX", helper[64], bin[64], cmd[512], dsn[512];
 	struct h_proc p;
 	pid_t cpid, victim, left;
 	int st;
@@ -100,13 +100,17 @@ Test(attack, an_unkillable_leftover_does_not_turn_sigkill_on_a_stranger_that_tak
 	snprintf(helper, sizeof(helper), "%s/suid", dir);
 	h_start(&p, (const char *const[]){"install", "-m", "4755", getenv("LR_SUID_HELPER"), helper, NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 10000), 0, "install: %s", h_slurp(p.err));
+	/* A copy that nobody may run: the build tree may sit where nobody
+	 * cannot go (/root/project in a fresh machine's CI). */
+	snprintf(bin, sizeof(bin), "%s/leaderrun", dir);
+	h_start(&p, (const char *const[]){"install", "-m", "755", h_bin(), bin, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 10000), 0, "install: %s", h_slurp(p.err));
 	/* The helper sleeps 6 s, then leaderrun may finish. */
 	snprintf(cmd, sizeof(cmd), "%s 6 & echo $! > %s/helper; echo $$ > %s/cmd; sleep 0.3", helper, dir, dir);
 	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", h_dsn());
 	h_start(&p,
-		(const char *const[]){"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", dsn,
-				      h_bin(), "-l", h_lease("pgid"), "-t", "3s", "--kill-grace", "200ms", "-c", cmd,
-				      NULL},
+		(const char *const[]){"setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env", dsn, bin,
+				      "-l", h_lease("pgid"), "-t", "3s", "--kill-grace", "200ms", "-c", cmd, NULL},
 		NULL);
 	snprintf(cmd, sizeof(cmd), "%s/cmd", dir);
 	h_wait_file(cmd, "\n", 10000);
@@ -121,6 +125,8 @@ Test(attack, an_unkillable_leftover_does_not_turn_sigkill_on_a_stranger_that_tak
 	if (!victim) {
 		kill(left, SIGKILL);
 		h_finish(&p, 20000);
+		h_start(&p, (const char *const[]){"rm", "-rf", dir, NULL}, NULL);
+		h_finish(&p, 10000);
 		cr_skip_test("could not get pid %d for the stranger", (int)cpid);
 	}
 	h_sleep_ms(1000);
@@ -136,6 +142,9 @@ Test(attack, an_unkillable_leftover_does_not_turn_sigkill_on_a_stranger_that_tak
 		h_wait(&p, 5000);
 	}
 	kill(left, SIGKILL);
+	/* No set-user-ID root file left lying in /tmp. */
+	h_start(&p, (const char *const[]){"rm", "-rf", dir, NULL}, NULL);
+	h_finish(&p, 10000);
 }
 
 /* ---- the command reads leaderrun's environment ------------------------ */
