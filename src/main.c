@@ -12,6 +12,7 @@
  *                 while held; a short run's one row after the release, on
  *                 the lease's connection (the worker's)
  *   supervisor.c  the lease loop in order: wait, spawn, hold, release (sup.h)
+ *     sup_loop.c    the one poll(), reaping, the watchdog: what the parts share
  *     sup_wait.c    1. waiting for the lease (the wake-up hint, polling)
  *     sup_hold.c    2.-4. the command under the lease: acts on hold.c's
  *                   decisions and reports them

@@ -1,6 +1,7 @@
 /* The supervisor's own parts, shared by its files and no one else:
  *
- *   supervisor.c   the whole run in order, the one poll(), reaping
+ *   supervisor.c   the whole run in order
+ *   sup_loop.c     the one poll(), the reaping, the watchdog, small helpers
  *   sup_wait.c     1. waiting for the lease
  *   sup_hold.c     2.-4. running the command under it, stopping, draining
  *   sup_release.c  5. giving it back
@@ -62,11 +63,14 @@ struct sup {
 	const char *cmd;      /* COMMAND's name, for the STATUS= lines */
 };
 
-/* supervisor.c */
+/* sup_loop.c */
 int sup_poll(struct sup *s, int64_t at);
 int sup_take(struct sup *s, struct worker_result *r);
 bool sup_reap(struct sup *s);
 const char *sup_signame(int sig);
+/* Handles signals while no command runs. Returns the signal that ends the
+ * wait, or 0. */
+int sup_signals_while_waiting(struct sup *s);
 void sup_fmt_dur(char *buf, size_t len, int64_t us);
 int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi);
 int64_t sup_min64(int64_t a, int64_t b);
@@ -75,9 +79,6 @@ int64_t sup_min64(int64_t a, int64_t b);
  * Returns true when held (s->term, s->acquire_sent_at set); false with
  * OUT filled otherwise. */
 bool sup_acquire(struct sup *s, struct outcome *out);
-/* Handles signals while no command runs. Returns the signal that ends the
- * wait, or 0. */
-int sup_signals_while_waiting(struct sup *s);
 
 /* sup_hold.c: runs the loop until nothing is left of the command. */
 void sup_hold(struct sup *s);

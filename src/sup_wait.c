@@ -19,27 +19,6 @@
 #include "tlspolicy.h"
 #include "worker.h"
 
-static bool is_wait_ending_signal(int sig)
-{
-	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
-}
-
-/* Handles signals while no command runs. Returns the signal that ends the
- * wait, or 0. */
-int sup_signals_while_waiting(struct sup *s)
-{
-	int end = 0;
-
-	for (int i = 0; i < s->nsigs; i++) {
-		if (s->sigs[i] == SIGCHLD)
-			sup_reap(s);
-		else if (!end && is_wait_ending_signal(s->sigs[i]))
-			end = s->sigs[i];
-	}
-	s->nsigs = 0;
-	return end;
-}
-
 /* A signal that ends the wait (TERM, INT, HUP, QUIT) among those EV
  * brought: fills OUT and returns true. */
 static bool sup_wait_ended(struct sup *s, int ev, struct outcome *out)

@@ -15,17 +15,17 @@
  *      left it) are stopped the same way, and every descendant is reaped;
  *   5. release: only then is the lease given back.
  *
- * One poll() waits on signals (signalfd), the worker's results and one timer
+ * Each step has a file: sup_wait.c (1), sup_hold.c (2-4, carrying out
+ * hold.c's decisions), sup_release.c (5); sup_loop.c is what they share:
+ * one poll() on signals (signalfd), the worker's results and one timer
  * (timerfd on CLOCK_BOOTTIME, absolute, so a suspend or a SIGSTOP cannot
  * push a deadline back). Nothing here blocks on the database. */
 #include "supervisor.h"
 #include "sup.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <poll.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,16 +34,12 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "atomicfile.h"
 #include "child.h"
-#include "duration.h"
 #include "log.h"
 #include "sdnotify.h"
-#include "signame.h"
-#include "tlspolicy.h"
 #include "worker.h"
 
 /* Signals passed on to COMMAND's process group. */
@@ -62,191 +58,6 @@ void supervisor_block_signals(void)
 	sigaddset(&set, SIGTTIN);
 	sigaddset(&set, SIGPIPE);
 	sigprocmask(SIG_BLOCK, &set, NULL);
-}
-
-static uint64_t sup_random(struct sup *s)
-{
-	/* xorshift64*: jitter only, no secrets. */
-	s->rng ^= s->rng >> 12;
-	s->rng ^= s->rng << 25;
-	s->rng ^= s->rng >> 27;
-	return s->rng * UINT64_C(2685821657736338717);
-}
-
-/* A random duration in [lo, hi]. */
-int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi)
-{
-	if (hi <= lo)
-		return lo;
-	return lo + (int64_t)(sup_random(s) % (uint64_t)(hi - lo + 1));
-}
-
-int64_t sup_min64(int64_t a, int64_t b)
-{
-	return a < b ? a : b;
-}
-
-/* Whether the lease loop is healthy enough to feed systemd's watchdog.
- * Leading: the last renew succeeded and the command is not due to stop.
- * Waiting: a look at the row got its answer within ttl + --retry-interval
- * + 2 s (between two looks a healthy wait blocks on the hint for up to
- * ttl + 1 s, or polls for a retry interval; the look itself gets the
- * rest). A database that does not answer starves the watchdog, and
- * systemd restarts the unit. */
-static bool sup_healthy(const struct sup *s, int64_t now)
-{
-	const struct options *o = s->o;
-
-	if (s->leading)
-		return hold_healthy(&s->hold, &o->timing, now);
-	return s->looked_at > 0 && now - s->looked_at <= o->timing.ttl_us + o->retry_us + 2 * USEC_PER_SEC;
-}
-
-/* WATCHDOG=1 when one is due and the loop is healthy. Returns AT, or the
- * next keep-alive when that comes first. A keep-alive that finds the loop
- * unhealthy stays due without a timer (one would fire at once, forever):
- * health only comes back with a worker result, which ends the poll, and
- * the next poll sends it. After STOPPING=1 systemd no longer watches. */
-static int64_t sup_keepalive(struct sup *s, int64_t at)
-{
-	int64_t every = sdnotify_watchdog(s->sd) / 2, now;
-
-	if (every <= 0 || sdnotify_is_stopping(s->sd))
-		return at;
-	if (every < USEC_PER_MSEC)
-		every = USEC_PER_MSEC;
-	now = timing_now();
-	if (now >= s->keepalive_at) {
-		if (!sup_healthy(s, now))
-			return at;
-		sdnotify_keepalive(s->sd);
-		s->keepalive_at = now + every;
-	}
-	return at > 0 && at < s->keepalive_at ? at : s->keepalive_at;
-}
-
-/* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
- * timer), feeding systemd's watchdog meanwhile. Returns the EV_* bits that
- * are ready; a keep-alive's timer brings EV_TIMER too, so callers judge
- * their deadlines by the clock, never by that bit. */
-int sup_poll(struct sup *s, int64_t at)
-{
-	struct pollfd p[3] = {
-	    {.fd = s->sigfd, .events = POLLIN},
-	    {.fd = worker_fd(s->w), .events = POLLIN},
-	    {.fd = s->timerfd, .events = POLLIN},
-	};
-	int ev = 0;
-
-	timing_arm(s->timerfd, sup_keepalive(s, at));
-	while (poll(p, 3, -1) < 0)
-		if (errno != EINTR)
-			return 0;
-	if (p[0].revents) {
-		struct signalfd_siginfo si;
-		ev |= EV_SIGNAL;
-		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
-			if (s->nsigs < (int)(sizeof(s->sigs) / sizeof(s->sigs[0])))
-				s->sigs[s->nsigs++] = (int)si.ssi_signo;
-	}
-	if (p[1].revents)
-		ev |= EV_WORKER;
-	if (p[2].revents) {
-		uint64_t expirations;
-		(void)!read(s->timerfd, &expirations, sizeof(expirations));
-		ev |= EV_TIMER;
-	}
-	return ev;
-}
-
-const char *sup_signame(int sig)
-{
-	const char *n = signame_abbrev(sig);
-	return n ? n : "?";
-}
-
-void sup_fmt_dur(char *buf, size_t len, int64_t us)
-{
-	duration_format(us < 0 ? 0 : us, buf, len);
-}
-
-/* Reaps every exited child. Orphans reparented to us (we are a subreaper,
- * or PID 1) are reaped silently; COMMAND's status is kept, its exit said,
- * and true returned. */
-bool sup_reap(struct sup *s)
-{
-	int st;
-	pid_t pid;
-	bool exited = false;
-
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
-			exited = true;
-			s->child_wstatus = st;
-			s->exit_status = child_exit_status(st);
-			/* Its pid held the group's number; now only the rest
-			 * of the group does. Seen empty now, it is never
-			 * signalled again (child_signal): the number is free. */
-			child_group_alive(&s->child);
-			child_restore_terminal(&s->child);
-			if (s->o->ready_file)
-				unlink(s->o->ready_file);
-			if (WIFSIGNALED(st))
-				log_event(LOG_INFO, "exited", "command killed by signal %s", sup_signame(WTERMSIG(st)));
-			else
-				log_event(LOG_INFO, "exited", "command exited with status %d", WEXITSTATUS(st));
-			notify_event(s->n, "exited", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
-			metrics_command_exited(s->m, s->exit_status);
-			sdnotify_stopping(s->sd, "stopping: %s exited with status %d", s->cmd, s->exit_status);
-		} else if (pid == s->child.watcher) {
-			/* Someone killed it; keep going, without that safety net. */
-			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
-				 (int)pid);
-			s->child.watcher = 0;
-		}
-	}
-	return exited;
-}
-
-/* Says which server answered, when that changes (a multi-host DSN moved
- * on), and checks the timing against a Galera cluster's once. */
-static void sup_note_server(struct sup *s, const struct db_server *srv)
-{
-	const struct timing *t = &s->o->timing;
-	int64_t have, need;
-	char a[32], b[32], c[32];
-
-	if (!srv->name[0] || strcmp(srv->name, s->server) == 0)
-		return;
-	if (s->server[0])
-		log_event(LOG_WARN, "server", "now using database server %s%s (was %s): %s", srv->name,
-			  srv->galera ? " (Galera)" : "", s->server, srv->tls);
-	else
-		/* Once: whether the replies that decide who runs are verified
-		 * (issue 20). */
-		log_info("database server %s%s: %s", srv->name, srv->galera ? " (Galera)" : "", srv->tls);
-	snprintf(s->server, sizeof(s->server), "%s", srv->name);
-	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)
-		return;
-	s->galera_checked = true;
-	if (timing_fits_galera(t, srv->suspect_timeout_us, &have, &need))
-		return;
-	sup_fmt_dur(a, sizeof(a), have);
-	sup_fmt_dur(b, sizeof(b), srv->suspect_timeout_us);
-	sup_fmt_dur(c, sizeof(c), t->renew_us);
-	log_warn("Galera: ttl - margin - kill-grace = %s is shorter than evs.suspect_timeout %s + renew interval %s; "
-		 "a node leaving the cluster stalls writes that long and would stop the command although nothing "
-		 "failed: raise --ttl",
-		 a, b, c);
-}
-
-/* worker_take, noting the server that answered. */
-int sup_take(struct sup *s, struct worker_result *r)
-{
-	if (worker_take(s->w, r) != 0)
-		return -1;
-	sup_note_server(s, &r->server);
-	return 0;
 }
 
 /* ---- the whole run ---------------------------------------------------- */
