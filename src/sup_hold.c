@@ -214,21 +214,31 @@ static void sup_apply(struct sup *s, const struct hold_step *st, struct report *
 		hold_renew_sent(&s->hold, rep->now);
 }
 
+/* What a renew's answer means to the state machine. */
+static enum hold_renew sup_renew_of(enum lease_outcome o)
+{
+	switch (o) {
+	case LEASE_OK:
+		return RENEW_OK;
+	case LEASE_REVOKED:
+		return RENEW_REVOKED;
+	case LEASE_LOST:
+		return RENEW_LOST;
+	default:
+		return RENEW_FAILED;
+	}
+}
+
 /* A renew's answer, told to the state machine. */
 static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t now)
 {
-	static const enum hold_renew of[] = {
-	    [LEASE_OK] = RENEW_OK, [LEASE_REVOKED] = RENEW_REVOKED, [LEASE_LOST] = RENEW_LOST};
 	const struct timing *t = &s->o->timing;
 	struct report rep = {.now = now, .r = r, .failures = s->hold.failures};
-	enum hold_renew how = RENEW_FAILED;
 	struct hold_step st;
 
-	if ((size_t)r->outcome < sizeof(of) / sizeof(of[0]) && (r->outcome == LEASE_OK || of[r->outcome] != RENEW_OK))
-		how = of[r->outcome];
 	rep.latency = now - r->sent_at;
 	rep.margin = hold_deadline(&s->hold, t) - now;
-	hold_on_renew(&s->hold, t, how, r->sent_at, now, &st);
+	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);
 	sup_apply(s, &st, &rep);
 }
 
