@@ -614,7 +614,7 @@ static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sq
 	};
 	struct db_result r;
 	enum db_status st;
-	bool found;
+	bool found = false;
 
 	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
 		return st;

@@ -974,7 +974,7 @@ static int options_take_slots(struct parse *p)
 {
 	struct options *o = p->o;
 	const char *slot = p->slot_text, *slot_from = "--slot";
-	unsigned k;
+	unsigned k = 0;
 
 	o->slot = o->mode == MODE_RELEASE ? -1 : 0;
 	if (p->slots_text) {

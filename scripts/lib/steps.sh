@@ -14,7 +14,8 @@
 #   step LABEL CMD...   run CMD; returns CMD's exit status
 #   steps_end           remove the temporary log (only after success: a
 #                       failed step's log stays for the user to read)
-#   build_tree DIR      `meson setup` DIR (--reconfigure when it has been
+#   build_tree DIR [MESON SETUP ARGS...]
+#                       `meson setup` DIR (--reconfigure when it has been
 #                       set up before) and `ninja -C DIR`: a step's command
 #
 # LEADERRUN_VERBOSE=1 (scripts/demo -v, scripts/test -v) lets every step's
@@ -97,10 +98,11 @@ step() {
 # in an `||` list), hence the explicit `|| return`.
 build_tree() {
     local dir=$1
+    shift
     if [[ -f $dir/build.ninja ]]; then
-        meson setup --reconfigure "$dir" || return
+        meson setup --reconfigure "$dir" "$@" || return
     else
-        meson setup "$dir" || return
+        meson setup "$dir" "$@" || return
     fi
     ninja -C "$dir"
 }
