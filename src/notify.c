@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +11,7 @@
 
 #include <curl/curl.h>
 
+#include "bgthread.h"
 #include "config.h"
 #include "duration.h"
 
@@ -34,12 +34,11 @@ struct note {
 
 struct notify {
 	const struct options *o;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, idle;
+	struct bgthread t;
+	/* Guarded by t.lock (t.quit: notify_finish came). */
 	struct note q[QUEUE_MAX];
 	int head, count;
-	bool busy, quit;
+	bool busy;
 	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
 	int slot;    /* notify_set_slot's; only the caller's thread */
 	char host[256];
@@ -240,24 +239,24 @@ static void *notify_main(void *arg)
 {
 	struct notify *n = arg;
 
-	pthread_mutex_lock(&n->lock);
+	bgthread_lock(&n->t);
 	for (;;) {
 		struct note e;
-		while (n->count == 0 && !n->quit)
-			pthread_cond_wait(&n->wake, &n->lock);
-		if (n->count == 0 && n->quit)
+		while (n->count == 0 && !n->t.quit)
+			bgthread_wait(&n->t, 0);
+		if (n->count == 0 && n->t.quit)
 			break;
 		e = n->q[n->head];
 		n->head = (n->head + 1) % QUEUE_MAX;
 		n->count--;
 		n->busy = true;
-		pthread_mutex_unlock(&n->lock);
+		bgthread_unlock(&n->t);
 		notify_deliver(n, &e);
-		pthread_mutex_lock(&n->lock);
+		bgthread_lock(&n->t);
 		n->busy = false;
-		pthread_cond_broadcast(&n->idle);
+		bgthread_idle(&n->t);
 	}
-	pthread_mutex_unlock(&n->lock);
+	bgthread_unlock(&n->t);
 	return NULL;
 }
 
@@ -276,11 +275,10 @@ struct notify *notify_start(const struct options *o)
 	n->slot = -1;
 	if (gethostname(n->host, sizeof(n->host)) != 0)
 		snprintf(n->host, sizeof(n->host), "localhost");
-	pthread_mutex_init(&n->lock, NULL);
-	pthread_cond_init(&n->wake, NULL);
-	pthread_cond_init(&n->idle, NULL);
-	if (pthread_create(&n->thread, NULL, notify_main, n) != 0) {
+	bgthread_init(&n->t);
+	if (bgthread_start(&n->t, notify_main, n) != 0) {
 		log_warn("notifications disabled: cannot start their thread");
+		bgthread_destroy(&n->t);
 		free(n);
 		return NULL;
 	}
@@ -302,9 +300,9 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
+	bgthread_lock(&n->t);
 	if (n->count == QUEUE_MAX) {
-		pthread_mutex_unlock(&n->lock);
+		bgthread_unlock(&n->t);
 		log_warn("notification '%s' dropped: the queue is full", event);
 		return;
 	}
@@ -320,8 +318,8 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 	k = strftime(e->ts, sizeof(e->ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(e->ts + k, sizeof(e->ts) - k, ".%03ldZ", now.tv_nsec / 1000000);
 	n->count++;
-	pthread_cond_signal(&n->wake);
-	pthread_mutex_unlock(&n->lock);
+	bgthread_wake(&n->t);
+	bgthread_unlock(&n->t);
 }
 
 void notify_finish(struct notify *n, int64_t deadline)
@@ -330,23 +328,20 @@ void notify_finish(struct notify *n, int64_t deadline)
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
-	while ((n->count > 0 || n->busy) && timing_now() < deadline) {
-		timing_cond_wait(&n->idle, &n->lock, 50 * USEC_PER_MSEC);
-	}
+	bgthread_lock(&n->t);
+	while ((n->count > 0 || n->busy) && bgthread_wait_idle(&n->t, deadline) == 0)
+		;
 	drained = n->count == 0 && !n->busy;
-	n->quit = true;
-	pthread_cond_signal(&n->wake);
-	pthread_mutex_unlock(&n->lock);
+	bgthread_quit(&n->t);
+	if (!drained)
+		bgthread_leave(&n->t);
+	bgthread_unlock(&n->t);
 	if (!drained) {
 		/* A request still hangs: leave it behind, the process exits. */
 		log_warn("notifications not delivered in time; giving up on them");
-		pthread_detach(n->thread);
 		return;
 	}
-	pthread_join(n->thread, NULL);
-	pthread_mutex_destroy(&n->lock);
-	pthread_cond_destroy(&n->wake);
-	pthread_cond_destroy(&n->idle);
+	bgthread_join(&n->t);
+	bgthread_destroy(&n->t);
 	free(n);
 }
