@@ -9,10 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The calls go through a table (dlib.h), where gcc's type checks of
+ * curl_easy_setopt's arguments cannot follow: off, so that the names stay
+ * plain functions. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
 #include "bgthread.h"
 #include "config.h"
+#include "dlib.h"
 #include "duration.h"
 
 #include "json.h"
@@ -47,63 +52,54 @@ struct notify {
 /* libcurl is loaded only for runs that notify: linked in, it and its TLS
  * stack doubled leaderrun's start-up cost and resident memory for every
  * run (scripts/bench measured 4.1 M against 12.0 M instructions for
- * --version). Written once by notify_library_init, before any thread. */
-static struct {
-	CURLcode (*global_init)(long flags);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
-	CURLcode (*easy_perform)(CURL *c);
-	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-	void (*easy_cleanup)(CURL *c);
-	const char *(*easy_strerror)(CURLcode code);
-	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-	void (*slist_free_all)(struct curl_slist *l);
-} curl;
+ * --version). The functions called, through dlib.h's table; written once
+ * by notify_library_init, before any thread. */
+#define CURL_API(X)                                                                                                    \
+	X(curl_global_init)                                                                                            \
+	X(curl_easy_init)                                                                                              \
+	X(curl_easy_setopt)                                                                                            \
+	X(curl_easy_perform)                                                                                           \
+	X(curl_easy_getinfo)                                                                                           \
+	X(curl_easy_cleanup)                                                                                           \
+	X(curl_easy_strerror)                                                                                          \
+	X(curl_slist_append)                                                                                           \
+	X(curl_slist_free_all)
 
-#if !LEADERRUN_LAZY_LOAD
-/* A static build (-Dlazy_load=false) links libcurl in: there is no dlopen. */
-int notify_library_init(void)
+static struct {
+	CURL_API(DLIB_FIELD)
+} lib;
+
+#if LEADERRUN_LAZY_LOAD
+static int notify_library_load(void)
 {
-	curl.global_init = curl_global_init;
-	curl.easy_init = curl_easy_init;
-	curl.easy_setopt = curl_easy_setopt;
-	curl.easy_perform = curl_easy_perform;
-	curl.easy_getinfo = curl_easy_getinfo;
-	curl.easy_cleanup = curl_easy_cleanup;
-	curl.easy_strerror = curl_easy_strerror;
-	curl.slist_append = curl_slist_append;
-	curl.slist_free_all = curl_slist_free_all;
-	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	static const struct dlib_sym syms[] = {CURL_API(DLIB_SYM)};
+	char err[512];
+
+	return dlib_load("libcurl.so.4", RTLD_NOW, "libcurl", syms, sizeof(syms) / sizeof(syms[0]), err, sizeof(err))
+		   ? 0
+		   : -1;
 }
 #else
-int notify_library_init(void)
+/* A static build (-Dprefer_static=true) links libcurl in: there is no
+ * dlopen. */
+static int notify_library_load(void)
 {
-	void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-
-	if (!lib)
-		return -1;
-		/* POSIX guarantees that a void * from dlsym converts to a function
-		 * pointer; ISO C does not say, hence the memcpy. */
-#define LOAD(field, name)                                                                                              \
-	do {                                                                                                           \
-		void *sym = dlsym(lib, name);                                                                          \
-		if (!sym)                                                                                              \
-			return -1;                                                                                     \
-		memcpy(&curl.field, &sym, sizeof(sym));                                                                \
-	} while (0)
-	LOAD(global_init, "curl_global_init");
-	LOAD(easy_init, "curl_easy_init");
-	LOAD(easy_setopt, "curl_easy_setopt");
-	LOAD(easy_perform, "curl_easy_perform");
-	LOAD(easy_getinfo, "curl_easy_getinfo");
-	LOAD(easy_cleanup, "curl_easy_cleanup");
-	LOAD(easy_strerror, "curl_easy_strerror");
-	LOAD(slist_append, "curl_slist_append");
-	LOAD(slist_free_all, "curl_slist_free_all");
-#undef LOAD
-	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	CURL_API(DLIB_LINK)
+	return 0;
 }
 #endif
+
+int notify_library_init(void)
+{
+	if (notify_library_load() < 0)
+		return -1;
+	if (lib.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		/* Disabled, as the caller says: notify_start tests the table. */
+		memset(&lib, 0, sizeof(lib));
+		return -1;
+	}
+	return 0;
+}
 
 void notify_redact(const char *url, char *buf, size_t len)
 {
@@ -133,26 +129,26 @@ static bool notify_send(const char *url, const char *body, const char *type)
 	CURLcode rc = CURLE_OK;
 
 	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-		CURL *c = curl.easy_init();
+		CURL *c = lib.curl_easy_init();
 		struct curl_slist *h = NULL;
 		if (!c)
 			return false;
-		curl.easy_setopt(c, CURLOPT_URL, url);
-		curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);
-		curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-		curl.easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
-		curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		lib.curl_easy_setopt(c, CURLOPT_URL, url);
+		lib.curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);
+		lib.curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		lib.curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+		lib.curl_easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
+		lib.curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 		if (body) {
-			h = curl.slist_append(h, type);
-			curl.easy_setopt(c, CURLOPT_HTTPHEADER, h);
-			curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+			h = lib.curl_slist_append(h, type);
+			lib.curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+			lib.curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		}
-		rc = curl.easy_perform(c);
+		rc = lib.curl_easy_perform(c);
 		if (rc == CURLE_OK)
-			curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		curl.slist_free_all(h);
-		curl.easy_cleanup(c);
+			lib.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		lib.curl_slist_free_all(h);
+		lib.curl_easy_cleanup(c);
 		if (rc == CURLE_OK && code >= 200 && code < 300)
 			return true;
 		if (attempt + 1 < ATTEMPTS)
@@ -160,7 +156,7 @@ static bool notify_send(const char *url, const char *body, const char *type)
 	}
 	notify_redact(url, shown, sizeof(shown));
 	if (rc != CURLE_OK)
-		log_warn("notification to %s failed: %s", shown, curl.easy_strerror(rc));
+		log_warn("notification to %s failed: %s", shown, lib.curl_easy_strerror(rc));
 	else
 		log_warn("notification to %s failed: HTTP %ld", shown, code);
 	return false;
@@ -264,7 +260,7 @@ struct notify *notify_start(const struct options *o)
 {
 	struct notify *n;
 
-	if ((!o->ping_url && o->nnotify == 0) || !curl.easy_init)
+	if ((!o->ping_url && o->nnotify == 0) || !lib.curl_easy_init)
 		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
