@@ -82,14 +82,6 @@ static struct {
 #include <dlfcn.h>
 #include <netdb.h>
 
-#ifndef LEADERRUN_CLIENT_SONAME
-#if defined(LIBMARIADB)
-#define LEADERRUN_CLIENT_SONAME "libmariadb.so.3"
-#else
-#define LEADERRUN_CLIENT_SONAME "libmysqlclient.so.21"
-#endif
-#endif
-
 /* Connector/C looks its default port up with getservbyname("mysql", "tcp")
  * at initialisation, whatever the DSN says (mysql_once_init, when its
  * mysql_port is 0, which a shared libmariadb does not export). On glibc that
@@ -128,7 +120,8 @@ static int db_library_load(char *err, size_t errlen)
 
 	if (lib.mysql_init)
 		return 0;
-	/* Lazy binding: the functions used are looked up
+	/* LEADERRUN_CLIENT_SONAME: the soname of the library found at build
+	 * time (meson.build). Lazy binding: the functions used are looked up
 	 * here, and the library's own calls bind on first use. (Debian links
 	 * libcrypto with BIND_NOW, so its relocations are paid anyway: the
 	 * largest part of what a dynamic run costs over a static one.) */
