@@ -15,17 +15,18 @@
 
 #include "config.h"
 
+#include "dlib.h"
 #include "duration.h"
 #include "galera.h"
 #include "timing.h"
 #include "tlspolicy.h"
 
-/* The client library's functions, called through this table. In the
- * default build the library is loaded with dlopen by db_library_init, so
- * that runs that never reach a database (--version, --help, a usage error)
- * do not pay for mapping it and its TLS stack (issue 13: the dynamic loader
- * maps every DT_NEEDED library before main). A static build
- * (-Dlazy_load=false) fills the table with the linked functions. */
+/* The client library's functions, called through this table (dlib.h). In
+ * the default build the library is loaded with dlopen by db_library_init,
+ * so that runs that never reach a database (--version, --help, a usage
+ * error) do not pay for mapping it and its TLS stack (issue 13: the dynamic
+ * loader maps every DT_NEEDED library before main). A static build
+ * (-Dprefer_static=true) fills the table with the linked functions. */
 #define DB_API_COMMON(X)                                                                                               \
 	X(mysql_server_init)                                                                                           \
 	X(mysql_server_end)                                                                                            \
@@ -69,27 +70,17 @@ int ma_pvio_register_callback(my_bool register_callback,
 #define DB_API(X) DB_API_COMMON(X)
 #endif
 
-#define DB_API_FIELD(f) __typeof__(f) *f;
 static struct {
-	DB_API(DB_API_FIELD)
+	DB_API(DLIB_FIELD)
 	unsigned *port; /* Connector/C's mysql_port: its default TCP port */
 	/* OpenSSL's OPENSSL_init_crypto, when the library uses OpenSSL. */
 	int (*openssl_init)(uint64_t opts, const void *settings);
 } lib;
-#undef DB_API_FIELD
 
 #if LEADERRUN_LAZY_LOAD
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netdb.h>
-
-#ifndef LEADERRUN_CLIENT_SONAME
-#if defined(LIBMARIADB)
-#define LEADERRUN_CLIENT_SONAME "libmariadb.so.3"
-#else
-#define LEADERRUN_CLIENT_SONAME "libmysqlclient.so.21"
-#endif
-#endif
 
 /* Connector/C looks its default port up with getservbyname("mysql", "tcp")
  * at initialisation, whatever the DSN says (mysql_once_init, when its
@@ -121,34 +112,24 @@ struct servent *getservbyname(const char *name, const char *proto)
 
 static int db_library_load(char *err, size_t errlen)
 {
-	void *h, *sym;
+	static const struct dlib_sym syms[] = {
+	    DB_API(DLIB_SYM)
+	    /* libcrypto, which the client library brought in. */
+	    {"OPENSSL_init_crypto", &lib.openssl_init, true},
+	};
 
 	if (lib.mysql_init)
 		return 0;
-	/* Lazy binding: the functions used are looked up with dlsym below,
-	 * and the library's own calls bind on first use. (Debian links
+	/* LEADERRUN_CLIENT_SONAME: the soname of the library found at build
+	 * time (meson.build). Lazy binding: the functions used are looked up
+	 * here, and the library's own calls bind on first use. (Debian links
 	 * libcrypto with BIND_NOW, so its relocations are paid anyway: the
 	 * largest part of what a dynamic run costs over a static one.) */
-	h = dlopen(LEADERRUN_CLIENT_SONAME, RTLD_LAZY | RTLD_LOCAL);
-	if (!h) {
-		snprintf(err, errlen, "cannot load the client library: %s", dlerror());
+	if (!dlib_load(LEADERRUN_CLIENT_SONAME, RTLD_LAZY, "the client library", syms, sizeof(syms) / sizeof(syms[0]),
+		       err, errlen))
 		return -1;
-	}
-	/* POSIX guarantees that a void * from dlsym converts to a function
-	 * pointer; ISO C does not say, hence the memcpy. */
-#define DB_API_LOAD(f)                                                                                                 \
-	if (!(sym = dlsym(h, #f))) {                                                                                   \
-		snprintf(err, errlen, "%s: no symbol %s", LEADERRUN_CLIENT_SONAME, #f);                                \
-		return -1;                                                                                             \
-	}                                                                                                              \
-	memcpy(&lib.f, &sym, sizeof(sym));
-	DB_API(DB_API_LOAD)
-#undef DB_API_LOAD
 	/* Not in the library's exported symbols: see getservbyname above. */
 	lib.port = NULL;
-	/* libcrypto, which the client library brought in. */
-	sym = dlsym(h, "OPENSSL_init_crypto");
-	memcpy(&lib.openssl_init, &sym, sizeof(sym));
 	return 0;
 }
 #else
@@ -160,9 +141,7 @@ static int db_library_load(char *err, size_t errlen)
 {
 	(void)err;
 	(void)errlen;
-#define DB_API_LINK(f) lib.f = f;
-	DB_API(DB_API_LINK)
-#undef DB_API_LINK
+	DB_API(DLIB_LINK)
 	lib.port = &mysql_port;
 	lib.openssl_init = OPENSSL_init_crypto;
 	return 0;

@@ -1,13 +1,13 @@
 #include "history.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bgthread.h"
 #include "duration.h"
 #include "log.h"
 #include "timing.h"
@@ -22,9 +22,7 @@ enum { SLOT_H_INSERT = LEASE_STMT_SLOTS_END, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_
 static struct history *history_abandoned;
 
 struct history {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, idle_cv;
+	struct bgthread t; /* started only when there is a write for it (history_start_thread) */
 	struct db *db;
 	struct history_sql sql;
 	struct metrics *m;
@@ -32,12 +30,12 @@ struct history {
 	unsigned keep;
 	bool failing;  /* the last write failed; logged once */
 	bool inserted; /* the run's row is there, open */
-	bool started;  /* the thread runs; only the main thread reads or sets it */
 
-	/* Guarded by lock. parked: the run ended before its start was
+	/* Guarded by t.lock. parked: the run ended before its start was
 	 * written; its whole row waits for history_write_parked or
-	 * history_finish. */
-	bool begin_pending, end_pending, parked, busy, quit, detached;
+	 * history_finish. t.quit: history_quit or history_finish came;
+	 * t.detached: history_finish left the thread behind. */
+	bool begin_pending, end_pending, parked, busy;
 	unsigned slot; /* the run's (--slots): set once by history_begin, before any write */
 	uint64_t term;
 	int64_t acquired_at, begin_due;
@@ -197,54 +195,54 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
 		history_prune(h, db, term);
 }
 
+/* Takes the next write (lock held) and does it (lock not held). Returns
+ * false when there is none: the thread is to end. */
+static bool history_next(struct history *h)
+{
+	char outcome[16];
+	uint64_t term = h->term;
+	int64_t at = h->acquired_at;
+	int es = h->exit_status, sig = h->sig;
+	bool end = h->end_pending;
+
+	if (!end && !h->begin_pending)
+		return false;
+	snprintf(outcome, sizeof(outcome), "%s", h->outcome);
+	h->begin_pending = false;
+	h->end_pending = false;
+	h->busy = true;
+	bgthread_unlock(&h->t);
+	if (end)
+		history_do_end(h, h->db, term, at, outcome, es, sig);
+	else
+		history_do_begin(h, term, at);
+	bgthread_lock(&h->t);
+	h->busy = false;
+	return true;
+}
+
 static void *history_main(void *arg)
 {
 	struct history *h = arg;
 	bool detached;
 
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	for (;;) {
 		/* The start is written once the run has lasted
 		 * HISTORY_BEGIN_DELAY_US; a run that ends before is written
 		 * whole, in one statement (history_do_end). */
-		while (!h->end_pending && !(h->quit && !h->parked)) {
-			int64_t now = timing_now();
-			if (h->begin_pending && now >= h->begin_due)
+		while (!h->end_pending && !(h->t.quit && !h->parked)) {
+			if (h->begin_pending && timing_now() >= h->begin_due)
 				break;
-			if (h->begin_pending)
-				timing_cond_wait(&h->wake, &h->lock, h->begin_due - now);
-			else
-				pthread_cond_wait(&h->wake, &h->lock);
+			bgthread_wait(&h->t, h->begin_pending ? h->begin_due : 0);
 		}
-		if (h->end_pending) {
-			char outcome[16];
-			uint64_t term = h->term;
-			int64_t at = h->acquired_at;
-			int es = h->exit_status, sig = h->sig;
-			snprintf(outcome, sizeof(outcome), "%s", h->outcome);
-			h->begin_pending = false;
-			h->end_pending = false;
-			h->busy = true;
-			pthread_mutex_unlock(&h->lock);
-			history_do_end(h, h->db, term, at, outcome, es, sig);
-			pthread_mutex_lock(&h->lock);
-			h->busy = false;
-		} else if (h->begin_pending) {
-			uint64_t term = h->term;
-			int64_t at = h->acquired_at;
-			h->begin_pending = false;
-			h->busy = true;
-			pthread_mutex_unlock(&h->lock);
-			history_do_begin(h, term, at);
-			pthread_mutex_lock(&h->lock);
-			h->busy = false;
-		} else
+		if (!history_next(h))
 			break;
-		pthread_cond_broadcast(&h->idle_cv);
+		bgthread_idle(&h->t);
 	}
-	detached = h->detached;
-	pthread_cond_broadcast(&h->idle_cv);
-	pthread_mutex_unlock(&h->lock);
+	detached = h->t.detached;
+	bgthread_idle(&h->t);
+	bgthread_unlock(&h->t);
 	/* Abandoned by history_finish: the process is exiting, and freeing
 	 * now would race with that exit (a half-freed connection is what
 	 * valgrind reported as lost). Left as it is, it stays reachable
@@ -284,9 +282,7 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 	h->host[sizeof(h->host) - 1] = '\0';
 	h->keep = keep;
 	h->m = m;
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->wake, NULL);
-	pthread_cond_init(&h->idle_cv, NULL);
+	bgthread_init(&h->t);
 	return h;
 }
 
@@ -296,13 +292,12 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
  * more than its writes did). */
 static bool history_start_thread(struct history *h)
 {
-	if (h->started)
+	if (h->t.started)
 		return true;
-	if (pthread_create(&h->thread, NULL, history_main, h) != 0) {
+	if (bgthread_start(&h->t, history_main, h) != 0) {
 		history_failed(h, h->db, DB_ERROR, "cannot start the history thread");
 		return false;
 	}
-	h->started = true;
 	return true;
 }
 
@@ -310,12 +305,12 @@ int64_t history_due(struct history *h)
 {
 	int64_t due = 0;
 
-	if (!h || h->started)
+	if (!h || h->t.started)
 		return 0;
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	if (h->begin_pending)
 		due = h->begin_due;
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 	return due;
 }
 
@@ -326,9 +321,9 @@ void history_tick(struct history *h, int64_t now)
 	if (due && now >= due && !history_start_thread(h)) {
 		/* Then the row is written whole at the end, on the lease's
 		 * connection. */
-		pthread_mutex_lock(&h->lock);
+		bgthread_lock(&h->t);
 		h->begin_due = INT64_MAX;
-		pthread_mutex_unlock(&h->lock);
+		bgthread_unlock(&h->t);
 	}
 }
 
@@ -336,20 +331,20 @@ void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acqu
 {
 	if (!h)
 		return;
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	h->slot = slot;
 	h->term = term;
 	h->acquired_at = acquired_at;
 	h->begin_due = timing_now() + HISTORY_BEGIN_DELAY_US;
 	h->begin_pending = true;
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 }
 
 void history_end(struct history *h, const char *outcome, int exit_status, int sig)
 {
 	if (!h)
 		return;
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	snprintf(h->outcome, sizeof(h->outcome), "%s", outcome);
 	h->exit_status = exit_status;
 	h->sig = sig;
@@ -360,9 +355,9 @@ void history_end(struct history *h, const char *outcome, int exit_status, int si
 		h->parked = true;
 	} else {
 		h->end_pending = true;
-		pthread_cond_signal(&h->wake);
+		bgthread_wake(&h->t);
 	}
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 }
 
 bool history_parked(struct history *h)
@@ -371,9 +366,9 @@ bool history_parked(struct history *h)
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	parked = h->parked;
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 	return parked;
 }
 
@@ -385,36 +380,35 @@ void history_write_parked(void *arg, struct db *db)
 	int64_t at;
 	int es, sig;
 
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	if (!h->parked || !db_connected(db)) {
-		pthread_mutex_unlock(&h->lock);
+		bgthread_unlock(&h->t);
 		return;
 	}
 	h->parked = false;
 	h->busy = true;
 	/* A thread told to quit waited for this row: it may end now. */
-	pthread_cond_signal(&h->wake);
+	bgthread_wake(&h->t);
 	term = h->term;
 	at = h->acquired_at;
 	es = h->exit_status;
 	sig = h->sig;
 	snprintf(outcome, sizeof(outcome), "%s", h->outcome);
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 	history_do_end(h, db, term, at, outcome, es, sig);
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	h->busy = false;
-	pthread_cond_broadcast(&h->idle_cv);
-	pthread_mutex_unlock(&h->lock);
+	bgthread_idle(&h->t);
+	bgthread_unlock(&h->t);
 }
 
 void history_quit(struct history *h)
 {
 	if (!h)
 		return;
-	pthread_mutex_lock(&h->lock);
-	h->quit = true;
-	pthread_cond_signal(&h->wake);
-	pthread_mutex_unlock(&h->lock);
+	bgthread_lock(&h->t);
+	bgthread_quit(&h->t);
+	bgthread_unlock(&h->t);
 }
 
 int history_finish(struct history *h, int64_t until)
@@ -423,49 +417,43 @@ int history_finish(struct history *h, int64_t until)
 
 	if (!h)
 		return 0;
-	pthread_mutex_lock(&h->lock);
+	bgthread_lock(&h->t);
 	/* Not written on the lease's connection: on the history's own. */
 	if (h->parked) {
 		h->parked = false;
 		h->end_pending = true;
 	}
-	h->quit = true;
+	bgthread_quit(&h->t);
 	work = h->begin_pending || h->end_pending;
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 	if (work && !history_start_thread(h)) {
-		pthread_mutex_lock(&h->lock);
+		bgthread_lock(&h->t);
 		h->begin_pending = h->end_pending = false;
-		pthread_mutex_unlock(&h->lock);
+		bgthread_unlock(&h->t);
 	}
 	/* With no thread of its own, a row may still be on its way on the
 	 * lease's connection (history_write_parked, busy): H is not freed
 	 * under it. */
-	pthread_mutex_lock(&h->lock);
-	if (h->started)
-		pthread_cond_signal(&h->wake);
-	while ((h->begin_pending || h->end_pending || h->busy) && timing_now() < until) {
-		timing_cond_wait(&h->idle_cv, &h->lock, 20 * USEC_PER_MSEC);
-	}
+	bgthread_lock(&h->t);
+	bgthread_wake(&h->t);
+	while ((h->begin_pending || h->end_pending || h->busy) && bgthread_wait_idle(&h->t, until) == 0)
+		;
 	idle = !h->begin_pending && !h->end_pending && !h->busy;
 	if (!idle) {
 		/* Cut the call short and leave H behind: exiting is what must
 		 * not wait. */
-		if (h->started) {
-			h->detached = true;
-			pthread_detach(h->thread);
+		if (h->t.started) {
+			bgthread_leave(&h->t);
 			db_abort(h->db);
 		}
 		history_abandoned = h;
 	}
-	pthread_mutex_unlock(&h->lock);
+	bgthread_unlock(&h->t);
 	if (!idle)
 		return -1;
-	if (h->started)
-		pthread_join(h->thread, NULL);
+	bgthread_join(&h->t);
 	db_free(h->db);
-	pthread_mutex_destroy(&h->lock);
-	pthread_cond_destroy(&h->wake);
-	pthread_cond_destroy(&h->idle_cv);
+	bgthread_destroy(&h->t);
 	free(h);
 	return 0;
 }

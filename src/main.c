@@ -20,8 +20,10 @@
  *   hold.c        the decisions while holding: lease and command states,
  *                 what to do next given them and the time (pure, unit-tested)
  *   worker.c      database thread: one statement at a time, own connection
+ *   bgthread.c    what the four background threads share (lock, wake, quit)
  *   lease.c       the SQL protocol (compare-and-set on one row)
  *   db.c          the only file that includes <mysql.h>; dberr.c classifies
+ *   dlib.c        dlopen of the client library and libcurl, one table style
  *   child.c       fork/exec, process group, watcher, every descendant's kill
  *   atomicfile.c  --ready-file and --metrics-file: written beside, renamed over
  *   escape.c, report.c  what rows say, escaped for terminals, logs and JSON

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +13,7 @@
 #include <unistd.h>
 
 #include "atomicfile.h"
+#include "bgthread.h"
 #include "duration.h"
 #include "escape.h"
 #include "lease.h"
@@ -223,9 +223,7 @@ int metrics_path(const char *pattern, const char *lease, char *out, size_t len)
 }
 
 struct metrics {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, idle_cv;
+	struct bgthread t;
 	char path[4096], lock_path[4200];
 	char lease[LEASE_NAME_MAX + 1];
 	int lock_fd;	    /* flock'd PATH.lock: this process owns PATH; -1 not yet */
@@ -233,11 +231,12 @@ struct metrics {
 	bool failing;	    /* the last write failed (logged once) */
 	int64_t refresh_us; /* rewrite this often while waiting (the wait counter grows) */
 
-	/* Guarded by lock. */
+	/* Guarded by t.lock (t.quit: metrics_stop came; t.detached: it left
+	 * the thread behind, which frees M). */
 	struct metrics_state st;
 	int64_t wait_started; /* CLOCK_BOOTTIME us; 0: not waiting */
 	double wait_done_s;
-	bool dirty, quit, writing, detached;
+	bool dirty, writing;
 };
 
 static double wall_now(void)
@@ -271,7 +270,6 @@ static int metrics_own(struct metrics *m, char *why, size_t whylen)
 	return 0;
 }
 
-
 /* One write of ST (a copy taken under the lock). */
 static void metrics_flush(struct metrics *m, struct metrics_state *st)
 {
@@ -299,51 +297,53 @@ static void metrics_flush(struct metrics *m, struct metrics_state *st)
 		m->failing = false;
 		return;
 	}
-	pthread_mutex_lock(&m->lock);
+	bgthread_lock(&m->t);
 	m->st.write_failures++;
-	pthread_mutex_unlock(&m->lock);
+	bgthread_unlock(&m->t);
 	if (!m->failing)
 		log_warn("--metrics-file: cannot write (%s); the command is not affected, retrying at the next change",
 			 why);
 	m->failing = true;
 }
 
+/* Lock held: sleeps until there is something to write or the thread is
+ * to quit. While waiting, the wait counter grows: a rewrite every
+ * refresh_us then. (A change of wait_started sets dirty: the deadline
+ * holds for the whole sleep.) */
+static void metrics_sleep(struct metrics *m)
+{
+	int64_t until = m->wait_started ? timing_now() + m->refresh_us : 0;
+
+	while (!m->dirty && !m->t.quit)
+		if (bgthread_wait(&m->t, until) == ETIMEDOUT)
+			m->dirty = true;
+}
+
 static void *metrics_main(void *arg)
 {
 	struct metrics *m = arg;
 	struct metrics_state st;
-	bool quit, detached;
+	bool detached;
 
-	pthread_mutex_lock(&m->lock);
+	bgthread_lock(&m->t);
 	for (;;) {
-		while (!m->dirty && !m->quit) {
-			if (m->wait_started) {
-				/* The wait counter grows: refresh now and then. */
-				if (timing_cond_wait(&m->wake, &m->lock, m->refresh_us) == ETIMEDOUT)
-					m->dirty = true;
-			} else
-				pthread_cond_wait(&m->wake, &m->lock);
-		}
-		quit = m->quit;
-		if (m->dirty) {
-			m->dirty = false;
-			st = m->st;
-			st.wait_s = m->wait_done_s +
-				    (m->wait_started ? (double)(timing_now() - m->wait_started) / USEC_PER_SEC : 0);
-			m->writing = true;
-			pthread_mutex_unlock(&m->lock);
-			metrics_flush(m, &st);
-			pthread_mutex_lock(&m->lock);
-			m->writing = false;
-			pthread_cond_broadcast(&m->idle_cv);
-			continue;
-		}
-		if (quit)
-			break;
+		metrics_sleep(m);
+		if (!m->dirty)
+			break; /* quit, and the last write is done */
+		m->dirty = false;
+		st = m->st;
+		st.wait_s =
+		    m->wait_done_s + (m->wait_started ? (double)(timing_now() - m->wait_started) / USEC_PER_SEC : 0);
+		m->writing = true;
+		bgthread_unlock(&m->t);
+		metrics_flush(m, &st);
+		bgthread_lock(&m->t);
+		m->writing = false;
+		bgthread_idle(&m->t);
 	}
-	detached = m->detached;
-	pthread_cond_broadcast(&m->idle_cv);
-	pthread_mutex_unlock(&m->lock);
+	detached = m->t.detached;
+	bgthread_idle(&m->t);
+	bgthread_unlock(&m->t);
 	if (detached) {
 		if (m->lock_fd >= 0)
 			close(m->lock_fd);
@@ -380,11 +380,10 @@ struct metrics *metrics_start(const char *pattern, const char *lease, const stru
 	m->refresh_us = t->renew_us;
 	m->lock_fd = -1;
 	m->dirty = true;
-	pthread_mutex_init(&m->lock, NULL);
-	pthread_cond_init(&m->wake, NULL);
-	pthread_cond_init(&m->idle_cv, NULL);
-	if (pthread_create(&m->thread, NULL, metrics_main, m) != 0) {
+	bgthread_init(&m->t);
+	if (bgthread_start(&m->t, metrics_main, m) != 0) {
 		log_warn("--metrics-file: cannot start its thread; no metrics");
+		bgthread_destroy(&m->t);
 		free(m);
 		return NULL;
 	}
@@ -395,11 +394,11 @@ struct metrics *metrics_start(const char *pattern, const char *lease, const stru
 	do {                                                                                                           \
 		if (!(m))                                                                                              \
 			return;                                                                                        \
-		pthread_mutex_lock(&(m)->lock);                                                                        \
+		bgthread_lock(&(m)->t);                                                                                \
 		body;                                                                                                  \
 		(m)->dirty = true;                                                                                     \
-		pthread_cond_signal(&(m)->wake);                                                                       \
-		pthread_mutex_unlock(&(m)->lock);                                                                      \
+		bgthread_wake(&(m)->t);                                                                                \
+		bgthread_unlock(&(m)->t);                                                                              \
 	} while (0)
 
 void metrics_waiting(struct metrics *m, bool waiting)
@@ -503,7 +502,7 @@ void metrics_stop(struct metrics *m, int64_t until)
 
 	if (!m)
 		return;
-	pthread_mutex_lock(&m->lock);
+	bgthread_lock(&m->t);
 	m->st.held = false;
 	m->st.waiting = false;
 	if (m->wait_started) {
@@ -511,26 +510,20 @@ void metrics_stop(struct metrics *m, int64_t until)
 		m->wait_started = 0;
 	}
 	m->dirty = true;
-	m->quit = true;
-	pthread_cond_signal(&m->wake);
+	bgthread_quit(&m->t);
 	/* The last write says "not held"; a filesystem that hangs is left
 	 * behind with the thread, as the database worker is. */
-	while ((m->dirty || m->writing) && timing_now() < until) {
-		timing_cond_wait(&m->idle_cv, &m->lock, 20 * USEC_PER_MSEC);
-	}
+	while ((m->dirty || m->writing) && bgthread_wait_idle(&m->t, until) == 0)
+		;
 	done = !m->dirty && !m->writing;
-	if (!done) {
-		m->detached = true;
-		pthread_detach(m->thread);
-	}
-	pthread_mutex_unlock(&m->lock);
+	if (!done)
+		bgthread_leave(&m->t);
+	bgthread_unlock(&m->t);
 	if (!done)
 		return;
-	pthread_join(m->thread, NULL);
+	bgthread_join(&m->t);
 	if (m->lock_fd >= 0)
 		close(m->lock_fd);
-	pthread_mutex_destroy(&m->lock);
-	pthread_cond_destroy(&m->wake);
-	pthread_cond_destroy(&m->idle_cv);
+	bgthread_destroy(&m->t);
 	free(m);
 }

@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,9 +9,15 @@
 #include <time.h>
 #include <unistd.h>
 
+/* The calls go through a table (dlib.h), where gcc's type checks of
+ * curl_easy_setopt's arguments cannot follow: off, so that the names stay
+ * plain functions. */
+#define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
+#include "bgthread.h"
 #include "config.h"
+#include "dlib.h"
 #include "duration.h"
 
 #include "json.h"
@@ -34,12 +39,11 @@ struct note {
 
 struct notify {
 	const struct options *o;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake, idle;
+	struct bgthread t;
+	/* Guarded by t.lock (t.quit: notify_finish came). */
 	struct note q[QUEUE_MAX];
 	int head, count;
-	bool busy, quit;
+	bool busy;
 	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
 	int slot;    /* notify_set_slot's; only the caller's thread */
 	char host[256];
@@ -48,63 +52,54 @@ struct notify {
 /* libcurl is loaded only for runs that notify: linked in, it and its TLS
  * stack doubled leaderrun's start-up cost and resident memory for every
  * run (scripts/bench measured 4.1 M against 12.0 M instructions for
- * --version). Written once by notify_library_init, before any thread. */
-static struct {
-	CURLcode (*global_init)(long flags);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *c, CURLoption opt, ...);
-	CURLcode (*easy_perform)(CURL *c);
-	CURLcode (*easy_getinfo)(CURL *c, CURLINFO info, ...);
-	void (*easy_cleanup)(CURL *c);
-	const char *(*easy_strerror)(CURLcode code);
-	struct curl_slist *(*slist_append)(struct curl_slist *l, const char *s);
-	void (*slist_free_all)(struct curl_slist *l);
-} curl;
+ * --version). The functions called, through dlib.h's table; written once
+ * by notify_library_init, before any thread. */
+#define CURL_API(X)                                                                                                    \
+	X(curl_global_init)                                                                                            \
+	X(curl_easy_init)                                                                                              \
+	X(curl_easy_setopt)                                                                                            \
+	X(curl_easy_perform)                                                                                           \
+	X(curl_easy_getinfo)                                                                                           \
+	X(curl_easy_cleanup)                                                                                           \
+	X(curl_easy_strerror)                                                                                          \
+	X(curl_slist_append)                                                                                           \
+	X(curl_slist_free_all)
 
-#if !LEADERRUN_LAZY_LOAD
-/* A static build (-Dlazy_load=false) links libcurl in: there is no dlopen. */
-int notify_library_init(void)
+static struct {
+	CURL_API(DLIB_FIELD)
+} lib;
+
+#if LEADERRUN_LAZY_LOAD
+static int notify_library_load(void)
 {
-	curl.global_init = curl_global_init;
-	curl.easy_init = curl_easy_init;
-	curl.easy_setopt = curl_easy_setopt;
-	curl.easy_perform = curl_easy_perform;
-	curl.easy_getinfo = curl_easy_getinfo;
-	curl.easy_cleanup = curl_easy_cleanup;
-	curl.easy_strerror = curl_easy_strerror;
-	curl.slist_append = curl_slist_append;
-	curl.slist_free_all = curl_slist_free_all;
-	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	static const struct dlib_sym syms[] = {CURL_API(DLIB_SYM)};
+	char err[512];
+
+	return dlib_load("libcurl.so.4", RTLD_NOW, "libcurl", syms, sizeof(syms) / sizeof(syms[0]), err, sizeof(err))
+		   ? 0
+		   : -1;
 }
 #else
-int notify_library_init(void)
+/* A static build (-Dprefer_static=true) links libcurl in: there is no
+ * dlopen. */
+static int notify_library_load(void)
 {
-	void *lib = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-
-	if (!lib)
-		return -1;
-		/* POSIX guarantees that a void * from dlsym converts to a function
-		 * pointer; ISO C does not say, hence the memcpy. */
-#define LOAD(field, name)                                                                                              \
-	do {                                                                                                           \
-		void *sym = dlsym(lib, name);                                                                          \
-		if (!sym)                                                                                              \
-			return -1;                                                                                     \
-		memcpy(&curl.field, &sym, sizeof(sym));                                                                \
-	} while (0)
-	LOAD(global_init, "curl_global_init");
-	LOAD(easy_init, "curl_easy_init");
-	LOAD(easy_setopt, "curl_easy_setopt");
-	LOAD(easy_perform, "curl_easy_perform");
-	LOAD(easy_getinfo, "curl_easy_getinfo");
-	LOAD(easy_cleanup, "curl_easy_cleanup");
-	LOAD(easy_strerror, "curl_easy_strerror");
-	LOAD(slist_append, "curl_slist_append");
-	LOAD(slist_free_all, "curl_slist_free_all");
-#undef LOAD
-	return curl.global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+	CURL_API(DLIB_LINK)
+	return 0;
 }
 #endif
+
+int notify_library_init(void)
+{
+	if (notify_library_load() < 0)
+		return -1;
+	if (lib.curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		/* Disabled, as the caller says: notify_start tests the table. */
+		memset(&lib, 0, sizeof(lib));
+		return -1;
+	}
+	return 0;
+}
 
 void notify_redact(const char *url, char *buf, size_t len)
 {
@@ -134,26 +129,26 @@ static bool notify_send(const char *url, const char *body, const char *type)
 	CURLcode rc = CURLE_OK;
 
 	for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
-		CURL *c = curl.easy_init();
+		CURL *c = lib.curl_easy_init();
 		struct curl_slist *h = NULL;
 		if (!c)
 			return false;
-		curl.easy_setopt(c, CURLOPT_URL, url);
-		curl.easy_setopt(c, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);
-		curl.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-		curl.easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
-		curl.easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
-		curl.easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
+		lib.curl_easy_setopt(c, CURLOPT_URL, url);
+		lib.curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, TIMEOUT_MS);
+		lib.curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+		lib.curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, discard);
+		lib.curl_easy_setopt(c, CURLOPT_USERAGENT, "leaderrun");
+		lib.curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
 		if (body) {
-			h = curl.slist_append(h, type);
-			curl.easy_setopt(c, CURLOPT_HTTPHEADER, h);
-			curl.easy_setopt(c, CURLOPT_POSTFIELDS, body);
+			h = lib.curl_slist_append(h, type);
+			lib.curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
+			lib.curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
 		}
-		rc = curl.easy_perform(c);
+		rc = lib.curl_easy_perform(c);
 		if (rc == CURLE_OK)
-			curl.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
-		curl.slist_free_all(h);
-		curl.easy_cleanup(c);
+			lib.curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+		lib.curl_slist_free_all(h);
+		lib.curl_easy_cleanup(c);
 		if (rc == CURLE_OK && code >= 200 && code < 300)
 			return true;
 		if (attempt + 1 < ATTEMPTS)
@@ -161,7 +156,7 @@ static bool notify_send(const char *url, const char *body, const char *type)
 	}
 	notify_redact(url, shown, sizeof(shown));
 	if (rc != CURLE_OK)
-		log_warn("notification to %s failed: %s", shown, curl.easy_strerror(rc));
+		log_warn("notification to %s failed: %s", shown, lib.curl_easy_strerror(rc));
 	else
 		log_warn("notification to %s failed: HTTP %ld", shown, code);
 	return false;
@@ -240,24 +235,24 @@ static void *notify_main(void *arg)
 {
 	struct notify *n = arg;
 
-	pthread_mutex_lock(&n->lock);
+	bgthread_lock(&n->t);
 	for (;;) {
 		struct note e;
-		while (n->count == 0 && !n->quit)
-			pthread_cond_wait(&n->wake, &n->lock);
-		if (n->count == 0 && n->quit)
+		while (n->count == 0 && !n->t.quit)
+			bgthread_wait(&n->t, 0);
+		if (n->count == 0 && n->t.quit)
 			break;
 		e = n->q[n->head];
 		n->head = (n->head + 1) % QUEUE_MAX;
 		n->count--;
 		n->busy = true;
-		pthread_mutex_unlock(&n->lock);
+		bgthread_unlock(&n->t);
 		notify_deliver(n, &e);
-		pthread_mutex_lock(&n->lock);
+		bgthread_lock(&n->t);
 		n->busy = false;
-		pthread_cond_broadcast(&n->idle);
+		bgthread_idle(&n->t);
 	}
-	pthread_mutex_unlock(&n->lock);
+	bgthread_unlock(&n->t);
 	return NULL;
 }
 
@@ -265,7 +260,7 @@ struct notify *notify_start(const struct options *o)
 {
 	struct notify *n;
 
-	if ((!o->ping_url && o->nnotify == 0) || !curl.easy_init)
+	if ((!o->ping_url && o->nnotify == 0) || !lib.curl_easy_init)
 		return NULL;
 	n = calloc(1, sizeof(*n));
 	if (!n) {
@@ -276,11 +271,10 @@ struct notify *notify_start(const struct options *o)
 	n->slot = -1;
 	if (gethostname(n->host, sizeof(n->host)) != 0)
 		snprintf(n->host, sizeof(n->host), "localhost");
-	pthread_mutex_init(&n->lock, NULL);
-	pthread_cond_init(&n->wake, NULL);
-	pthread_cond_init(&n->idle, NULL);
-	if (pthread_create(&n->thread, NULL, notify_main, n) != 0) {
+	bgthread_init(&n->t);
+	if (bgthread_start(&n->t, notify_main, n) != 0) {
 		log_warn("notifications disabled: cannot start their thread");
+		bgthread_destroy(&n->t);
 		free(n);
 		return NULL;
 	}
@@ -302,9 +296,9 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
+	bgthread_lock(&n->t);
 	if (n->count == QUEUE_MAX) {
-		pthread_mutex_unlock(&n->lock);
+		bgthread_unlock(&n->t);
 		log_warn("notification '%s' dropped: the queue is full", event);
 		return;
 	}
@@ -320,8 +314,8 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 	k = strftime(e->ts, sizeof(e->ts), "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(e->ts + k, sizeof(e->ts) - k, ".%03ldZ", now.tv_nsec / 1000000);
 	n->count++;
-	pthread_cond_signal(&n->wake);
-	pthread_mutex_unlock(&n->lock);
+	bgthread_wake(&n->t);
+	bgthread_unlock(&n->t);
 }
 
 void notify_finish(struct notify *n, int64_t deadline)
@@ -330,23 +324,20 @@ void notify_finish(struct notify *n, int64_t deadline)
 
 	if (!n)
 		return;
-	pthread_mutex_lock(&n->lock);
-	while ((n->count > 0 || n->busy) && timing_now() < deadline) {
-		timing_cond_wait(&n->idle, &n->lock, 50 * USEC_PER_MSEC);
-	}
+	bgthread_lock(&n->t);
+	while ((n->count > 0 || n->busy) && bgthread_wait_idle(&n->t, deadline) == 0)
+		;
 	drained = n->count == 0 && !n->busy;
-	n->quit = true;
-	pthread_cond_signal(&n->wake);
-	pthread_mutex_unlock(&n->lock);
+	bgthread_quit(&n->t);
+	if (!drained)
+		bgthread_leave(&n->t);
+	bgthread_unlock(&n->t);
 	if (!drained) {
 		/* A request still hangs: leave it behind, the process exits. */
 		log_warn("notifications not delivered in time; giving up on them");
-		pthread_detach(n->thread);
 		return;
 	}
-	pthread_join(n->thread, NULL);
-	pthread_mutex_destroy(&n->lock);
-	pthread_cond_destroy(&n->wake);
-	pthread_cond_destroy(&n->idle);
+	bgthread_join(&n->t);
+	bgthread_destroy(&n->t);
 	free(n);
 }

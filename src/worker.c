@@ -3,24 +3,30 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bgthread.h"
 #include "duration.h"
 #include "timing.h"
 
+/* One request: what worker_queue copies in, and the thread out. */
+struct worker_req {
+	enum worker_op op;
+	uint64_t term;
+	int exit_status;
+	unsigned hint;	 /* WORKER_WAIT: the slot whose hint to block on */
+	int64_t wait_us; /* WORKER_WAIT: how long at most */
+};
+
 struct worker {
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
+	struct bgthread t;
 	struct db *db;
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	bool detached;	    /* abandoned by worker_stop: the thread frees it all */
 	bool hints;	    /* still worth trying; only the worker thread touches it */
 	bool hint_held;	    /* this session holds the hint's lock */
 	uint64_t marked;    /* the term whose mark this session holds with the hint; 0: none */
@@ -30,13 +36,11 @@ struct worker {
 	int64_t slot_us;    /* --once-per: the slot this run contends for, once known */
 	int pipe[2];	    /* [0] polled by the supervisor, [1] written here */
 
-	/* Guarded by lock. quit_after: worker_quit came while busy. */
-	bool pending, running, done, quit, quit_after;
-	enum worker_op op;
-	uint64_t term;
-	int exit_status;
-	unsigned hint; /* WORKER_WAIT: the slot whose hint to block on */
-	int64_t wait_us;
+	/* Guarded by t.lock (t.quit: end now; t.detached: abandoned by
+	 * worker_stop, the thread frees it all). quit_after: worker_quit
+	 * came while busy. */
+	bool pending, running, done, quit_after;
+	struct worker_req req;
 	worker_call_fn *call, *after_release;
 	void *call_arg, *after_release_arg;
 	struct worker_result result;
@@ -96,90 +100,127 @@ static void worker_drop_hint(struct worker *w)
 	w->marked = 0;
 }
 
-static void worker_run_op(struct worker *w, enum worker_op op, uint64_t term, int exit_status, unsigned hint,
-			  int64_t wait_us, struct worker_result *r)
+/* A request that needs the server, on a connection that is gone (or never
+ * was): a new one, on which this session holds no hint. Returns false with
+ * R's error when no server answers. */
+static bool worker_reconnect(struct worker *w, struct worker_result *r)
+{
+	r->status = db_connect(w->db, r->err, sizeof(r->err));
+	if (r->status != DB_OK) {
+		r->outcome = LEASE_ERROR;
+		return false;
+	}
+	w->hint_held = false; /* it went with the old session */
+	w->marked = 0;
+	/* The hint's named lock is local to one node and session: on Galera
+	 * (where MariaDB refuses it anyway) a follower could wait on a lock
+	 * the leader never took. (Several hosts: worker_start.) */
+	if (db_server_info(w->db, &r->server) && r->server.galera)
+		w->hints = false;
+	return true;
+}
+
+/* WORKER_ACQUIRE and WORKER_LOOK; Q->term is the term whose hint woke this
+ * follower, or 0 (worker_submit). */
+static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 
+	r->outcome =
+	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
+			  &w->slot_us, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+	/* The new leader takes the hint, so that followers block on it (a
+	 * follower woken by it has it already). A follower that did not win
+	 * gives it back, for the next leader to take, unless its leader died
+	 * (worker_keeps_hint). */
+	if (r->outcome == LEASE_OK) {
+		w->slot = r->info.slot;
+		worker_take_hint(w, w->slot, r->info.term);
+	} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, q->term))
+		worker_drop_hint(w);
+}
+
+/* WORKER_WAIT: blocks on the hint of slot Q->hint while Q->term's leader
+ * holds it. */
+static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	char err[256];
+	enum lease_hint how = HINT_UNHELD;
+
+	r->outcome = LEASE_OK;
+	w->wait_slot = q->hint;
+	if (w->hints) {
+		enum db_status st =
+		    lease_hint_wait(w->db, w->job.sql, q->hint, q->term, q->wait_us, &how, err, sizeof(err));
+		if (st != DB_OK) {
+			/* Not woken, whatever the reply said: look again. */
+			how = HINT_UNHELD;
+			worker_hint_failed(w, st);
+		}
+	}
+	r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
+	r->leader_gone = r->woken && how == HINT_WOKEN;
+	r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
+	if (r->woken) {
+		w->hint_held = true;
+		w->hint_slot = q->hint;
+	}
+}
+
+static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	r->outcome = lease_renew(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->ttl_us, &r->sent_at,
+				 &r->status, r->err, sizeof(r->err));
+	/* A leader that could not take the hint when it acquired (a follower
+	 * held it just then) tries again: one statement a renew, only until
+	 * it has it. */
+	if (r->outcome == LEASE_OK)
+		worker_take_hint(w, w->slot, q->term);
+}
+
+static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->min_hold_us, q->exit_status,
+				   &r->status, r->err, sizeof(r->err));
+	/* Row first, hint second: the woken follower finds it free. The
+	 * release is the run's last lease statement: closing the session lets
+	 * go of its named locks as RELEASE_ALL_LOCKS would, one statement
+	 * fewer for every run (issue 13). With a row to follow on this
+	 * connection (worker_follow_release) the session stays. */
+	if (w->hints && db_connected(w->db) && !w->after_release)
+		db_disconnect(w->db);
+}
+
+/* Runs request Q into R. */
+static void worker_run_op(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
 	memset(r, 0, sizeof(*r));
-	r->op = op;
-	if (op == WORKER_CALL) {
+	r->op = q->op;
+	if (q->op == WORKER_CALL) {
 		/* The connection as it is: no lease work needs it now. */
 		w->call(w->call_arg, w->db);
 		r->outcome = LEASE_OK;
 		return;
 	}
-	if (!db_connected(w->db)) {
-		r->status = db_connect(w->db, r->err, sizeof(r->err));
-		if (r->status != DB_OK) {
-			r->outcome = LEASE_ERROR;
-			return;
-		}
-		w->hint_held = false; /* it went with the old session */
-		w->marked = 0;
-		/* The hint's named lock is local to one node and session: on
-		 * Galera (where MariaDB refuses it anyway) a follower could wait
-		 * on a lock the leader never took. (Several hosts: worker_start.) */
-		if (db_server_info(w->db, &r->server) && r->server.galera)
-			w->hints = false;
-	}
-	switch (op) {
+	if (!db_connected(w->db) && !worker_reconnect(w, r))
+		return;
+	switch (q->op) {
 	case WORKER_ACQUIRE:
 	case WORKER_LOOK:
-		r->outcome = lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots,
-					   op == WORKER_LOOK, &w->slot_us, &r->info, &r->sent_at, &r->status, r->err,
-					   sizeof(r->err));
-		/* The new leader takes the hint, so that followers block on it
-		 * (a follower woken by it has it already). A follower that did
-		 * not win gives it back, for the next leader to take, unless its
-		 * leader died (worker_keeps_hint). */
-		if (r->outcome == LEASE_OK) {
-			w->slot = r->info.slot;
-			worker_take_hint(w, w->slot, r->info.term);
-		} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, term))
-			worker_drop_hint(w);
+		worker_run_acquire(w, q, r);
 		break;
-	case WORKER_WAIT: {
-		char err[256];
-		enum lease_hint how = HINT_UNHELD;
-		r->outcome = LEASE_OK;
-		w->wait_slot = hint;
-		if (w->hints) {
-			enum db_status st = lease_hint_wait(w->db, j->sql, hint, term, wait_us, &how, err, sizeof(err));
-			if (st != DB_OK) {
-				/* Not woken, whatever the reply said: look again. */
-				how = HINT_UNHELD;
-				worker_hint_failed(w, st);
-			}
-		}
-		r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
-		r->leader_gone = r->woken && how == HINT_WOKEN;
-		r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
-		if (r->woken) {
-			w->hint_held = true;
-			w->hint_slot = hint;
-		}
+	case WORKER_WAIT:
+		worker_run_wait(w, q, r);
 		break;
-	}
 	case WORKER_RENEW:
-		r->outcome = lease_renew(w->db, &w->sql, j->name, w->slot, j->holder, term, j->ttl_us, &r->sent_at,
-					 &r->status, r->err, sizeof(r->err));
-		/* A leader that could not take the hint when it acquired (a
-		 * follower held it just then) tries again: one statement a
-		 * renew, only until it has it. */
-		if (r->outcome == LEASE_OK)
-			worker_take_hint(w, w->slot, term);
+		worker_run_renew(w, q, r);
 		break;
 	case WORKER_RELEASE:
-		r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, term, j->min_hold_us,
-					   exit_status, &r->status, r->err, sizeof(r->err));
-		/* Row first, hint second: the woken follower finds it free.
-		 * The release is the run's last lease statement: closing the
-		 * session lets go of its named locks as RELEASE_ALL_LOCKS would,
-		 * one statement fewer for every run (issue 13). With a row to
-		 * follow on this connection (worker_main) the session stays. */
-		if (w->hints && db_connected(w->db) && !w->after_release)
-			db_disconnect(w->db);
+		worker_run_release(w, q, r);
 		break;
 	case WORKER_CALL: /* above */
 		break;
@@ -198,74 +239,68 @@ static void worker_free(struct worker *w)
 {
 	close(w->pipe[0]);
 	close(w->pipe[1]);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
+	bgthread_destroy(&w->t);
 	db_free(w->db);
 	free(w->name);
 	free(w->holder);
 	free(w);
 }
 
+/* After the release's result is posted (lock not held): what was to follow
+ * it on this connection (a short run's history row), at once rather than
+ * after a round trip through the supervisor, then the close (issue 13). */
+static void worker_follow_release(struct worker *w)
+{
+	if (w->after_release && db_connected(w->db)) {
+		/* The hint goes before the row that follows: the waiters wake as
+		 * early as the close would wake them. */
+		if (w->hint_held)
+			worker_drop_hint(w);
+		w->after_release(w->after_release_arg, w->db);
+	}
+	db_disconnect(w->db);
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	struct worker_result r;
+	struct worker_req q;
 	bool detached;
 
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	for (;;) {
-		enum worker_op op;
-		uint64_t term;
-		int exit_status;
-		unsigned hint;
-		int64_t wait_us;
-
-		while (!w->pending && !w->quit)
-			pthread_cond_wait(&w->wake, &w->lock);
-		if (w->quit)
+		while (!w->pending && !w->t.quit)
+			bgthread_wait(&w->t, 0);
+		if (w->t.quit)
 			break;
 		/* worker_run_op reads call and call_arg unlocked: they change
 		 * only while no request is pending or running. */
-		op = w->op;
-		term = w->term;
-		exit_status = w->exit_status;
-		wait_us = w->wait_us;
-		hint = w->hint;
+		q = w->req;
 		w->pending = false;
 		w->running = true;
-		pthread_mutex_unlock(&w->lock);
+		bgthread_unlock(&w->t);
 
-		worker_run_op(w, op, term, exit_status, hint, wait_us, &r);
+		worker_run_op(w, &q, &r);
 		r.hints_off = !w->hints;
 
-		pthread_mutex_lock(&w->lock);
+		bgthread_lock(&w->t);
 		w->result = r;
 		w->done = true;
-		if (op == WORKER_RELEASE) {
+		if (q.op == WORKER_RELEASE) {
 			/* The run's last lease statement: its result goes out
-			 * first; then what was to follow it on this connection
-			 * (a short run's history row), at once rather than after
-			 * a round trip through the supervisor, and the close
-			 * (issue 13). Still "running" meanwhile. */
+			 * first, then its follow-up. Still "running" meanwhile. */
 			(void)!write(w->pipe[1], "", 1);
-			pthread_mutex_unlock(&w->lock);
-			if (w->after_release && db_connected(w->db)) {
-				/* The hint goes before the row that follows: the
-				 * waiters wake as early as the close would wake
-				 * them. */
-				if (w->hint_held)
-					worker_drop_hint(w);
-				w->after_release(w->after_release_arg, w->db);
-			}
-			db_disconnect(w->db);
-			pthread_mutex_lock(&w->lock);
+			bgthread_unlock(&w->t);
+			worker_follow_release(w);
+			bgthread_lock(&w->t);
 		}
 		w->running = false;
-		w->quit = w->quit || w->quit_after;
+		w->t.quit = w->t.quit || w->quit_after;
 		(void)!write(w->pipe[1], "", 1);
 	}
-	detached = w->detached;
-	pthread_mutex_unlock(&w->lock);
+	detached = w->t.detached;
+	bgthread_unlock(&w->t);
 	db_disconnect(w->db);
 	/* Abandoned while a call hung, and the call came back before the
 	 * process ended: nobody else will free this. */
@@ -297,9 +332,8 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 		free(w);
 		return NULL;
 	}
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->wake, NULL);
-	if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+	bgthread_init(&w->t);
+	if (bgthread_start(&w->t, worker_main, w) != 0) {
 		w->db = NULL; /* still the caller's */
 		worker_free(w);
 		return NULL;
@@ -312,60 +346,54 @@ int worker_fd(const struct worker *w)
 	return w->pipe[0];
 }
 
-static int worker_queue(struct worker *w, enum worker_op op, uint64_t term, int exit_status, unsigned hint,
-			int64_t wait_us)
+/* Queues Q, or for WORKER_CALL, FN(ARG). Returns -1 if busy. */
+static int worker_queue(struct worker *w, const struct worker_req *q, worker_call_fn *fn, void *arg)
 {
 	int rc = -1;
 
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	if (!w->pending && !w->running && !w->done) {
-		w->op = op;
-		w->term = term;
-		w->exit_status = exit_status;
-		w->wait_us = wait_us;
-		w->hint = hint;
+		if (q->op == WORKER_CALL) {
+			w->call = fn;
+			w->call_arg = arg;
+		}
+		w->req = *q;
 		w->pending = true;
-		pthread_cond_signal(&w->wake);
+		bgthread_wake(&w->t);
 		rc = 0;
 	}
-	pthread_mutex_unlock(&w->lock);
+	bgthread_unlock(&w->t);
 	return rc;
 }
 
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
 {
-	return worker_queue(w, op, term, exit_status, 0, 0);
+	struct worker_req q = {.op = op, .term = term, .exit_status = exit_status};
+
+	return worker_queue(w, &q, NULL, NULL);
 }
 
 int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us)
 {
-	return worker_queue(w, WORKER_WAIT, term, -1, slot, timeout_us);
+	struct worker_req q = {.op = WORKER_WAIT, .term = term, .exit_status = -1, .hint = slot, .wait_us = timeout_us};
+
+	return worker_queue(w, &q, NULL, NULL);
 }
 
 int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
 {
-	int rc = -1;
+	struct worker_req q = {.op = WORKER_CALL};
 
-	pthread_mutex_lock(&w->lock);
-	if (!w->pending && !w->running && !w->done) {
-		w->call = fn;
-		w->call_arg = arg;
-		w->op = WORKER_CALL;
-		w->pending = true;
-		pthread_cond_signal(&w->wake);
-		rc = 0;
-	}
-	pthread_mutex_unlock(&w->lock);
-	return rc;
+	return worker_queue(w, &q, fn, arg);
 }
 
 int worker_busy(struct worker *w)
 {
 	int busy;
 
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	busy = w->pending || w->running || w->done;
-	pthread_mutex_unlock(&w->lock);
+	bgthread_unlock(&w->t);
 	return busy;
 }
 
@@ -374,7 +402,7 @@ int worker_take(struct worker *w, struct worker_result *out)
 	char drain[16];
 	int rc = -1;
 
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	while (read(w->pipe[0], drain, sizeof(drain)) > 0)
 		;
 	if (w->done) {
@@ -382,7 +410,7 @@ int worker_take(struct worker *w, struct worker_result *out)
 		w->done = false;
 		rc = 0;
 	}
-	pthread_mutex_unlock(&w->lock);
+	bgthread_unlock(&w->t);
 	return rc;
 }
 
@@ -393,26 +421,28 @@ void worker_abort(struct worker *w)
 
 void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
 {
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	w->after_release = fn;
 	w->after_release_arg = arg;
-	pthread_mutex_unlock(&w->lock);
+	bgthread_unlock(&w->t);
 }
 
 int worker_wait_idle(struct worker *w, int64_t until)
 {
 	char drain[16];
 
+	/* On the pipe, not on the idle condition variable: the supervisor
+	 * polls it, and every wake-up writes to it. */
 	for (;;) {
 		struct pollfd p = {.fd = w->pipe[0], .events = POLLIN};
 		int64_t left = until - timing_now();
 		bool idle;
 
-		pthread_mutex_lock(&w->lock);
+		bgthread_lock(&w->t);
 		while (read(w->pipe[0], drain, sizeof(drain)) > 0)
 			;
 		idle = !w->pending && !w->running;
-		pthread_mutex_unlock(&w->lock);
+		bgthread_unlock(&w->t);
 		if (idle)
 			return 0;
 		if (left <= 0)
@@ -423,13 +453,13 @@ int worker_wait_idle(struct worker *w, int64_t until)
 
 void worker_quit(struct worker *w)
 {
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	if (w->pending || w->running)
 		w->quit_after = true;
 	else
-		w->quit = true;
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+		w->t.quit = true;
+	bgthread_wake(&w->t);
+	bgthread_unlock(&w->t);
 }
 
 int worker_stop(struct worker *w)
@@ -438,19 +468,16 @@ int worker_stop(struct worker *w)
 
 	if (!w)
 		return 0;
-	pthread_mutex_lock(&w->lock);
+	bgthread_lock(&w->t);
 	idle = !w->pending && !w->running;
-	w->quit = true;
-	if (!idle) {
+	if (!idle)
 		/* Detach before the thread can see quit and free itself. */
-		pthread_detach(w->thread);
-		w->detached = true;
-	}
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+		bgthread_leave(&w->t);
+	bgthread_quit(&w->t);
+	bgthread_unlock(&w->t);
 	if (!idle)
 		return -1;
-	pthread_join(w->thread, NULL);
+	bgthread_join(&w->t);
 	worker_free(w);
 	return 0;
 }

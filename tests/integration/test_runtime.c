@@ -279,3 +279,27 @@ Test(runtime, shell_string_with_a_command_is_a_usage_error)
 	cr_assert_eq(run(&p, (const char *const[]){"--max-runtime", "0", "--", "true", NULL}), 64);
 	cr_assert(strstr(h_slurp(p.err), "--max-runtime 0 is no time to run for"), "%s", h_slurp(p.err));
 }
+
+/* A libcurl.so.4 first on the library path that lacks functions leaderrun
+ * calls: --ping is disabled, as the warning says, and the run goes on. The
+ * table of libcurl's functions was left half filled, so the ping thread
+ * went ahead and called a null pointer. */
+Test(runtime, a_libcurl_missing_functions_disables_pings_without_crashing)
+{
+	struct h_proc p;
+	const char *lease = h_lease("badcurl");
+	char libs[600], dsn[600];
+	const char *err;
+	int status;
+
+	snprintf(libs, sizeof(libs), "LD_LIBRARY_PATH=%s", getenv("LR_FAKE_CURL_DIR"));
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", h_dsn());
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "--ping", "http://127.0.0.1:9/hc", "-n", "-l", lease, "--", "true", NULL},
+	    (const char *const[]){libs, dsn, NULL});
+	status = h_finish(&p, 20000);
+	err = h_slurp(p.err);
+	cr_assert_eq(status, 0, "exit status %d (a signal: 128 + N):\n%s", status, err);
+	cr_assert(strstr(err, "cannot load libcurl"), "no warning that pings are off:\n%s", err);
+}
