@@ -251,7 +251,7 @@ static int db_socket_of(MYSQL *m)
 struct db {
 	struct db_config cfg;
 	MYSQL *mysql;
-	MYSQL_STMT *stmts[DB_MAX_SLOTS];
+	MYSQL_STMT *stmts[DB_MAX_STMTS]; /* prepared, by index (stmt.h) */
 	/* The socket of the live connection, or -1. Guarded by fd_lock, which
 	 * is never held across I/O, so db_abort cannot block on a hung call. */
 	pthread_mutex_t fd_lock;
@@ -603,7 +603,7 @@ void db_disconnect(struct db *db)
 	 * on the way out: the server drops a session's statements with it
 	 * (issue 13). */
 	lib.mysql_close(db->mysql);
-	for (unsigned i = 0; i < DB_MAX_SLOTS; i++) {
+	for (unsigned i = 0; i < DB_MAX_STMTS; i++) {
 		if (db->stmts[i])
 			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
@@ -1051,65 +1051,53 @@ static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, siz
 
 #define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
 
-static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
-				    void *ctx, struct db_result *res, char *err, size_t errlen)
+/* A new handle for the statement at index ID, prepared from SQL with
+ * libmysqlclient. With Connector/C the first execution prepares it in the
+ * same round trip (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
+ * COM_STMT_EXECUTE sent together); the parameters are bound before, so the
+ * library must be told how many. Issue 13: a one-shot run paid a round
+ * trip per statement for prepares. */
+static enum db_status db_stmt_new(struct db *db, unsigned id, const char *sql, unsigned nparams, MYSQL_STMT **out,
+				  char *err, size_t errlen)
 {
-	MYSQL_BIND pb[DB_MAX_SLOTS], cb[DB_MAX_SLOTS];
-	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
-	db_bool pnull[DB_MAX_SLOTS], cnull[DB_MAX_SLOTS];
-	MYSQL_STMT *st;
-	bool fresh;
-	char prefixed[4096];
+	MYSQL_STMT *st = lib.mysql_stmt_init(db->mysql);
 
-	memset(res, 0, sizeof(*res));
-	if (slot >= DB_MAX_SLOTS || nparams > DB_MAX_SLOTS || ncols > DB_MAX_SLOTS) {
-		snprintf(err, errlen, "internal error: statement slot out of range");
-		return DB_ERROR;
-	}
-	if (!db->mysql) {
-		snprintf(err, errlen, "not connected");
-		return DB_UNAVAILABLE;
-	}
-	st = db->stmts[slot];
-	fresh = !st;
-	if (fresh && db->stmt_settings) {
-		/* Prepared once per connection: the prefix costs nothing later. */
-		if (strlen(sql) >= sizeof(prefixed) - sizeof(DB_STMT_SETTINGS)) {
-			snprintf(err, errlen, "internal error: statement too long");
-			return DB_ERROR;
-		}
-		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
-		sql = prefixed;
-	}
-	if (fresh) {
-		st = lib.mysql_stmt_init(db->mysql);
-		if (!st)
-			return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	if (!st)
+		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
 #if defined(LIBMARIADB)
-		/* The first execution prepares in the same round trip
-		 * (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
-		 * COM_STMT_EXECUTE sent together); the parameters are bound
-		 * before, so the library must be told how many. Issue 13: a
-		 * one-shot run paid a round trip per statement for prepares. */
-		unsigned n = nparams;
-		if (nparams)
-			lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
+	unsigned n = nparams;
+	(void)id;
+	(void)sql;
+	if (nparams)
+		lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
 #else
-		if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
-			return db_stmt_gone(db, st, err, errlen);
-		db->stmts[slot] = st;
+	(void)nparams;
+	if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
+		return db_stmt_gone(db, st, err, errlen);
+	db->stmts[id] = st;
 #endif
-	}
+	*out = st;
+	return DB_OK;
+}
+
+/* Binds PARAMS and executes ST, the statement at index ID; FRESH: its
+ * first execution on this connection, of SQL. A handle that never became
+ * the connection's is closed on failure. */
+static enum db_status db_stmt_run(struct db *db, unsigned id, MYSQL_STMT *st, bool fresh, const char *sql,
+				  const struct db_value *params, unsigned nparams, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_PARAMS];
+	unsigned long len[DB_MAX_PARAMS];
+	db_bool null[DB_MAX_PARAMS];
 
 	for (unsigned i = 0; i < nparams; i++) {
 		/* A NULL string parameter is SQL NULL. */
-		pnull[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
-		db_bind_value(&pb[i], &params[i], &plen[i], &pnull[i]);
-		plen[i] = pb[i].buffer_length;
+		null[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
+		db_bind_value(&b[i], &params[i], &len[i], &null[i]);
+		len[i] = b[i].buffer_length;
 	}
-	if (nparams && lib.mysql_stmt_bind_param(st, pb) != 0) {
-		if (fresh && !db->stmts[slot])
+	if (nparams && lib.mysql_stmt_bind_param(st, b) != 0) {
+		if (fresh && !db->stmts[id])
 			return db_stmt_gone(db, st, err, errlen);
 		return db_stmt_fail(db, st, err, errlen);
 	}
@@ -1117,25 +1105,32 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 	if (fresh) {
 		if (lib.mariadb_stmt_execute_direct(st, sql, strlen(sql)) != 0)
 			return db_stmt_gone(db, st, err, errlen);
-		db->stmts[slot] = st;
-	} else if (lib.mysql_stmt_execute(st) != 0)
-		return db_stmt_fail(db, st, err, errlen);
+		db->stmts[id] = st;
+		return DB_OK;
+	}
 #else
+	(void)sql;
+#endif
 	if (lib.mysql_stmt_execute(st) != 0)
 		return db_stmt_fail(db, st, err, errlen);
-#endif
+	return DB_OK;
+}
 
-	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
-	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
-	if (!cols)
-		return DB_OK;
+/* Fetches the rows of ST into COLS: the first only without ON_ROW, else
+ * each, handed to ON_ROW(CTX, COLS). */
+static enum db_status db_stmt_fetch(struct db *db, MYSQL_STMT *st, struct db_value *cols, unsigned ncols,
+				    db_row_fn *on_row, void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_COLS];
+	unsigned long len[DB_MAX_COLS];
+	db_bool null[DB_MAX_COLS];
 
 	for (unsigned i = 0; i < ncols; i++) {
-		cnull[i] = 0;
-		clen[i] = 0;
-		db_bind_value(&cb[i], &cols[i], &clen[i], &cnull[i]);
+		null[i] = 0;
+		len[i] = 0;
+		db_bind_value(&b[i], &cols[i], &len[i], &null[i]);
 	}
-	if (lib.mysql_stmt_bind_result(st, cb) != 0)
+	if (lib.mysql_stmt_bind_result(st, b) != 0)
 		return db_stmt_fail(db, st, err, errlen);
 	for (;;) {
 		switch (lib.mysql_stmt_fetch(st)) {
@@ -1154,10 +1149,10 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 		}
 		res->have_row = true;
 		for (unsigned i = 0; i < ncols; i++) {
-			cols[i].is_null = cnull[i] != 0;
+			cols[i].is_null = null[i] != 0;
 			if (cols[i].type == DB_STR && cols[i].buf && cols[i].cap) {
-				size_t n = clen[i] < cols[i].cap - 1 ? clen[i] : cols[i].cap - 1;
-				cols[i].buf[cnull[i] ? 0 : n] = '\0';
+				size_t n = len[i] < cols[i].cap - 1 ? len[i] : cols[i].cap - 1;
+				cols[i].buf[null[i] ? 0 : n] = '\0';
 			}
 		}
 		if (!on_row)
@@ -1168,21 +1163,62 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 	return DB_OK;
 }
 
-enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+static enum db_status db_exec_armed(struct db *db, unsigned id, const char *sql, const struct db_value *params,
+				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
+				    void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	char prefixed[sizeof(DB_STMT_SETTINGS) + DB_MAX_SQL];
+	MYSQL_STMT *st;
+	bool fresh;
+	enum db_status s;
+
+	memset(res, 0, sizeof(*res));
+	if (id >= DB_MAX_STMTS || nparams > DB_MAX_PARAMS || ncols > DB_MAX_COLS) {
+		snprintf(err, errlen, "internal error: statement %u, or its parameters or columns, out of range", id);
+		return DB_ERROR;
+	}
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	st = db->stmts[id];
+	fresh = !st;
+	if (fresh && db->stmt_settings) {
+		/* Prepared once per connection: the prefix costs nothing later. */
+		if (strlen(sql) >= DB_MAX_SQL) {
+			snprintf(err, errlen, "internal error: statement too long");
+			return DB_ERROR;
+		}
+		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
+		sql = prefixed;
+	}
+	if (fresh && (s = db_stmt_new(db, id, sql, nparams, &st, err, errlen)) != DB_OK)
+		return s;
+	s = db_stmt_run(db, id, st, fresh, sql, params, nparams, err, errlen);
+	if (s != DB_OK)
+		return s;
+	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
+	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
+	if (!cols)
+		return DB_OK;
+	return db_stmt_fetch(db, st, cols, ncols, on_row, ctx, res, err, errlen);
+}
+
+enum db_status db_exec_each(struct db *db, unsigned stmt, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
 			    struct db_result *res, char *err, size_t errlen)
 {
 	/* The statement with all its rows, under one deadline: a server that
 	 * trickles a result cannot stretch it either. */
 	bool armed = db_arm_io(db);
-	enum db_status st = db_exec_armed(db, slot, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
+	enum db_status st = db_exec_armed(db, stmt, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
 
 	db_disarm(armed);
 	return st;
 }
 
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,
+enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const struct db_value *params, unsigned nparams,
 		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
 {
-	return db_exec_each(db, slot, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
+	return db_exec_each(db, stmt, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
 }

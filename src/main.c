@@ -21,6 +21,7 @@
  *                 what to do next given them and the time (pure, unit-tested)
  *   worker.c      database thread: one statement at a time, own connection
  *   lease.c       the SQL protocol (compare-and-set on one row)
+ *   stmts.def     every statement, declared once (stmt.h: its index)
  *   db.c          the only file that includes <mysql.h>; dberr.c classifies
  *   child.c       fork/exec, process group, watcher, every descendant's kill
  *   atomicfile.c  --ready-file and --metrics-file: written beside, renamed over
