@@ -756,25 +756,17 @@ static MYSQL *db_handle(const struct db_config *c, enum db_tls mode, const char 
 	return m;
 }
 
-/* Connects to host I of the configuration (or the library's default)
- * within CT seconds. */
-static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
+/* Connects the handle M to host H (TLS MODE, verifying against CA): the
+ * TCP connect, the greeting, TLS and the login. On failure M is closed and
+ * ERR says why, naming the TLS mode when TLS refused the server. */
+static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca,
+				   char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
-	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
-	/* A socket given without a host is local whatever the host says. */
-	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
-	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
 	enum db_status st;
 	bool connected;
+	unsigned e;
 	int slack;
-	MYSQL *m;
-
-	m = db_handle(c, mode, ca, ct);
-	if (!m) {
-		snprintf(err, errlen, "out of memory");
-		return DB_ERROR;
-	}
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
@@ -791,51 +783,55 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	db->connecting = NULL;
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	if (!connected) {
-		unsigned e = lib.mysql_errno(m);
-		/* A deadline that ran out is that, whatever TLS made of the
-		 * cut it met. */
-		st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m))
-							       : db_status_of(e);
-		if (st == DB_UNTRUSTED)
-			snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)",
-				 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
-				 tlspolicy_verifies(mode) && ca ? ca : "", lib.mysql_error(m), e);
-		else
-			snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
-		db_note_timeout(db, err, errlen);
-		db_close_failed(db, m);
-		return st == DB_OK ? DB_ERROR : st;
-	}
-	/* A backstop, on both flavours: whatever the library (or an option
-	 * file it read) made of the options, a required mode never carries
-	 * on in plain text. */
-	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
-		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
-			 tlspolicy_mode_name(mode));
-		db_close_failed(db, m);
-		return DB_UNTRUSTED;
-	}
+	if (connected)
+		return DB_OK;
+	e = lib.mysql_errno(m);
+	/* A deadline that ran out is that, whatever TLS made of the cut it
+	 * met. */
+	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
+	if (st == DB_UNTRUSTED)
+		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)", tlspolicy_mode_name(mode),
+			 tlspolicy_verifies(mode) ? " against " : "", tlspolicy_verifies(mode) && ca ? ca : "",
+			 lib.mysql_error(m), e);
+	else
+		snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
+	db_note_timeout(db, err, errlen);
+	db_close_failed(db, m);
+	return st == DB_OK ? DB_ERROR : st;
+}
+
+/* The connection M to host H becomes the live one: what db_server_info
+ * says of it (its name, its TLS). */
+static void db_take(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca)
+{
+	const char *cipher = lib.mysql_get_ssl_cipher(m);
+
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
 	memset(&db->server, 0, sizeof(db->server));
-	if (!lib.mysql_get_ssl_cipher(m))
+	if (!cipher)
 		snprintf(db->server.tls, sizeof(db->server.tls), "no TLS");
 	else if (tlspolicy_verifies(mode))
-		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)",
-			 lib.mysql_get_ssl_cipher(m), tlspolicy_mode_name(mode), ca);
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)", cipher,
+			 tlspolicy_mode_name(mode), ca);
 	else
-		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified",
-			 lib.mysql_get_ssl_cipher(m));
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified", cipher);
 	/* The name users gave, or the socket's path; else the library's
 	 * account of what the option files made of it. */
 	if (h->name)
 		db_host_label(h, db->server.name, sizeof(db->server.name));
 	else
 		snprintf(db->server.name, sizeof(db->server.name), "%s",
-			 c->socket ? c->socket : lib.mysql_get_host_info(m));
+			 db->cfg.socket ? db->cfg.socket : lib.mysql_get_host_info(m));
+}
 
-	st = db_probe(db, err, errlen);
+/* Is the live connection's server one to use (db_probe), and its session
+ * set up as the protocol needs? If not, it is dropped. */
+static enum db_status db_session(struct db *db, char *err, size_t errlen)
+{
+	const struct db_config *c = &db->cfg;
+	enum db_status st = db_probe(db, err, errlen);
+
 	/* Option files are applied inside mysql_real_connect and could carry an
 	 * init-command; assert the session settings the protocol relies on
 	 * after it. A short lock wait turns row contention into a quick
@@ -852,7 +848,8 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	 * between looks, must outlive the server's wait_timeout: below an
 	 * hour (the default is 8 h) the session SET goes out after all. */
 	db->stmt_settings = st == DB_OK && !db->server.galera && !c->defaults_file && !c->read_option_files &&
-			    strstr(lib.mysql_get_server_info(m), "MariaDB") != NULL && db->wait_timeout_s >= 3600;
+			    strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL &&
+			    db->wait_timeout_s >= 3600;
 	if (st == DB_OK && !db->stmt_settings)
 		st = db_query(db,
 			      db->server.galera
@@ -862,6 +859,38 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	if (st != DB_OK)
 		db_disconnect(db);
 	return st;
+}
+
+/* Connects to host I of the configuration (or the library's default)
+ * within CT seconds. */
+static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
+{
+	const struct db_config *c = &db->cfg;
+	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
+	/* A socket given without a host is local whatever the host says. */
+	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
+	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
+	enum db_status st;
+	MYSQL *m = db_handle(c, mode, ca, ct);
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return DB_ERROR;
+	}
+	st = db_handshake(db, m, h, mode, ca, err, errlen);
+	if (st != DB_OK)
+		return st;
+	/* A backstop, on both flavours: whatever the library (or an option
+	 * file it read) made of the options, a required mode never carries
+	 * on in plain text. */
+	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
+		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
+			 tlspolicy_mode_name(mode));
+		db_close_failed(db, m);
+		return DB_UNTRUSTED;
+	}
+	db_take(db, m, h, mode, ca);
+	return db_session(db, err, errlen);
 }
 
 static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
