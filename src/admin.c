@@ -17,9 +17,6 @@
 #include "runmode.h"
 #include "signame.h"
 
-/* Statement slots of the history on the admin connection (after lease.c's). */
-enum { SLOT_A_LIST = LEASE_STMT_SLOTS_END, SLOT_A_SUCCESS };
-
 struct rows {
 	struct lease_row *v;
 	size_t n, cap;
@@ -92,7 +89,8 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec_each(db, SLOT_A_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r, err, sizeof(err));
+	st = db_exec_each(db, STMT_HISTORY_LAST_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r, err,
+			  sizeof(err));
 	if (st == DB_OK)
 		return true;
 	log_warn("--status: no last success times: the run history %s cannot be read (%s: %s)%s", o->history_table,
@@ -338,7 +336,7 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec_each(db, SLOT_A_LIST, h.list, p, 2, c, 10, collect_run, &r, &res, err, sizeof(err));
+	st = db_exec_each(db, STMT_HISTORY_LIST, h.list, p, 2, c, 10, collect_run, &r, &res, err, sizeof(err));
 	if (st != DB_OK) {
 		log_error("--history: %s: %s%s", dberr_name(st), err,
 			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table, or upgrades an older one"

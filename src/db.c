@@ -230,7 +230,7 @@ static int db_socket_of(MYSQL *m)
 struct db {
 	struct db_config cfg;
 	MYSQL *mysql;
-	MYSQL_STMT *stmts[DB_MAX_SLOTS];
+	MYSQL_STMT *stmts[DB_MAX_STMTS]; /* prepared, by index (stmt.h) */
 	/* The socket of the live connection, or -1. Guarded by fd_lock, which
 	 * is never held across I/O, so db_abort cannot block on a hung call. */
 	pthread_mutex_t fd_lock;
@@ -582,7 +582,7 @@ void db_disconnect(struct db *db)
 	 * on the way out: the server drops a session's statements with it
 	 * (issue 13). */
 	lib.mysql_close(db->mysql);
-	for (unsigned i = 0; i < DB_MAX_SLOTS; i++) {
+	for (unsigned i = 0; i < DB_MAX_STMTS; i++) {
 		if (db->stmts[i])
 			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
@@ -735,25 +735,17 @@ static MYSQL *db_handle(const struct db_config *c, enum db_tls mode, const char 
 	return m;
 }
 
-/* Connects to host I of the configuration (or the library's default)
- * within CT seconds. */
-static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
+/* Connects the handle M to host H (TLS MODE, verifying against CA): the
+ * TCP connect, the greeting, TLS and the login. On failure M is closed and
+ * ERR says why, naming the TLS mode when TLS refused the server. */
+static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca,
+				   char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
-	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
-	/* A socket given without a host is local whatever the host says. */
-	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
-	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
 	enum db_status st;
 	bool connected;
+	unsigned e;
 	int slack;
-	MYSQL *m;
-
-	m = db_handle(c, mode, ca, ct);
-	if (!m) {
-		snprintf(err, errlen, "out of memory");
-		return DB_ERROR;
-	}
 
 	/* CLIENT_FOUND_ROWS: an UPDATE reports rows matched, so a renew that
 	 * writes the same values (same microsecond) is not mistaken for a
@@ -770,51 +762,55 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	db->connecting = NULL;
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	if (!connected) {
-		unsigned e = lib.mysql_errno(m);
-		/* A deadline that ran out is that, whatever TLS made of the
-		 * cut it met. */
-		st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m))
-							       : db_status_of(e);
-		if (st == DB_UNTRUSTED)
-			snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)",
-				 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
-				 tlspolicy_verifies(mode) && ca ? ca : "", lib.mysql_error(m), e);
-		else
-			snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
-		db_note_timeout(db, err, errlen);
-		db_close_failed(db, m);
-		return st == DB_OK ? DB_ERROR : st;
-	}
-	/* A backstop, on both flavours: whatever the library (or an option
-	 * file it read) made of the options, a required mode never carries
-	 * on in plain text. */
-	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
-		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
-			 tlspolicy_mode_name(mode));
-		db_close_failed(db, m);
-		return DB_UNTRUSTED;
-	}
+	if (connected)
+		return DB_OK;
+	e = lib.mysql_errno(m);
+	/* A deadline that ran out is that, whatever TLS made of the cut it
+	 * met. */
+	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
+	if (st == DB_UNTRUSTED)
+		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)", tlspolicy_mode_name(mode),
+			 tlspolicy_verifies(mode) ? " against " : "", tlspolicy_verifies(mode) && ca ? ca : "",
+			 lib.mysql_error(m), e);
+	else
+		snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
+	db_note_timeout(db, err, errlen);
+	db_close_failed(db, m);
+	return st == DB_OK ? DB_ERROR : st;
+}
+
+/* The connection M to host H becomes the live one: what db_server_info
+ * says of it (its name, its TLS). */
+static void db_take(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca)
+{
+	const char *cipher = lib.mysql_get_ssl_cipher(m);
+
 	db->mysql = m;
 	db_set_fd(db, db_socket_of(m));
 	memset(&db->server, 0, sizeof(db->server));
-	if (!lib.mysql_get_ssl_cipher(m))
+	if (!cipher)
 		snprintf(db->server.tls, sizeof(db->server.tls), "no TLS");
 	else if (tlspolicy_verifies(mode))
-		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)",
-			 lib.mysql_get_ssl_cipher(m), tlspolicy_mode_name(mode), ca);
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate verified (%s, CA %s)", cipher,
+			 tlspolicy_mode_name(mode), ca);
 	else
-		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified",
-			 lib.mysql_get_ssl_cipher(m));
+		snprintf(db->server.tls, sizeof(db->server.tls), "TLS %s, certificate not verified", cipher);
 	/* The name users gave, or the socket's path; else the library's
 	 * account of what the option files made of it. */
 	if (h->name)
 		db_host_label(h, db->server.name, sizeof(db->server.name));
 	else
 		snprintf(db->server.name, sizeof(db->server.name), "%s",
-			 c->socket ? c->socket : lib.mysql_get_host_info(m));
+			 db->cfg.socket ? db->cfg.socket : lib.mysql_get_host_info(m));
+}
 
-	st = db_probe(db, err, errlen);
+/* Is the live connection's server one to use (db_probe), and its session
+ * set up as the protocol needs? If not, it is dropped. */
+static enum db_status db_session(struct db *db, char *err, size_t errlen)
+{
+	const struct db_config *c = &db->cfg;
+	enum db_status st = db_probe(db, err, errlen);
+
 	/* Option files are applied inside mysql_real_connect and could carry an
 	 * init-command; assert the session settings the protocol relies on
 	 * after it. A short lock wait turns row contention into a quick
@@ -831,7 +827,8 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	 * between looks, must outlive the server's wait_timeout: below an
 	 * hour (the default is 8 h) the session SET goes out after all. */
 	db->stmt_settings = st == DB_OK && !db->server.galera && !c->defaults_file && !c->read_option_files &&
-			    strstr(lib.mysql_get_server_info(m), "MariaDB") != NULL && db->wait_timeout_s >= 3600;
+			    strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL &&
+			    db->wait_timeout_s >= 3600;
 	if (st == DB_OK && !db->stmt_settings)
 		st = db_query(db,
 			      db->server.galera
@@ -841,6 +838,38 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	if (st != DB_OK)
 		db_disconnect(db);
 	return st;
+}
+
+/* Connects to host I of the configuration (or the library's default)
+ * within CT seconds. */
+static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
+{
+	const struct db_config *c = &db->cfg;
+	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
+	/* A socket given without a host is local whatever the host says. */
+	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
+	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
+	enum db_status st;
+	MYSQL *m = db_handle(c, mode, ca, ct);
+
+	if (!m) {
+		snprintf(err, errlen, "out of memory");
+		return DB_ERROR;
+	}
+	st = db_handshake(db, m, h, mode, ca, err, errlen);
+	if (st != DB_OK)
+		return st;
+	/* A backstop, on both flavours: whatever the library (or an option
+	 * file it read) made of the options, a required mode never carries
+	 * on in plain text. */
+	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
+		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
+			 tlspolicy_mode_name(mode));
+		db_close_failed(db, m);
+		return DB_UNTRUSTED;
+	}
+	db_take(db, m, h, mode, ca);
+	return db_session(db, err, errlen);
 }
 
 static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
@@ -1030,65 +1059,53 @@ static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, siz
 
 #define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
 
-static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
-				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
-				    void *ctx, struct db_result *res, char *err, size_t errlen)
+/* A new handle for the statement at index ID, prepared from SQL with
+ * libmysqlclient. With Connector/C the first execution prepares it in the
+ * same round trip (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
+ * COM_STMT_EXECUTE sent together); the parameters are bound before, so the
+ * library must be told how many. Issue 13: a one-shot run paid a round
+ * trip per statement for prepares. */
+static enum db_status db_stmt_new(struct db *db, unsigned id, const char *sql, unsigned nparams, MYSQL_STMT **out,
+				  char *err, size_t errlen)
 {
-	MYSQL_BIND pb[DB_MAX_SLOTS], cb[DB_MAX_SLOTS];
-	unsigned long plen[DB_MAX_SLOTS], clen[DB_MAX_SLOTS];
-	db_bool pnull[DB_MAX_SLOTS], cnull[DB_MAX_SLOTS];
-	MYSQL_STMT *st;
-	bool fresh;
-	char prefixed[4096];
+	MYSQL_STMT *st = lib.mysql_stmt_init(db->mysql);
 
-	memset(res, 0, sizeof(*res));
-	if (slot >= DB_MAX_SLOTS || nparams > DB_MAX_SLOTS || ncols > DB_MAX_SLOTS) {
-		snprintf(err, errlen, "internal error: statement slot out of range");
-		return DB_ERROR;
-	}
-	if (!db->mysql) {
-		snprintf(err, errlen, "not connected");
-		return DB_UNAVAILABLE;
-	}
-	st = db->stmts[slot];
-	fresh = !st;
-	if (fresh && db->stmt_settings) {
-		/* Prepared once per connection: the prefix costs nothing later. */
-		if (strlen(sql) >= sizeof(prefixed) - sizeof(DB_STMT_SETTINGS)) {
-			snprintf(err, errlen, "internal error: statement too long");
-			return DB_ERROR;
-		}
-		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
-		sql = prefixed;
-	}
-	if (fresh) {
-		st = lib.mysql_stmt_init(db->mysql);
-		if (!st)
-			return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	if (!st)
+		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
 #if defined(LIBMARIADB)
-		/* The first execution prepares in the same round trip
-		 * (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
-		 * COM_STMT_EXECUTE sent together); the parameters are bound
-		 * before, so the library must be told how many. Issue 13: a
-		 * one-shot run paid a round trip per statement for prepares. */
-		unsigned n = nparams;
-		if (nparams)
-			lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
+	unsigned n = nparams;
+	(void)id;
+	(void)sql;
+	if (nparams)
+		lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
 #else
-		if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
-			return db_stmt_gone(db, st, err, errlen);
-		db->stmts[slot] = st;
+	(void)nparams;
+	if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
+		return db_stmt_gone(db, st, err, errlen);
+	db->stmts[id] = st;
 #endif
-	}
+	*out = st;
+	return DB_OK;
+}
+
+/* Binds PARAMS and executes ST, the statement at index ID; FRESH: its
+ * first execution on this connection, of SQL. A handle that never became
+ * the connection's is closed on failure. */
+static enum db_status db_stmt_run(struct db *db, unsigned id, MYSQL_STMT *st, bool fresh, const char *sql,
+				  const struct db_value *params, unsigned nparams, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_PARAMS];
+	unsigned long len[DB_MAX_PARAMS];
+	db_bool null[DB_MAX_PARAMS];
 
 	for (unsigned i = 0; i < nparams; i++) {
 		/* A NULL string parameter is SQL NULL. */
-		pnull[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
-		db_bind_value(&pb[i], &params[i], &plen[i], &pnull[i]);
-		plen[i] = pb[i].buffer_length;
+		null[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
+		db_bind_value(&b[i], &params[i], &len[i], &null[i]);
+		len[i] = b[i].buffer_length;
 	}
-	if (nparams && lib.mysql_stmt_bind_param(st, pb) != 0) {
-		if (fresh && !db->stmts[slot])
+	if (nparams && lib.mysql_stmt_bind_param(st, b) != 0) {
+		if (fresh && !db->stmts[id])
 			return db_stmt_gone(db, st, err, errlen);
 		return db_stmt_fail(db, st, err, errlen);
 	}
@@ -1096,25 +1113,32 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 	if (fresh) {
 		if (lib.mariadb_stmt_execute_direct(st, sql, strlen(sql)) != 0)
 			return db_stmt_gone(db, st, err, errlen);
-		db->stmts[slot] = st;
-	} else if (lib.mysql_stmt_execute(st) != 0)
-		return db_stmt_fail(db, st, err, errlen);
+		db->stmts[id] = st;
+		return DB_OK;
+	}
 #else
+	(void)sql;
+#endif
 	if (lib.mysql_stmt_execute(st) != 0)
 		return db_stmt_fail(db, st, err, errlen);
-#endif
+	return DB_OK;
+}
 
-	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
-	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
-	if (!cols)
-		return DB_OK;
+/* Fetches the rows of ST into COLS: the first only without ON_ROW, else
+ * each, handed to ON_ROW(CTX, COLS). */
+static enum db_status db_stmt_fetch(struct db *db, MYSQL_STMT *st, struct db_value *cols, unsigned ncols,
+				    db_row_fn *on_row, void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_COLS];
+	unsigned long len[DB_MAX_COLS];
+	db_bool null[DB_MAX_COLS];
 
 	for (unsigned i = 0; i < ncols; i++) {
-		cnull[i] = 0;
-		clen[i] = 0;
-		db_bind_value(&cb[i], &cols[i], &clen[i], &cnull[i]);
+		null[i] = 0;
+		len[i] = 0;
+		db_bind_value(&b[i], &cols[i], &len[i], &null[i]);
 	}
-	if (lib.mysql_stmt_bind_result(st, cb) != 0)
+	if (lib.mysql_stmt_bind_result(st, b) != 0)
 		return db_stmt_fail(db, st, err, errlen);
 	for (;;) {
 		switch (lib.mysql_stmt_fetch(st)) {
@@ -1133,10 +1157,10 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 		}
 		res->have_row = true;
 		for (unsigned i = 0; i < ncols; i++) {
-			cols[i].is_null = cnull[i] != 0;
+			cols[i].is_null = null[i] != 0;
 			if (cols[i].type == DB_STR && cols[i].buf && cols[i].cap) {
-				size_t n = clen[i] < cols[i].cap - 1 ? clen[i] : cols[i].cap - 1;
-				cols[i].buf[cnull[i] ? 0 : n] = '\0';
+				size_t n = len[i] < cols[i].cap - 1 ? len[i] : cols[i].cap - 1;
+				cols[i].buf[null[i] ? 0 : n] = '\0';
 			}
 		}
 		if (!on_row)
@@ -1147,21 +1171,62 @@ static enum db_status db_exec_armed(struct db *db, unsigned slot, const char *sq
 	return DB_OK;
 }
 
-enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+static enum db_status db_exec_armed(struct db *db, unsigned id, const char *sql, const struct db_value *params,
+				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
+				    void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	char prefixed[sizeof(DB_STMT_SETTINGS) + DB_MAX_SQL];
+	MYSQL_STMT *st;
+	bool fresh;
+	enum db_status s;
+
+	memset(res, 0, sizeof(*res));
+	if (id >= DB_MAX_STMTS || nparams > DB_MAX_PARAMS || ncols > DB_MAX_COLS) {
+		snprintf(err, errlen, "internal error: statement %u, or its parameters or columns, out of range", id);
+		return DB_ERROR;
+	}
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	st = db->stmts[id];
+	fresh = !st;
+	if (fresh && db->stmt_settings) {
+		/* Prepared once per connection: the prefix costs nothing later. */
+		if (strlen(sql) >= DB_MAX_SQL) {
+			snprintf(err, errlen, "internal error: statement too long");
+			return DB_ERROR;
+		}
+		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
+		sql = prefixed;
+	}
+	if (fresh && (s = db_stmt_new(db, id, sql, nparams, &st, err, errlen)) != DB_OK)
+		return s;
+	s = db_stmt_run(db, id, st, fresh, sql, params, nparams, err, errlen);
+	if (s != DB_OK)
+		return s;
+	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
+	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
+	if (!cols)
+		return DB_OK;
+	return db_stmt_fetch(db, st, cols, ncols, on_row, ctx, res, err, errlen);
+}
+
+enum db_status db_exec_each(struct db *db, unsigned stmt, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
 			    struct db_result *res, char *err, size_t errlen)
 {
 	/* The statement with all its rows, under one deadline: a server that
 	 * trickles a result cannot stretch it either. */
 	bool armed = db_arm_io(db);
-	enum db_status st = db_exec_armed(db, slot, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
+	enum db_status st = db_exec_armed(db, stmt, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
 
 	db_disarm(armed);
 	return st;
 }
 
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,
+enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const struct db_value *params, unsigned nparams,
 		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
 {
-	return db_exec_each(db, slot, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
+	return db_exec_each(db, stmt, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
 }

@@ -108,16 +108,16 @@ struct db_server {
 /* Fills OUT; returns false when not connected. */
 bool db_server_info(const struct db *db, struct db_server *out);
 
-/* Executes statement slot SLOT (prepared from SQL on first use on this
- * connection) with PARAMS. When COLS is non-NULL, fetches at most one row
- * into them. A failure that leaves the connection unusable disconnects, so
- * the next call reconnects. */
-enum db_status db_exec(struct db *db, unsigned slot, const char *sql, const struct db_value *params, unsigned nparams,
+/* Executes the statement at index STMT (stmt.h; prepared from SQL on its
+ * first use on this connection) with PARAMS. When COLS is non-NULL,
+ * fetches at most one row into them. A failure that leaves the connection
+ * unusable disconnects, so the next call reconnects. */
+enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const struct db_value *params, unsigned nparams,
 		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen);
 
 /* Like db_exec, but calls ON_ROW(CTX, COLS) for every row. */
 typedef void db_row_fn(void *ctx, const struct db_value *cols);
-enum db_status db_exec_each(struct db *db, unsigned slot, const char *sql, const struct db_value *params,
+enum db_status db_exec_each(struct db *db, unsigned stmt, const char *sql, const struct db_value *params,
 			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
 			    struct db_result *res, char *err, size_t errlen);
 
@@ -133,6 +133,12 @@ enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *
  * call blocked on a dead peer returns at once with an error. */
 void db_abort(struct db *db);
 
-#define DB_MAX_SLOTS 24 /* statements per connection; also parameters and columns per statement */
+/* What db_exec holds and binds: prepared statements per connection (by
+ * index, stmt.h checks its count against this), parameters and result
+ * columns per statement, and bytes of a statement's text (NUL included). */
+#define DB_MAX_STMTS  48
+#define DB_MAX_PARAMS 16
+#define DB_MAX_COLS   24
+#define DB_MAX_SQL    4000
 
 #endif

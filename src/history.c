@@ -12,10 +12,6 @@
 #include "log.h"
 #include "timing.h"
 
-/* Statement slots: after lease.c's, because a short run's row is written
- * on the lease's connection (history_write_parked). */
-enum { SLOT_H_INSERT = LEASE_STMT_SLOTS_END, SLOT_H_PRUNE, SLOT_H_CLOSE, SLOT_H_INSERT_CLOSED };
-
 /* A history thread left behind in a hung call at exit (history_finish):
  * kept here so that it stays reachable until the process ends. Written
  * once, by the main thread, just before it exits. */
@@ -122,7 +118,7 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 
 	if (term <= h->keep || (every > 1 && term % every != 0))
 		return;
-	st = db_exec(db, SLOT_H_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
+	st = db_exec(db, STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK)
 		history_failed(h, db, st, err);
 }
@@ -139,7 +135,7 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
 
 	if (st == DB_OK)
-		st = db_exec(h->db, SLOT_H_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(h->db, STMT_HISTORY_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK) {
 		history_failed(h, h->db, st, err);
 		return;
@@ -181,11 +177,12 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
 	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, err, sizeof(err));
 
 	if (st == DB_OK && h->inserted)
-		st = db_exec(db, SLOT_H_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(db, STMT_HISTORY_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
 	else if (st == DB_OK)
 		/* The start was not written (a short run, a lock, a grant added
 		 * since): the whole run in one row. */
-		st = db_exec(db, SLOT_H_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(db, STMT_HISTORY_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err,
+			     sizeof(err));
 	if (st != DB_OK) {
 		history_failed(h, db, st, err);
 		return;

@@ -9,18 +9,6 @@
 
 #include "lease.h"
 
-struct history_sql {
-	char create[1024], exists[256], upgrade[512];
-	char insert[384], insert_closed[512], prune[256], close[384];
-	char list[2048], last_success[384];
-	/* Text, names only: 2 if the lease table has schema 5's columns, +1
-	 * if the history's table exists. */
-	char tables[768];
-};
-
-/* HISTORY and LEASE_TABLE were validated as table names. */
-void history_sql_render(struct history_sql *s, const char *history, const char *lease_table);
-
 /* How a run ended, as the outcome column has it. "running" and "vanished"
  * are never written: --history derives them from the lease row (an open
  * run whose term no longer holds the lease was left by a holder that
@@ -30,5 +18,17 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 #define HISTORY_LOST	  "lost"      /* the lease was lost: the command was killed */
 #define HISTORY_REVOKED	  "revoked"   /* --release: the command was stopped */
 #define HISTORY_TIMED_OUT "timed_out" /* --max-runtime ran out: the command was stopped */
+
+/* The HISTORY_STMT lines of stmts.def, a member each. */
+struct history_sql {
+#define LEASE_STMT(...)
+#define HISTORY_STMT(id, member, params, columns, ...) STMT_MEMBER(member, __VA_ARGS__)
+#include "stmts.def"
+#undef HISTORY_STMT
+#undef LEASE_STMT
+};
+
+/* HISTORY and LEASE_TABLE were validated as table names. */
+void history_sql_render(struct history_sql *s, const char *history, const char *lease_table);
 
 #endif

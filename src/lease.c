@@ -8,34 +8,6 @@
 #include "log.h"
 #include "timing.h"
 
-/* Statement slots on a connection (see db_exec). */
-enum {
-	SLOT_ACQUIRE,
-	SLOT_RENEW,
-	SLOT_RELEASE,
-	SLOT_READ,
-	SLOT_INSERT,
-	SLOT_STATUS,
-	SLOT_FORCE,
-	SLOT_CHECK,
-	SLOT_COLUMNS,
-	SLOT_HINT_TAKE,
-	SLOT_HINT_WAIT,
-	SLOT_HINT_DROP,
-	SLOT_ACQUIRE_SLOT,
-	SLOT_RENEW_WHY,
-	SLOT_REVOKE,
-	SLOT_PAUSE,
-	SLOT_RESUME,
-	SLOT_LOCK_ROWS,
-	SLOT_SLOTS_SET,
-	SLOT_LEASE_END, /* the first slot past lease.c's */
-};
-/* Other statements sent on a connection that also runs these take slots
- * from 20 on: the run history's (history.c, on the lease's connection after
- * the release) and --history's and --status's (admin.c). */
-_Static_assert(SLOT_LEASE_END <= LEASE_STMT_SLOTS_END, "lease.c's statement slots stay below the others'");
-
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {
 	unsigned n;	/* the contender's slot count */
@@ -145,7 +117,7 @@ static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql,
 	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
 	info->held = 0;
 	info->expires_in_us = 0;
-	*st = db_exec_each(db, SLOT_READ, sql->read, p, 4, c, 13, look_row, l, &r, err, errlen);
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 13, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
@@ -194,9 +166,9 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 
 	*sent_at = timing_now();
 	if (period_us > 0)
-		*st = db_exec(db, SLOT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
 	else
-		*st = db_exec(db, SLOT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
@@ -223,7 +195,7 @@ static enum db_status lease_insert(struct db *db, const struct lease_sql *sql, c
 	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
 	struct db_result r;
 
-	return db_exec(db, SLOT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, &r, err, errlen);
+	return db_exec(db, STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, &r, err, errlen);
 }
 
 /* Ends a transaction that failed: a connection that broke has ended it,
@@ -263,7 +235,7 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 	*st = db_query(db, "START TRANSACTION", err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
-	*st = db_exec(db, SLOT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, &r, err, errlen);
+	*st = db_exec(db, STMT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, &r, err, errlen);
 	if (*st != DB_OK)
 		goto fail;
 	if (c[1].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
@@ -278,7 +250,7 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 			goto fail;
 	}
 	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
-		*st = db_exec(db, SLOT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, &r, err, errlen);
 		if (*st != DB_OK)
 			goto fail;
 	}
@@ -454,7 +426,7 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
-	*st = db_exec(db, SLOT_RENEW, sql->renew, p, 5, NULL, 0, &r, err, errlen);
+	*st = db_exec(db, STMT_RENEW, sql->renew, p, 5, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 0);
 	if (o != LEASE_LOST)
 		return o;
@@ -465,7 +437,7 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	 * only a writable server that holds the row can extend it, and until
 	 * one does, the deadline runs as for any failure. Anything else: lost.
 	 * A failed question leaves the answer at lost, the safe side. */
-	if (db_exec(db, SLOT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
+	if (db_exec(db, STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
 		return LEASE_LOST;
 	if (c[0].i64 != 0) {
 		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
@@ -488,9 +460,9 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	struct db_result r;
 
 	if (sql->schema < 2)
-		*st = db_exec(db, SLOT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
 	else
-		*st = db_exec(db, SLOT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, STMT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
@@ -554,8 +526,8 @@ static enum db_status lease_status_once(struct db *db, const struct lease_sql *s
 	struct status_ctx sc = {on_row, ctx};
 	struct db_result r;
 
-	return name ? db_exec_each(db, SLOT_STATUS, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
-		    : db_exec_each(db, SLOT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
+	return name ? db_exec_each(db, STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
 }
 
 /* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
@@ -596,9 +568,9 @@ static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *s
 	 * over in between is neither revoked nor freed by accident. */
 	p[2].u64 = was->term;
 	if (force)
-		st = db_exec(db, SLOT_FORCE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
+		st = db_exec(db, STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
 	else
-		st = db_exec(db, SLOT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
+		st = db_exec(db, STMT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
 	*was_held = st == DB_OK && r.affected == 1;
 	return st;
 }
@@ -624,7 +596,7 @@ static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sq
 	if (st == DB_OK && !found)
 		st = lease_insert(db, sql, name, 0, 1, err, errlen);
 	if (st == DB_OK)
-		st = db_exec(db, SLOT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
 	if (st == DB_OK)
 		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
 	return st;
@@ -642,7 +614,7 @@ static enum db_status lease_resume_once(struct db *db, const struct lease_sql *s
 	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
 	if (st != DB_OK || !*found)
 		return st;
-	return db_exec(db, SLOT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
+	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
 }
 
 static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
@@ -656,7 +628,7 @@ static enum db_status lease_check_once(struct db *db, const struct lease_sql *sq
 	};
 	struct db_value c[] = {{.type = DB_I64}};
 	struct db_result r;
-	enum db_status st = db_exec(db, SLOT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
+	enum db_status st = db_exec(db, STMT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
 
 	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
 	return st;
@@ -679,10 +651,27 @@ static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql
 		p[0].str = db_name;
 	}
 	*schema = 0;
-	st = db_exec(db, SLOT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
+	st = db_exec(db, STMT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
 	if (st == DB_OK && r.have_row && c[3].i64 > 0)
 		*schema = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
 	return st;
+}
+
+/* The DDL that takes the lease table from schema V to V + 1; "" when that
+ * step changed the lease table not at all (schema 4 added the history's
+ * table only). */
+static const char *lease_upgrade_step(const struct lease_sql *sql, int v)
+{
+	switch (v) {
+	case 1:
+		return sql->upgrade_1_2;
+	case 2:
+		return sql->upgrade_2_3;
+	case 4:
+		return sql->upgrade_4_5;
+	default:
+		return "";
+	}
 }
 
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
@@ -702,8 +691,8 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 		return st;
 	}
 	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
-		if (sql->upgrade[v - 1][0])
-			st = db_query(db, sql->upgrade[v - 1], err, errlen);
+		if (lease_upgrade_step(sql, v)[0])
+			st = db_query(db, lease_upgrade_step(sql, v), err, errlen);
 	return st;
 }
 

@@ -10,16 +10,13 @@
 #include <stdint.h>
 
 #include "db.h"
+#include "stmt.h"
 
 #define LEASE_NAME_MAX	    191 /* bytes; the column is VARCHAR(191) */
 #define LEASE_HOLDER_MAX    255 /* bytes; the column is VARCHAR(255) */
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
-/* Statement slots (db_exec) below this are lease.c's; the history, --status,
- * --history and --init run theirs from it on connections that also run
- * lease statements. */
-#define LEASE_STMT_SLOTS_END 20
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */
@@ -56,16 +53,18 @@ struct lease_info {
 	uint64_t slot_term;   /* the term that took it */
 };
 
-/* The statements for one table, rendered once from a validated name.
- * Acquire and renew also require @@global.read_only = 0: a replica (or a
- * demoted primary) must never grant or extend a lease, even to a user whose
- * privileges let it write there (read_only does not bind SUPER, and MySQL's
- * super_read_only sets read_only too). */
+/* The statements for one table, rendered once from a validated name: the
+ * LEASE_STMT lines of stmts.def, a member each. Acquire and renew also
+ * require @@global.read_only = 0: a replica (or a demoted primary) must
+ * never grant or extend a lease, even to a user whose privileges let it
+ * write there (read_only does not bind SUPER, and MySQL's super_read_only
+ * sets read_only too). */
 struct lease_sql {
-	char acquire[640], acquire_slot[768], renew[512], renew_why[384], release[512], read[1024], insert[256];
-	char slots_set[768], lock_rows[384];
-	char create[1600], status[1536], status_one[1536], force_release[256], revoke[256], check[384];
-	char pause[384], resume[256], columns[512], upgrade[4][512];
+#define LEASE_STMT(id, member, since, params, columns, ...) STMT_MEMBER(member, __VA_ARGS__)
+#define HISTORY_STMT(...)
+#include "stmts.def"
+#undef HISTORY_STMT
+#undef LEASE_STMT
 	char table[LEASE_TABLE_MAX + 1];
 	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
 	bool warned;	    /* lease.c warned that the table is older */

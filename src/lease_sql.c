@@ -1,5 +1,6 @@
-/* The lease statements' text, name validation and the reading of their
- * results: the pure half of the protocol (lease.c runs it). */
+/* The lease statements rendered for a table and its schema (their text is
+ * in stmts.def), name validation and the reading of their results: the
+ * pure half of the protocol (lease.c runs it). */
 #include "lease.h"
 
 #include <stdbool.h>
@@ -103,19 +104,16 @@ static void quote_table(char *out, size_t len, const char *table)
 		snprintf(out, len, "`%s`", table);
 }
 
-/* Microseconds since the Unix epoch of a DATETIME(6) column, by pure
- * arithmetic on the value (UNIX_TIMESTAMP() would read it in the session's
- * time zone). */
-#define EPOCH_US(col) "TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', " col ")"
-#define ISO(col)      "DATE_FORMAT(" col ", '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ')"
-
 /* What the statements name, by the lease table's schema: a column, or
  * what the column's absence means (no slots: every lease is slot 0 of one;
  * schema 1 and 2: nothing revoked, paused or once-per). The slot and the
  * count stay parameters ("0=?", "1=?"), so that the calls are the same for
- * every schema. Arguments of snprintf, not formats: one '%' each. */
+ * every schema (but for the insert before schema 5 and the release before
+ * schema 2, which lease.c sends with fewer parameters).
+ * Arguments of snprintf, not formats: one '%' each. */
 struct cols {
 	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *status_exit, *status_more;
+	const char *insert_rows;
 };
 
 #define ISO1(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
@@ -136,9 +134,11 @@ static struct cols cols_of(int schema)
 	    .status_exit = "last_exit, " ISO1("finished_at"),
 	    .status_more =
 		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
+	    .insert_rows = "(name, slot, slots) VALUES (?, ?, ?)",
 	};
 
 	if (schema < 5) {
+		c.insert_rows = "(name) VALUES (?)";
 		c.slot = "0";
 		c.slots = "1";
 		c.order = "name"; /* ORDER BY 0 would be a column's position */
@@ -173,185 +173,17 @@ void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 		snprintf(s->table, sizeof(s->table), "%s", table);
 	s->schema = schema;
 	quote_table(t, sizeof(t), table);
-	/* SQL reads best one clause a line. */
-	/* clang-format off */
-	/* A paused lease is acquired by nobody; a revoked slot stays held
-	 * until its holder releases it or it expires, so the acquire needs no
-	 * word about revocation. Every contender names the slot count it runs
-	 * with: a row keeps the count in force, and a contender with another
-	 * one matches nothing. On an older table (schema < 5) the statements
-	 * are those of the builds of that schema, which contend on it: the
-	 * compare-and-sets on expires_at, holder and term are the same. */
-#define ACQUIRE_SET \
-	"holder=?, term=LAST_INSERT_ID(term+1), acquired_at=UTC_TIMESTAMP(6), renewed_at=UTC_TIMESTAMP(6), " \
-	"expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND"
-#define ACQUIRE_WHERE \
-	"WHERE name=? AND %s=? AND %s=? AND expires_at <= UTC_TIMESTAMP(6)%s AND @@global.read_only = 0"
-	snprintf(s->acquire, sizeof(s->acquire), "UPDATE %s SET " ACQUIRE_SET " " ACQUIRE_WHERE, t, c.slot, c.slots,
-		 c.pause_ok);
-	/* slot_term comes first: it is the new term whether the server
-	 * assigns left to right (MySQL, MariaDB) or all at once (MariaDB's
-	 * SIMULTANEOUS_ASSIGNMENT mode). Schema 3 and later. */
-	snprintf(s->acquire_slot, sizeof(s->acquire_slot),
-		 "UPDATE %s SET slot_term=term+1, " ACQUIRE_SET ", "
-		 "last_slot='1970-01-01 00:00:00' + INTERVAL ? MICROSECOND " ACQUIRE_WHERE " "
-		 "AND (last_slot IS NULL OR last_slot < '1970-01-01 00:00:00' + INTERVAL ? MICROSECOND)",
-		 t, c.slot, c.slots, c.pause_ok);
-#undef ACQUIRE_SET
-#undef ACQUIRE_WHERE
-	/* A revoked term renews no more; lease_renew asks why (renew_why) only
-	 * when no row matched. */
-	snprintf(s->renew, sizeof(s->renew),
-		 "UPDATE %s SET renewed_at=UTC_TIMESTAMP(6), expires_at=UTC_TIMESTAMP(6) + INTERVAL ? MICROSECOND "
-		 "WHERE name=? AND %s=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)%s "
-		 "AND @@global.read_only = 0",
-		 t, c.slot, c.live);
-	snprintf(s->renew_why, sizeof(s->renew_why),
-		 "SELECT @@global.read_only, EXISTS(SELECT 1 FROM %s WHERE name=? AND %s=? AND holder=? AND term=? "
-		 "AND %s AND expires_at > UTC_TIMESTAMP(6))",
-		 t, c.slot, c.revoked);
-	/* GREATEST: with --min-hold the lease stays taken until acquisition +
-	 * min-hold, so a host whose cron fired late skips instead of running
-	 * the job again; but not after a revocation, whose point is to hand
-	 * the lease on as soon as the command is dead. Schema 1 records no
-	 * exit (lease_release leaves its parameter out). */
-	snprintf(s->release, sizeof(s->release),
-		 "UPDATE %s SET expires_at=GREATEST(UTC_TIMESTAMP(6), IF(%s, UTC_TIMESTAMP(6), "
-		 "acquired_at + INTERVAL ? MICROSECOND))%s "
-		 "WHERE name=? AND %s=? AND holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t, c.revoked, c.exit_set, c.slot);
-	/* What a contender that did not acquire needs to know, a row a slot:
-	 * the slot count in force, whom it waits for and until when, whether
-	 * the lease is paused, and which --once-per slot the server's clock is
-	 * in now (the parameters are half the period, the period and the
-	 * period again; 0 gives NULL). */
-	snprintf(s->read, sizeof(s->read),
-		 "SELECT %s, %s, holder, term, TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), "
-		 "@@global.read_only, " ISO("expires_at") ", %s, "
-		 "(" EPOCH_US("UTC_TIMESTAMP(6)") " + ?) DIV NULLIF(?, 0) * ? "
-		 "FROM %s WHERE name=? ORDER BY %s",
-		 c.slot, c.slots, c.read_more, t, c.order);
-	/* Before schema 5 the row is the name's alone (lease_insert leaves
-	 * the slot's parameters out). */
-	if (schema < 5)
-		snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name) VALUES (?)", t);
-	else
-		snprintf(s->insert, sizeof(s->insert), "INSERT IGNORE INTO %s (name, slot, slots) VALUES (?, ?, ?)",
-			 t);
-	/* A change of the slot count (no slot held): every row of the lease,
-	 * the unused ones too, takes the new count, and slot 0's pause (every
-	 * row has had it since its --pause) reaches the new rows. Rows are
-	 * never deleted, so a slot that comes back keeps its terms. A row
-	 * past the count expires at the end of time: an older leaderrun, whose
-	 * acquire names no slot, matches the one-slot lease's row alone; one
-	 * that comes back into the count is free again. */
-	snprintf(s->slots_set, sizeof(s->slots_set),
-		 "UPDATE %s a JOIN %s b ON b.name = a.name AND b.slot = 0 "
-		 "SET a.expires_at = IF(a.slot >= ?, '9999-12-31 23:59:59', "
-		 "IF(a.expires_at > '9000-01-01', '1970-01-01 00:00:00', a.expires_at)), "
-		 "a.slots=?, a.paused_until=b.paused_until, a.paused_by=b.paused_by WHERE a.name=?",
-		 t, t);
-	/* Locks the lease's rows, and the gaps between them, for that change:
-	 * an acquire or an insert of another contender waits for its commit.
-	 * Held: a slot within the count, unexpired. */
-	snprintf(s->lock_rows, sizeof(s->lock_rows),
-		 "SELECT COUNT(*), COALESCE(SUM(expires_at > UTC_TIMESTAMP(6) AND slot < slots), 0), "
-		 "COALESCE(MIN(slots), 0), COALESCE(MAX(slots), 0) FROM %s WHERE name=? FOR UPDATE",
-		 t);
-	if (schema < 5)
-		s->slots_set[0] = s->lock_rows[0] = '\0'; /* one slot: never changed */
-	/* Keep in step with sql/leaderrun.sql; a unit test compares them. */
-	snprintf(s->create, sizeof(s->create),
-		 "CREATE TABLE IF NOT EXISTS %s (\n"
-		 "  name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n"
-		 "  slot         SMALLINT UNSIGNED NOT NULL DEFAULT 0,\n"
-		 "  slots        SMALLINT UNSIGNED NOT NULL DEFAULT 1,\n"
-		 "  holder       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
-		 "  term         BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
-		 "  acquired_at  DATETIME(6) NULL,\n"
-		 "  renewed_at   DATETIME(6) NULL,\n"
-		 "  expires_at   DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00',\n"
-		 "  last_exit    INT NULL,\n"
-		 "  finished_at  DATETIME(6) NULL,\n"
-		 "  revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
-		 "  paused_until DATETIME(6) NULL,\n"
-		 "  paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
-		 "  last_slot    DATETIME(6) NULL,\n"
-		 "  slot_term    BIGINT UNSIGNED NULL,\n"
-		 "  PRIMARY KEY (name, slot)\n"
-		 ") ENGINE=InnoDB",
-		 t);
-	/* The rows past the count in force are kept (their terms), not shown. */
-#define STATUS_COLUMNS \
-	"name, holder, term, expires_at > UTC_TIMESTAMP(6), " \
-	"TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), expires_at), " \
-	ISO("expires_at") ", " ISO("renewed_at") ", " ISO("acquired_at") ", " \
-	"%s, " ISO("UTC_TIMESTAMP(6)") ", " \
-	"expires_at > UTC_TIMESTAMP(6) AND %s, %s, %s, %s"
-	snprintf(s->status, sizeof(s->status),
-		 "SELECT " STATUS_COLUMNS " FROM %s WHERE %s < %s ORDER BY name, %s", c.status_exit, c.revoked,
-		 c.status_more, c.slot, c.slots, t, c.slot, c.slots, c.order);
-	snprintf(s->status_one, sizeof(s->status_one),
-		 "SELECT " STATUS_COLUMNS " FROM %s WHERE name=? AND %s < %s ORDER BY %s", c.status_exit, c.revoked,
-		 c.status_more, c.slot, c.slots, t, c.slot, c.slots, c.order);
-#undef STATUS_COLUMNS
-	snprintf(s->force_release, sizeof(s->force_release),
-		 "UPDATE %s SET expires_at=UTC_TIMESTAMP(6) "
-		 "WHERE name=? AND %s=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t, c.slot);
-	snprintf(s->revoke, sizeof(s->revoke),
-		 "UPDATE %s SET revoked_term=term WHERE name=? AND %s=? AND term=? AND expires_at > UTC_TIMESTAMP(6)",
-		 t, c.slot);
-	/* Far in the future, not NULL, stands for "until --resume": one
-	 * comparison in the acquire serves both. A pause holds every slot. */
-	snprintf(s->pause, sizeof(s->pause),
-		 "UPDATE %s SET paused_until=IF(? < 0, '9999-12-31 23:59:59', UTC_TIMESTAMP(6) + INTERVAL ? "
-		 "MICROSECOND), paused_by=? WHERE name=?",
-		 t);
-	snprintf(s->resume, sizeof(s->resume), "UPDATE %s SET paused_until=NULL, paused_by='' WHERE name=?", t);
-	if (schema < 3)
-		s->acquire_slot[0] = s->revoke[0] = s->pause[0] = s->resume[0] = '\0'; /* lease_feature refuses */
-	/* A revoked term is still held until its command is dead, but its
-	 * critical steps must not begin: --check says no. */
-	snprintf(s->check, sizeof(s->check),
-		 "SELECT COUNT(*) FROM %s WHERE name=? AND %s=? AND holder=? AND term=? "
-		 "AND expires_at > UTC_TIMESTAMP(6)%s",
-		 t, c.slot, c.live);
-	/* Which schema a table has: 2 if it has last_exit, 3 if revoked_term,
-	 * 5 if slots; no column at all: no such table. */
-	snprintf(s->columns, sizeof(s->columns),
-		 "SELECT COALESCE(SUM(COLUMN_NAME = 'last_exit'), 0), COALESCE(SUM(COLUMN_NAME = 'revoked_term'), 0), "
-		 "COALESCE(SUM(COLUMN_NAME = 'slots'), 0), COUNT(*) "
-		 "FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) AND TABLE_NAME=?");
-	/* clang-format on */
-	/* Keep in step with sql/upgrade-*.sql; a unit test compares them.
-	 * upgrade[v - 1] takes the lease table from schema v to v + 1; schema
-	 * 4 added the history's table only, so step 3 has nothing here. */
-	snprintf(s->upgrade[0], sizeof(s->upgrade[0]),
-		 "ALTER TABLE %s\n"
-		 "  ADD COLUMN last_exit   INT NULL,\n"
-		 "  ADD COLUMN finished_at DATETIME(6) NULL",
-		 t);
-	snprintf(
-	    s->upgrade[1], sizeof(s->upgrade[1]),
-	    "ALTER TABLE %s\n"
-	    "  ADD COLUMN revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0,\n"
-	    "  ADD COLUMN paused_until DATETIME(6) NULL,\n"
-	    "  ADD COLUMN paused_by    VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n"
-	    "  ADD COLUMN last_slot    DATETIME(6) NULL,\n"
-	    "  ADD COLUMN slot_term    BIGINT UNSIGNED NULL",
-	    t);
-	s->upgrade[2][0] = '\0';
-	snprintf(s->upgrade[3], sizeof(s->upgrade[3]),
-		 "ALTER TABLE %s\n"
-		 "  ADD COLUMN slot  SMALLINT UNSIGNED NOT NULL DEFAULT 0 AFTER name,\n"
-		 "  ADD COLUMN slots SMALLINT UNSIGNED NOT NULL DEFAULT 1 AFTER slot,\n"
-		 "  DROP PRIMARY KEY,\n"
-		 "  ADD PRIMARY KEY (name, slot)",
-		 t);
+	/* Each LEASE_STMT of stmts.def, from t and c; one that the schema
+	 * cannot hold is left empty (lease_refuse turns its feature down). */
+#define LEASE_STMT(id, member, since, params, columns, ...)                                                            \
+	STMT_RENDER(s, member, __VA_ARGS__)                                                                            \
+	if (schema < (since))                                                                                          \
+		s->member[0] = '\0';
+#define HISTORY_STMT(...)
+#include "stmts.def"
+#undef HISTORY_STMT
+#undef LEASE_STMT
 }
-#undef ISO
-#undef EPOCH_US
 
 void lease_hint_name(struct lease_sql *s, const char *table, const char *lease)
 {

@@ -22,6 +22,7 @@
  *   worker.c      database thread: one statement at a time, own connection
  *   bgthread.c    what the four background threads share (lock, wake, quit)
  *   lease.c       the SQL protocol (compare-and-set on one row)
+ *   stmts.def     every statement, declared once (stmt.h: its index)
  *   db.c          the only file that includes <mysql.h>; dberr.c classifies
  *   dlib.c        dlopen of the client library and libcurl, one table style
  *   child.c       fork/exec, process group, watcher, every descendant's kill

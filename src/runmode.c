@@ -25,9 +25,6 @@ extern char **environ;
 
 #define DEFAULT_CONNECT_TIMEOUT_S 5u
 
-/* --init's own statements, past lease.c's (it runs those too). */
-enum { SLOT_R_TABLE = LEASE_STMT_SLOTS_END, SLOT_R_COLUMN };
-
 static unsigned ceil_seconds(int64_t us)
 {
 	int64_t s = (us + USEC_PER_SEC - 1) / USEC_PER_SEC;
@@ -151,8 +148,8 @@ void runmode_close(struct db *db)
 
 /* Whether TABLE ("name" or "db.name") exists, or with COLUMN, whether it
  * has that column. */
-static enum db_status runmode_has(struct db *db, const char *table, const char *column, bool *yes, char *err,
-				  size_t errlen)
+static enum db_status runmode_has(struct db *db, const struct lease_sql *sql, const char *table, const char *column,
+				  bool *yes, char *err, size_t errlen)
 {
 	const char *dot = strchr(table, '.');
 	char schema[65] = "";
@@ -170,17 +167,9 @@ static enum db_status runmode_has(struct db *db, const char *table, const char *
 		p[0].str = schema;
 	}
 	if (column)
-		st = db_exec(
-		    db, SLOT_R_COLUMN,
-		    "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
-		    "AND TABLE_NAME=? AND COLUMN_NAME=?",
-		    p, 3, c, 1, &r, err, errlen);
+		st = db_exec(db, STMT_HAS_COLUMN, sql->has_column, p, 3, c, 1, &r, err, errlen);
 	else
-		st =
-		    db_exec(db, SLOT_R_TABLE,
-			    "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA=COALESCE(?, DATABASE()) "
-			    "AND TABLE_NAME=?",
-			    p, 2, c, 1, &r, err, errlen);
+		st = db_exec(db, STMT_HAS_TABLE, sql->has_table, p, 2, c, 1, &r, err, errlen);
 	*yes = st == DB_OK && r.have_row && c[0].i64 > 0;
 	return st;
 }
@@ -200,9 +189,9 @@ void runmode_init(const struct options *o, struct outcome *out)
 	lease_sql_render(&sql, o->table);
 	/* Schema 4: the run history's table, next to the lease table. A new
 	 * lease table gets it too, and is no upgrade. */
-	st = runmode_has(db, o->table, NULL, &had_lease, err, sizeof(err));
+	st = runmode_has(db, &sql, o->table, NULL, &had_lease, err, sizeof(err));
 	if (st == DB_OK)
-		st = runmode_has(db, o->history_table, NULL, &had_history, err, sizeof(err));
+		st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err, sizeof(err));
 	if (st == DB_OK)
 		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
 	history_sql_render(&hsql, o->history_table, o->table);
@@ -211,7 +200,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 	else if (st == DB_OK) {
 		/* Schema 5: a history of schema 4 gains the slot in its key. */
 		bool has_slot;
-		st = runmode_has(db, o->history_table, "slot", &has_slot, err, sizeof(err));
+		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err, sizeof(err));
 		if (st == DB_OK && !has_slot)
 			st = db_query(db, hsql.upgrade, err, sizeof(err));
 	}

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "dberr.h"
+#include "history_sql.h"
 #include "lease.h"
 #include "outcome.h"
 
@@ -142,31 +143,114 @@ Test(outcome, init_ddl_is_the_shipped_schema)
 	cr_assert_str_eq(sql.create, p, "sql/leaderrun.sql and lease.c disagree");
 }
 
-/* Every statement fits its buffer with the longest table name allowed:
+/* A rendered statement, and what its line in stmts.def declares. */
+struct declared {
+	const char *id, *text;
+	size_t cap;
+	unsigned params, columns;
+};
+
+/* Every statement of stmts.def, as rendered into SQL and H, in OUT (room
+ * for STMT_COUNT); returns how many. */
+static size_t declared_all(const struct lease_sql *sql, const struct history_sql *h, struct declared *out)
+{
+	size_t n = 0;
+
+#define LEASE_STMT(id, member, since, np, nc, ...)                                                                     \
+	out[n++] = (struct declared){#id, sql->member, sizeof(sql->member), np, nc};
+#define HISTORY_STMT(id, member, np, nc, ...) out[n++] = (struct declared){#id, h->member, sizeof(h->member), np, nc};
+#include "stmts.def"
+#undef HISTORY_STMT
+#undef LEASE_STMT
+	return n;
+}
+
+/* Every statement fits its buffer with the longest table names allowed:
  * a truncated statement would be a different statement. */
 Test(outcome, statements_fit_with_the_longest_table_name)
 {
-	char table[LEASE_TABLE_MAX + 1];
+	char table[LEASE_TABLE_MAX + 1], hist[LEASE_TABLE_MAX + 1];
 	struct lease_sql sql;
-	const struct {
-		const char *name, *text;
-		size_t cap;
-	} all[] = {
-#define S(f) {#f, sql.f, sizeof(sql.f)}
-	    S(acquire), S(acquire_slot), S(renew),  S(renew_why),  S(release),	     S(read),
-	    S(insert),	S(create),	 S(status), S(status_one), S(force_release), S(revoke),
-	    S(check),	S(pause),	 S(resume), S(columns),	   S(upgrade[0]),    S(upgrade[1]),
-#undef S
-	};
+	struct history_sql h;
+	struct declared all[STMT_COUNT];
+	size_t n;
 
 	memset(table, 'a', 64);
 	table[64] = '.';
 	memset(table + 65, 'b', 64);
 	table[129] = '\0';
 	cr_assert_eq(lease_table_validate(table, NULL, 0), 0);
+	/* The longest history name: 56 characters and "_history". */
+	snprintf(hist, sizeof(hist), "%.65s%.56s_history", table, table + 65);
+	cr_assert_eq(lease_table_validate(hist, NULL, 0), 0);
 	lease_sql_render(&sql, table);
-	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++)
-		cr_assert_lt(strlen(all[i].text), all[i].cap - 1, "statement %s fills its buffer", all[i].name);
+	history_sql_render(&h, hist, table);
+	n = declared_all(&sql, &h, all);
+	cr_assert_eq(n, STMT_COUNT);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_lt(strlen(all[i].text), all[i].cap - 1, "statement %s fills its buffer (%zu bytes)",
+			     all[i].id, all[i].cap);
+}
+
+/* How many '?' TEXT has outside its string literals. */
+static unsigned count_params(const char *text)
+{
+	unsigned n = 0;
+	bool quoted = false;
+
+	for (const char *p = text; *p; p++)
+		if (*p == '\'')
+			quoted = !quoted;
+		else if (*p == '?' && !quoted)
+			n++;
+	return n;
+}
+
+/* How many result columns a SELECT names: the commas between SELECT and
+ * its FROM (or its end) outside parentheses and literals, plus one. */
+static unsigned count_columns(const char *text)
+{
+	unsigned n = 1, depth = 0;
+	bool quoted = false;
+
+	if (strncmp(text, "SELECT ", 7) != 0)
+		return 0;
+	for (const char *p = text + 7; *p; p++) {
+		if (*p == '\'')
+			quoted = !quoted;
+		if (quoted)
+			continue;
+		if (*p == '(')
+			depth++;
+		else if (*p == ')')
+			depth--;
+		else if (depth == 0 && *p == ',')
+			n++;
+		else if (depth == 0 && strncmp(p, " FROM ", 6) == 0)
+			break;
+	}
+	return n;
+}
+
+/* The counts in stmts.def are what the text holds (at the newest schema):
+ * they size what db_exec binds. */
+Test(outcome, statements_have_the_parameters_and_columns_declared)
+{
+	struct lease_sql sql;
+	struct history_sql h;
+	struct declared all[STMT_COUNT];
+	size_t n;
+
+	lease_sql_render(&sql, "leaderrun_lease");
+	history_sql_render(&h, "leaderrun_history", "leaderrun_lease");
+	n = declared_all(&sql, &h, all);
+	for (size_t i = 0; i < n; i++) {
+		cr_assert_neq(all[i].text[0], '\0', "statement %s is empty at the newest schema", all[i].id);
+		cr_assert_eq(count_params(all[i].text), all[i].params, "statement %s: %u parameters, declared %u",
+			     all[i].id, count_params(all[i].text), all[i].params);
+		cr_assert_eq(count_columns(all[i].text), all[i].columns, "statement %s: %u columns, declared %u",
+			     all[i].id, count_columns(all[i].text), all[i].columns);
+	}
 }
 
 Test(outcome, once_per_slot_is_the_nearest_multiple_of_the_period)
