@@ -15,8 +15,11 @@
  *     sup_loop.c    the one poll(), reaping, the watchdog: what the parts share
  *     sup_wait.c    1. waiting for the lease (the wake-up hint, polling)
  *     sup_hold.c    2.-4. the command under the lease: acts on hold.c's
- *                   decisions and reports them
+ *                   decisions and emits their events
  *     sup_release.c 5. giving it back
+ *   event.c       every event of a run, one row each in event_table.c (log
+ *                 line, --notify/--ping, metrics, STATUS=, history); the
+ *                 only caller of those for the loop
  *   hold.c        the decisions while holding: lease and command states,
  *                 what to do next given them and the time (pure, unit-tested)
  *   worker.c      database thread: one statement at a time, own connection
@@ -28,7 +31,7 @@
  *   child.c       fork/exec, process group, watcher, every descendant's kill
  *   atomicfile.c  --ready-file and --metrics-file: written beside, renamed over
  *   escape.c, report.c  what rows say, escaped for terminals, logs and JSON
- *   sdnotify.c    systemd's notify protocol; the supervisor says what and when
+ *   sdnotify.c    systemd's notify protocol; the events say what and when
  *   outcome.c     outcome -> documented exit status
  *   log.c         one line per event on stderr
  */

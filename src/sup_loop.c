@@ -1,7 +1,8 @@
 /* The supervisor's one poll() and what every phase of it shares: the
  * signals read from the signalfd, the worker's results, the reaping of
- * every exited child, systemd's watchdog, and the small helpers of time
- * and words. The phases (sup_wait.c, sup_hold.c, sup_release.c) stand on
+ * every exited child, systemd's watchdog (the loop's heartbeat, not an
+ * event: it goes straight to sdnotify), and the small helpers of time. The
+ * phases (sup_wait.c, sup_hold.c, sup_release.c) stand on
  * it; supervisor.c strings them together. */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,11 +16,7 @@
 #include <unistd.h>
 
 #include "duration.h"
-#include "log.h"
-#include "metrics.h"
-#include "notify.h"
 #include "sdnotify.h"
-#include "signame.h"
 #include "sup.h"
 #include "worker.h"
 
@@ -68,9 +65,9 @@ static bool sup_healthy(const struct sup *s, int64_t now)
  * the next poll sends it. After STOPPING=1 systemd no longer watches. */
 static int64_t sup_keepalive(struct sup *s, int64_t at)
 {
-	int64_t every = sdnotify_watchdog(s->sd) / 2, now;
+	int64_t every = sdnotify_watchdog(s->ev.sd) / 2, now;
 
-	if (every <= 0 || sdnotify_is_stopping(s->sd))
+	if (every <= 0 || sdnotify_is_stopping(s->ev.sd))
 		return at;
 	if (every < USEC_PER_MSEC)
 		every = USEC_PER_MSEC;
@@ -78,7 +75,7 @@ static int64_t sup_keepalive(struct sup *s, int64_t at)
 	if (now >= s->keepalive_at) {
 		if (!sup_healthy(s, now))
 			return at;
-		sdnotify_keepalive(s->sd);
+		sdnotify_keepalive(s->ev.sd);
 		s->keepalive_at = now + every;
 	}
 	return at > 0 && at < s->keepalive_at ? at : s->keepalive_at;
@@ -86,7 +83,7 @@ static int64_t sup_keepalive(struct sup *s, int64_t at)
 
 /* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
  * timer), feeding systemd's watchdog meanwhile. Returns the EV_* bits that
- * are ready; a keep-alive's timer brings EV_TIMER too, so callers judge
+ * are ready; a keep-alive's timer brings WOKE_TIMER too, so callers judge
  * their deadlines by the clock, never by that bit. */
 int sup_poll(struct sup *s, int64_t at)
 {
@@ -95,7 +92,7 @@ int sup_poll(struct sup *s, int64_t at)
 	    {.fd = worker_fd(s->w), .events = POLLIN},
 	    {.fd = s->timerfd, .events = POLLIN},
 	};
-	int ev = 0;
+	int woke = 0;
 
 	timing_arm(s->timerfd, sup_keepalive(s, at));
 	while (poll(p, 3, -1) < 0)
@@ -103,30 +100,19 @@ int sup_poll(struct sup *s, int64_t at)
 			return 0;
 	if (p[0].revents) {
 		struct signalfd_siginfo si;
-		ev |= EV_SIGNAL;
+		woke |= WOKE_SIGNAL;
 		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
 			if (s->nsigs < (int)(sizeof(s->sigs) / sizeof(s->sigs[0])))
 				s->sigs[s->nsigs++] = (int)si.ssi_signo;
 	}
 	if (p[1].revents)
-		ev |= EV_WORKER;
+		woke |= WOKE_WORKER;
 	if (p[2].revents) {
 		uint64_t expirations;
 		(void)!read(s->timerfd, &expirations, sizeof(expirations));
-		ev |= EV_TIMER;
+		woke |= WOKE_TIMER;
 	}
-	return ev;
-}
-
-const char *sup_signame(int sig)
-{
-	const char *n = signame_abbrev(sig);
-	return n ? n : "?";
-}
-
-void sup_fmt_dur(char *buf, size_t len, int64_t us)
-{
-	duration_format(us < 0 ? 0 : us, buf, len);
+	return woke;
 }
 
 /* Reaps every exited child. Orphans reparented to us (we are a subreaper,
@@ -142,7 +128,7 @@ bool sup_reap(struct sup *s)
 		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
 			exited = true;
 			s->child_wstatus = st;
-			s->exit_status = child_exit_status(st);
+			s->ev.exit_status = child_exit_status(st);
 			/* Its pid held the group's number; now only the rest
 			 * of the group does. Seen empty now, it is never
 			 * signalled again (child_signal): the number is free. */
@@ -150,17 +136,10 @@ bool sup_reap(struct sup *s)
 			child_restore_terminal(&s->child);
 			if (s->o->ready_file)
 				unlink(s->o->ready_file);
-			if (WIFSIGNALED(st))
-				log_event(LOG_INFO, "exited", "command killed by signal %s", sup_signame(WTERMSIG(st)));
-			else
-				log_event(LOG_INFO, "exited", "command exited with status %d", WEXITSTATUS(st));
-			notify_event(s->n, "exited", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
-			metrics_command_exited(s->m, s->exit_status);
-			sdnotify_stopping(s->sd, "stopping: %s exited with status %d", s->cmd, s->exit_status);
+			event_emit(&s->ev, EV_EXITED, &(struct event){.wstatus = st});
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
-			log_warn("the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren",
-				 (int)pid);
+			event_emit(&s->ev, EV_WATCHER_DIED, &(struct event){.pid = (int)pid});
 			s->child.watcher = 0;
 		}
 	}
@@ -171,32 +150,19 @@ bool sup_reap(struct sup *s)
  * on), and checks the timing against a Galera cluster's once. */
 static void sup_note_server(struct sup *s, const struct db_server *srv)
 {
-	const struct timing *t = &s->o->timing;
 	int64_t have, need;
-	char a[32], b[32], c[32];
 
-	if (!srv->name[0] || strcmp(srv->name, s->server) == 0)
+	if (!srv->name[0] || strcmp(srv->name, s->ev.server) == 0)
 		return;
-	if (s->server[0])
-		log_event(LOG_WARN, "server", "now using database server %s%s (was %s): %s", srv->name,
-			  srv->galera ? " (Galera)" : "", s->server, srv->tls);
-	else
-		/* Once: whether the replies that decide who runs are verified
-		 * (issue 20). */
-		log_info("database server %s%s: %s", srv->name, srv->galera ? " (Galera)" : "", srv->tls);
-	snprintf(s->server, sizeof(s->server), "%s", srv->name);
+	/* The first once: whether the replies that decide who runs are
+	 * verified (issue 20). */
+	event_emit(&s->ev, s->ev.server[0] ? EV_SERVER_MOVED : EV_SERVER, &(struct event){.srv = srv});
+	snprintf(s->ev.server, sizeof(s->ev.server), "%s", srv->name);
 	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)
 		return;
 	s->galera_checked = true;
-	if (timing_fits_galera(t, srv->suspect_timeout_us, &have, &need))
-		return;
-	sup_fmt_dur(a, sizeof(a), have);
-	sup_fmt_dur(b, sizeof(b), srv->suspect_timeout_us);
-	sup_fmt_dur(c, sizeof(c), t->renew_us);
-	log_warn("Galera: ttl - margin - kill-grace = %s is shorter than evs.suspect_timeout %s + renew interval %s; "
-		 "a node leaving the cluster stalls writes that long and would stop the command although nothing "
-		 "failed: raise --ttl",
-		 a, b, c);
+	if (!timing_fits_galera(&s->o->timing, srv->suspect_timeout_us, &have, &need))
+		event_emit(&s->ev, EV_GALERA_SLOW, &(struct event){.us = have, .srv = srv});
 }
 
 /* worker_take, noting the server that answered. */

@@ -3,23 +3,11 @@
  * without running anything. Never past the lease's deadline (it is no
  * longer ours to give) nor longer than a renew interval: if the database
  * does not answer, the lease simply expires. */
-#include <errno.h>
-#include <inttypes.h>
-#include <signal.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
 
 #include "duration.h"
-#include "log.h"
-#include "sdnotify.h"
 #include "sup.h"
-#include "tlspolicy.h"
 #include "worker.h"
-#include "metrics.h"
-#include "notify.h"
 
 void sup_release(struct sup *s)
 {
@@ -31,40 +19,38 @@ void sup_release(struct sup *s)
 
 	/* A renew may still be in flight: let it land (it can only extend). */
 	while (worker_busy(s->w)) {
-		int ev = sup_poll(s, give_up);
-		if (ev & EV_SIGNAL) {
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL) {
 			sup_signals_while_waiting(s);
 		}
-		if ((ev & EV_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK &&
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK &&
 		    r.sent_at > s->hold.sent_at)
 			s->hold.sent_at = r.sent_at;
 		if (timing_now() >= give_up) {
-			log_warn("could not release the lease in time; it expires on its own");
+			event_emit(&s->ev, EV_RELEASE_LATE, NULL);
 			return;
 		}
 	}
-	if (worker_submit(s->w, WORKER_RELEASE, s->term, s->exit_status) < 0)
+	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->ev.exit_status) < 0)
 		return;
 	for (;;) {
-		int ev = sup_poll(s, give_up);
-		if (ev & EV_SIGNAL)
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL)
 			sup_signals_while_waiting(s);
-		if ((ev & EV_WORKER) && sup_take(s, &r) == 0)
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0)
 			break;
 		if (timing_now() >= give_up) {
 			worker_abort(s->w);
-			log_warn("could not release the lease in time; it expires on its own");
+			event_emit(&s->ev, EV_RELEASE_LATE, NULL);
 			return;
 		}
 	}
-	if (r.outcome == LEASE_OK) {
-		log_event(LOG_INFO, "released", "released term %" PRIu64, s->term);
-		metrics_released(s->m);
-		notify_event(s->n, "released", s->term, s->exit_status, (timing_now() - s->acquired_at) / 1000);
-	} else if (r.outcome == LEASE_LOST)
-		log_warn("the lease had already expired when the command finished");
+	if (r.outcome == LEASE_OK)
+		event_emit(&s->ev, EV_RELEASED, NULL);
+	else if (r.outcome == LEASE_LOST)
+		event_emit(&s->ev, EV_RELEASE_EXPIRED, NULL);
 	else
-		log_warn("release failed (%s: %s); the lease expires on its own", dberr_name(r.status), r.err);
+		event_emit(&s->ev, EV_RELEASE_FAILED, &(struct event){.status = r.status, .err = r.err});
 }
 
 /* Leaving without running the command (a signal, --wait-timeout) while an
@@ -83,14 +69,14 @@ void sup_abandon_acquire(struct sup *s)
 	}
 
 	while (worker_busy(s->w)) {
-		int ev = sup_poll(s, give_up);
-		if (ev & EV_SIGNAL)
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL)
 			sup_signals_while_waiting(s);
-		if ((ev & EV_WORKER) && sup_take(s, &r) == 0) {
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0) {
 			if ((r.op == WORKER_ACQUIRE || r.op == WORKER_LOOK) && r.outcome == LEASE_OK) {
-				s->term = r.info.term;
+				s->ev.term = r.info.term;
 				s->hold.sent_at = r.sent_at;
-				log_info("an acquire in flight took term %" PRIu64 "; releasing it", s->term);
+				event_emit(&s->ev, EV_ACQUIRE_IN_FLIGHT, NULL);
 				sup_release(s);
 			}
 			return;

@@ -3,87 +3,45 @@
  * the row reported, whichever is first (without the hint: poll, one look a
  * --retry-interval); then look again. A signal (TERM, INT, HUP, QUIT) or
  * --wait-timeout ends the wait; nothing here blocks on the database. */
-#include <errno.h>
-#include <inttypes.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "duration.h"
-#include "log.h"
-#include "sdnotify.h"
 #include "sup.h"
-#include "tlspolicy.h"
 #include "worker.h"
 
-/* A signal that ends the wait (TERM, INT, HUP, QUIT) among those EV
+/* A signal that ends the wait (TERM, INT, HUP, QUIT) among those WOKE
  * brought: fills OUT and returns true. */
-static bool sup_wait_ended(struct sup *s, int ev, struct outcome *out)
+static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
 {
 	int sig;
 
-	if (!(ev & EV_SIGNAL) || !(sig = sup_signals_while_waiting(s)))
+	if (!(woke & WOKE_SIGNAL) || !(sig = sup_signals_while_waiting(s)))
 		return false;
-	log_info("got SIG%s while waiting; exiting without running the command", sup_signame(sig));
+	event_emit(&s->ev, EV_WAIT_SIGNALLED, &(struct event){.signo = sig});
 	out->kind = OUTCOME_SIGNALLED;
 	out->signo = sig;
 	return true;
 }
 
-/* A --once-per slot as people read it: UTC, seconds, a fraction only when
- * the period has one. */
-static void fmt_slot(char *buf, size_t len, int64_t slot_us)
-{
-	time_t t = (time_t)(slot_us / USEC_PER_SEC);
-	struct tm tm;
-	size_t n;
-
-	gmtime_r(&t, &tm);
-	n = strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
-	if (slot_us % USEC_PER_SEC && n < len)
-		snprintf(buf + n, len - n, ".%06lld", (long long)(slot_us % USEC_PER_SEC));
-}
-
-/* A pause's end as the row has it; without --for it lasts until --resume. */
-static const char *pause_until(const struct lease_info *info)
-{
-	return strncmp(info->paused_until, "9999-", 5) == 0 ? "--resume" : info->paused_until;
-}
-
 /* The run skips: says why in one line, to the log (the JSON event names the
  * reason: busy, paused or slot_used) and to the receivers. */
-static void sup_skip(struct sup *s, const struct lease_info *info, const char *how, struct outcome *out)
+static void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited,
+		     struct outcome *out)
 {
-	const char *lease = s->o->lease;
-	char a[32];
+	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
 
 	switch (info->why) {
 	case BUSY_SLOT_USED:
-		fmt_slot(a, sizeof(a), info->last_slot_us);
-		if (info->slot_term == info->term && info->holder[0])
-			log_event(LOG_NOTICE, "slot_used",
-				  "lease %s already ran for the %s slot, term %" PRIu64 ", on %s", lease, a,
-				  info->slot_term, info->holder);
-		else
-			log_event(LOG_NOTICE, "slot_used", "lease %s already ran for the %s slot, term %" PRIu64, lease,
-				  a, info->slot_term);
-		notify_event(s->n, "slot_used", info->slot_term, -1, 0);
+		d.term = info->slot_term;
+		event_emit(&s->ev, EV_SLOT_USED, &d);
 		break;
 	case BUSY_PAUSED:
-		log_event(LOG_NOTICE, "paused",
-			  "lease %s is paused by %s until %s (database time, UTC); not running%s; 'leaderrun --resume "
-			  "%s' ends the pause",
-			  lease, info->paused_by[0] ? info->paused_by : "an operator", pause_until(info), how, lease);
-		notify_event(s->n, "paused", info->term, -1, 0);
+		event_emit(&s->ev, EV_PAUSED, &d);
 		break;
 	case BUSY_HELD:
-		sup_fmt_dur(a, sizeof(a), info->expires_in_us);
-		log_event(LOG_INFO, "busy", "held by %s (term %" PRIu64 ") for another %s; not running%s",
-			  info->holder[0] ? info->holder : "another holder", info->term, a, how);
-		notify_event(s->n, "busy", info->term, -1, 0);
+		event_emit(&s->ev, EV_BUSY, &d);
 		break;
 	}
 	out->kind = OUTCOME_BUSY;
@@ -110,17 +68,11 @@ enum step { STEP_TAKEN, STEP_END, STEP_ON };
 /* --wait-timeout ran out: says so, with the row as last seen. */
 static enum step sup_gave_up(struct sup *s, const struct waiting *w, struct outcome *out)
 {
-	char a[32], b[32], how[128];
-
-	sup_fmt_dur(a, sizeof(a), s->o->wait_timeout_us);
-	sup_fmt_dur(b, sizeof(b), timing_now() - w->start);
 	if (w->last_was_error) {
-		log_error("database still unavailable after --wait-timeout %s", a);
+		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
 		out->kind = OUTCOME_UNAVAILABLE;
-	} else {
-		snprintf(how, sizeof(how), " (not acquired within --wait-timeout %s; waited %s)", a, b);
-		sup_skip(s, &w->last, how, out);
-	}
+	} else
+		sup_skip(s, &w->last, SKIP_WAITED, timing_now() - w->start, out);
 	return STEP_END;
 }
 
@@ -129,10 +81,10 @@ static enum step sup_gave_up(struct sup *s, const struct waiting *w, struct outc
 static enum step sup_await(struct sup *s, struct waiting *w, struct worker_result *r, struct outcome *out)
 {
 	for (;;) {
-		int ev = sup_poll(s, w->first ? 0 : w->give_up);
-		if (sup_wait_ended(s, ev, out))
+		int woke = sup_poll(s, w->first ? 0 : w->give_up);
+		if (sup_wait_ended(s, woke, out))
 			return STEP_END;
-		if ((ev & EV_WORKER) && sup_take(s, r) == 0)
+		if ((woke & WOKE_WORKER) && sup_take(s, r) == 0)
 			break;
 		if (!w->first && w->give_up && timing_now() >= w->give_up)
 			return sup_gave_up(s, w, out);
@@ -152,8 +104,8 @@ static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct 
 	if (w->give_up && wake > w->give_up)
 		wake = w->give_up;
 	for (;;) {
-		int ev = sup_poll(s, wake);
-		if (sup_wait_ended(s, ev, out))
+		int woke = sup_poll(s, wake);
+		if (sup_wait_ended(s, woke, out))
 			return STEP_END;
 		if (timing_now() >= wake)
 			break;
@@ -163,61 +115,56 @@ static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct 
 	return STEP_ON;
 }
 
+/* A database error that no wait fixes: the run ends, saying why. */
+static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
+{
+	const struct event d = {.status = r->status, .err = r->err};
+
+	switch (r->status) {
+	case DB_DENIED:
+		event_emit(&s->ev, EV_DENIED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_UNTRUSTED:
+		/* Not "unavailable, retry later": a standby that waited on
+		 * would hide a setting (or an attack) that no retry fixes. */
+		event_emit(&s->ev, EV_UNTRUSTED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_NO_TABLE:
+		event_emit(&s->ev, EV_NO_TABLE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	case DB_NO_DATABASE:
+		event_emit(&s->ev, EV_NO_DATABASE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* A database error while waiting: fatal ones end the run, the rest are
  * retried with backoff. A server out of connections (1040) is a wait, said
  * once. */
 static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
-	const struct options *o = s->o;
 	bool refused = strstr(r->err, "(error 1040)") || strstr(r->err, "(error 1203)");
-	char a[32];
+	struct event d = {.status = r->status, .err = r->err};
 
-	switch (r->status) {
-	case DB_DENIED:
-		log_error("access denied: %s; check the grants (sql/grants.sql) and that table %s exists (leaderrun "
-			  "--init)",
-			  r->err, o->table);
-		out->kind = OUTCOME_DENIED;
+	if (sup_fatal(s, r, out))
 		return STEP_END;
-	case DB_UNTRUSTED:
-		/* Not "unavailable, retry later": a standby that waited on
-		 * would hide a setting (or an attack) that no retry fixes. */
-		log_error("%s: %s; %s", dberr_name(r->status), r->err, TLSPOLICY_WAYS_OUT);
-		out->kind = OUTCOME_DENIED;
-		return STEP_END;
-	case DB_NO_TABLE:
-		log_error("lease table %s missing or not as expected: %s; run 'leaderrun --init' (it also upgrades an "
-			  "older table) or apply sql/",
-			  o->table, r->err);
-		out->kind = OUTCOME_NO_TABLE;
-		return STEP_END;
-	case DB_NO_DATABASE:
-		log_error("%s; name an existing database in the DSN (mysql://USER@HOST/DB) or in --table DB.TABLE",
-			  r->err);
-		out->kind = OUTCOME_NO_TABLE;
-		return STEP_END;
-	default:
-		break;
-	}
-	if (o->no_wait) {
-		log_error("%s: %s", dberr_name(r->status), r->err);
+	if (s->o->no_wait) {
+		event_emit(&s->ev, EV_UNAVAILABLE, &d);
 		out->kind = OUTCOME_UNAVAILABLE;
 		return STEP_END;
 	}
 	w->last_was_error = true;
 	s->looked_at = 0;
-	sdnotify_status(s->sd, false, "standby: %s; retrying", dberr_name(r->status));
 	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
 	w->backoff = sup_min64(w->backoff * 2, 30 * USEC_PER_SEC);
-	sup_fmt_dur(a, sizeof(a), w->pause);
-	if (refused && !w->refused)
-		log_warn("the server has no connection to spare (%s); waiting, and trying again with backoff up to "
-			 "30s (see max_connections in leaderrun(1))",
-			 r->err);
-	else if (refused)
-		log_debug("still refused: %s", r->err);
-	else
-		log_warn("%s: %s; retrying in %s", dberr_name(r->status), r->err, a);
+	d.us = w->pause;
+	event_emit(&s->ev, !refused ? EV_RETRYING : w->refused ? EV_STILL_REFUSED : EV_REFUSED, &d);
 	w->refused = w->refused || refused;
 	return STEP_ON;
 }
@@ -227,57 +174,50 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
 	const struct options *o = s->o;
-	char a[32];
+	const struct event d = {.info = &r->info};
 
 	if (r->outcome == LEASE_OK) {
-		s->term = r->info.term;
-		s->slot = r->info.slot;
+		s->ev.term = r->info.term;
+		s->ev.slot = r->info.slot;
 		s->acquire_sent_at = r->sent_at;
 		return STEP_TAKEN;
 	}
 	if (r->outcome == LEASE_SLOTS_DIFFER) {
 		/* Before anything runs: one count of slots per lease, or "at
 		 * most N" means nothing. */
-		log_error("this lease runs with --slots %u (%u held now), and this run asked for --slots %u: give "
-			  "every contender of %s the same --slots (it can change while no slot is held)",
-			  r->info.slots, r->info.held, o->slots, o->lease);
+		event_emit(&s->ev, EV_SLOTS_DIFFER, &(struct event){.info = &r->info});
 		out->kind = OUTCOME_USAGE;
 		return STEP_END;
 	}
 	if (r->outcome != LEASE_BUSY)
 		return sup_judge_error(s, w, r, out);
 	if (w->refused && w->last_was_error)
-		log_info("the server takes connections again");
+		event_emit(&s->ev, EV_CONNECTIONS_BACK, NULL);
 	w->last_was_error = false;
 	w->backoff = 500 * USEC_PER_MSEC;
 	w->last = r->info;
 	s->looked_at = timing_now();
 	/* A used slot ends even a wait: the run it was for is done. */
 	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
-		sup_skip(s, &r->info, o->no_wait ? " (--no-wait)" : "", out);
+		sup_skip(s, &r->info, o->no_wait ? SKIP_NO_WAIT : SKIP_NOW, 0, out);
 		return STEP_END;
 	}
 	if (r->info.why == BUSY_PAUSED) {
 		if (strcmp(r->info.paused_until, w->last_paused) != 0) {
-			log_event(LOG_INFO, "waiting", "waiting: lease paused by %s until %s",
-				  r->info.paused_by[0] ? r->info.paused_by : "an operator", pause_until(&r->info));
+			event_emit(&s->ev, EV_WAITING_PAUSED, &d);
 			snprintf(w->last_paused, sizeof(w->last_paused), "%s", r->info.paused_until);
 		}
-		sdnotify_status(s->sd, true, "standby: lease %s paused by %s until %s", o->lease,
-				r->info.paused_by[0] ? r->info.paused_by : "an operator", pause_until(&r->info));
+		event_emit(&s->ev, EV_STANDBY_PAUSED, &d);
 		return STEP_ON;
 	}
 	w->last_paused[0] = '\0';
 	if (r->info.term != w->last_term || strcmp(r->info.holder, w->last_holder) != 0) {
-		sup_fmt_dur(a, sizeof(a), r->info.expires_in_us);
-		log_event(LOG_INFO, "waiting", "waiting: held by %s (term %" PRIu64 "), expires in %s", r->info.holder,
-			  r->info.term, a);
+		event_emit(&s->ev, EV_WAITING, &d);
 		w->last_term = r->info.term;
 		snprintf(w->last_holder, sizeof(w->last_holder), "%s", r->info.holder);
 	}
 	/* Connected and contending: READY=1 with the first answer. */
-	sdnotify_status(s->sd, true, "standby: waiting for lease %s held by %s (term %" PRIu64 ")", o->lease,
-			r->info.holder[0] ? r->info.holder : "another holder", r->info.term);
+	event_emit(&s->ev, EV_STANDBY, &d);
 	return STEP_ON;
 }
 
@@ -288,7 +228,7 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 	enum step st;
 
 	if (worker_submit(s->w, op, w->woken_for, -1) < 0) {
-		log_error("internal error: database worker busy");
+		event_emit(&s->ev, EV_WORKER_BUSY, NULL);
 		out->kind = OUTCOME_INTERNAL;
 		return STEP_END;
 	}
@@ -316,7 +256,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 		return st;
 	s->waiting_on_hint = false;
 	if (r.hints_off) {
-		log_debug("the wake-up hint does not work here; polling");
+		event_emit(&s->ev, EV_NO_HINT, NULL);
 		return STEP_ON;
 	}
 	/* A leader that died with the lease unreleased leaves us its hint:
@@ -326,7 +266,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	w->woken_slot = slot;
 	*how = r.woken ? BLOCK_WOKEN : r.hint_unheld ? BLOCK_POLL : BLOCK_TIMED_OUT;
 	if (r.woken)
-		log_debug("woken by the hint of term %" PRIu64 "%s", term, r.leader_gone ? "" : " (handed on)");
+		event_emit(&s->ev, r.leader_gone ? EV_WOKEN : EV_WOKEN_HANDED_ON, &(struct event){.term = term});
 	return STEP_ON;
 }
 
@@ -390,7 +330,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 }
 
 /* Acquires the lease, waiting for it as the options say. Returns true when
- * held (s->term, deadlines set); false with OUT filled otherwise. */
+ * held (s->ev.term, deadlines set); false with OUT filled otherwise. */
 bool sup_acquire(struct sup *s, struct outcome *out)
 {
 	const struct options *o = s->o;

@@ -38,8 +38,6 @@
 
 #include "atomicfile.h"
 #include "child.h"
-#include "log.h"
-#include "sdnotify.h"
 #include "worker.h"
 
 /* Signals passed on to COMMAND's process group. */
@@ -64,7 +62,7 @@ void supervisor_block_signals(void)
 
 /* --ready-file: exists while the command runs, for a readiness probe that
  * marks only the leader ready. */
-static void sup_ready(const struct sup *s)
+static void sup_ready(struct sup *s)
 {
 	char line[LEASE_HOLDER_MAX + 32], why[PATH_MAX + 64];
 	int n;
@@ -74,27 +72,26 @@ static void sup_ready(const struct sup *s)
 	/* Written while leading, often as root, into a directory a probe
 	 * shares: never through whatever a local user planted at the path
 	 * during the wait (issue 25). */
-	n = snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->term);
+	n = snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->ev.term);
 	if (atomicfile_write(s->o->ready_file, line, (size_t)n, why, sizeof(why)) != 0)
-		log_warn("--ready-file %s", why);
+		event_emit(&s->ev, EV_READY_FILE_FAILED, &(struct event){.err = why});
 }
 
-/* STOPPING=1 when the wait ends without running the command. */
-static void sup_sd_gave_up(struct sup *s, const struct outcome *out)
+/* The wait ended without running the command: STOPPING=1, saying why. */
+static void sup_gave_up(struct sup *s, const struct outcome *out)
 {
 	switch (out->kind) {
 	case OUTCOME_SIGNALLED:
-		sdnotify_stopping(s->sd, "exiting: got SIG%s while waiting for lease %s", sup_signame(out->signo),
-				  s->o->lease);
+		event_emit(&s->ev, EV_QUIT_SIGNALLED, &(struct event){.signo = out->signo});
 		break;
 	case OUTCOME_BUSY:
-		sdnotify_stopping(s->sd, "exiting: lease %s not acquired", s->o->lease);
+		event_emit(&s->ev, EV_QUIT_BUSY, NULL);
 		break;
 	case OUTCOME_UNAVAILABLE:
-		sdnotify_stopping(s->sd, "exiting: database unavailable");
+		event_emit(&s->ev, EV_QUIT_UNAVAILABLE, NULL);
 		break;
 	default:
-		sdnotify_stopping(s->sd, "exiting: cannot contend for lease %s (see the log)", s->o->lease);
+		event_emit(&s->ev, EV_QUIT_FAILED, NULL);
 		break;
 	}
 }
@@ -103,41 +100,28 @@ static void sup_sd_gave_up(struct sup *s, const struct outcome *out)
  * own end. */
 static void sup_history_end(struct sup *s)
 {
-	int st = s->child_wstatus, code = WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-	    sig = WIFSIGNALED(st) ? WTERMSIG(st) : -1;
+	const struct event d = {.wstatus = s->child_wstatus};
+	enum hold_lease l = s->hold.lease;
 
-	if (s->hold.lease == HOLD_LOST || s->hold.lease == HOLD_LATE)
-		history_end(s->h, HISTORY_LOST, code, sig);
-	else if (s->hold.lease == HOLD_REVOKED)
-		history_end(s->h, HISTORY_REVOKED, code, sig);
+	if (l == HOLD_LOST || l == HOLD_LATE)
+		event_emit(&s->ev, EV_RUN_LOST, &d);
+	else if (l == HOLD_REVOKED)
+		event_emit(&s->ev, EV_RUN_REVOKED, &d);
 	else if (s->hold.timed_out)
-		history_end(s->h, HISTORY_TIMED_OUT, code, sig);
-	else if (WIFSIGNALED(st))
-		history_end(s->h, HISTORY_SIGNALED, -1, sig);
+		event_emit(&s->ev, EV_RUN_TIMED_OUT, &d);
+	else if (WIFSIGNALED(d.wstatus))
+		event_emit(&s->ev, EV_RUN_SIGNALED, &d);
 	else
-		history_end(s->h, HISTORY_EXITED, code, -1);
+		event_emit(&s->ev, EV_RUN_EXITED, &d);
 }
 
-/* The lease is ours: say so, and start its states. */
+/* The lease is ours: start its states, and say so. */
 static void sup_acquired(struct sup *s)
 {
-	const struct options *o = s->o;
-
 	s->leading = true;
-	metrics_waiting(s->m, false);
-	s->acquired_at = timing_now();
-	hold_start(&s->hold, &o->timing, s->acquire_sent_at, 0);
-	metrics_acquired(s->m, s->slot, s->term);
-	/* Off the hot path: the history's own thread and connection write
-	 * the run's row while the command starts. */
-	history_begin(s->h, s->slot, s->term, s->acquire_sent_at);
-	if (o->slots > 1)
-		log_event(LOG_INFO, "acquired", "acquired slot %u of %u, term %" PRIu64 ", as %s on %s", s->slot,
-			  o->slots, s->term, o->holder, s->server);
-	else
-		log_event(LOG_INFO, "acquired", "acquired term %" PRIu64 " as %s on %s", s->term, o->holder, s->server);
-	notify_set_slot(s->n, s->slot);
-	notify_event(s->n, "acquired", s->term, -1, 0);
+	s->ev.acquired_at = timing_now();
+	hold_start(&s->hold, &s->o->timing, s->acquire_sent_at, 0);
+	event_emit(&s->ev, EV_ACQUIRED, &(struct event){.sent_at = s->acquire_sent_at});
 }
 
 /* Starts COMMAND under the lease. Returns false, with OUT filled and the
@@ -145,17 +129,15 @@ static void sup_acquired(struct sup *s)
 static bool sup_start(struct sup *s, char *const environ_base[], struct outcome *out)
 {
 	const struct options *o = s->o;
-	char **env = child_env_build(environ_base, o->lease, (unsigned long long)s->term, s->slot, o->holder);
+	char **env = child_env_build(environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
 	char err[512] = "out of memory";
 
 	if (!env ||
 	    (child_spawn(&s->child, o->command, env, hold_deadline(&s->hold, &o->timing), err, sizeof(err)) < 0 &&
 	     s->child.pid <= 0)) {
 		child_env_free(env);
-		log_error("%s", err);
 		out->kind = OUTCOME_INTERNAL;
-		history_end(s->h, HISTORY_EXITED, -1, -1);
-		sdnotify_stopping(s->sd, "exiting: cannot start %s", s->cmd);
+		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});
 		sup_release(s);
 		return false;
 	}
@@ -163,21 +145,18 @@ static bool sup_start(struct sup *s, char *const environ_base[], struct outcome 
 	/* Counted from the spawn: the wait for the lease is not run time. */
 	if (o->max_runtime_us > 0)
 		s->hold.runtime_end = timing_now() + sup_min64(o->max_runtime_us, INT64_MAX / 2);
-	metrics_command_started(s->m);
 	/* An exec failure still leaves a child to reap (it exits 126/127);
 	 * the loop treats it like any other exit. */
 	if (s->child.exec_errno)
-		log_error("%s", err);
+		event_emit(&s->ev, EV_EXEC_FAILED, &(struct event){.err = err});
 	sup_ready(s);
-	notify_event(s->n, "start", s->term, -1, 0);
-	sup_sd_leading(s, "");
+	event_emit(&s->ev, EV_STARTED, NULL);
 	return true;
 }
 
 /* After the reap: the release, and the run's outcome. */
 static void sup_finish(struct sup *s, struct outcome *out)
 {
-	const struct options *o = s->o;
 	enum hold_lease l = s->hold.lease;
 
 	if (l == HOLD_LOST || l == HOLD_LATE || l == HOLD_REVOKED) {
@@ -186,30 +165,20 @@ static void sup_finish(struct sup *s, struct outcome *out)
 		 * loss overtook ends here too: 76 says the lease went. */
 		if (l != HOLD_LOST)
 			sup_release(s);
-		if (l != HOLD_REVOKED)
-			metrics_lost(s->m);
-		metrics_not_held(s->m);
 		out->kind = OUTCOME_LOST;
-		log_error("command stopped: lease %s (term %" PRIu64 ")", l == HOLD_REVOKED ? "revoked" : "lost",
-			  s->term);
-		if (l == HOLD_REVOKED)
-			sdnotify_stopping(s->sd, "lease %s revoked (term %" PRIu64 "): %s stopped", o->lease, s->term,
-					  s->cmd);
-		else
-			sdnotify_stopping(s->sd, "lost lease %s (term %" PRIu64 "): %s stopped", o->lease, s->term,
-					  s->cmd);
+		event_emit(&s->ev, l == HOLD_REVOKED ? EV_STOPPED_REVOKED : EV_STOPPED_LOST, NULL);
 		return;
 	}
 	/* The lease was ours throughout: a normal release, recording the
 	 * command's own status (--min-hold applies: it ran). */
 	sup_release(s);
-	metrics_not_held(s->m);
 	if (s->hold.timed_out) {
 		out->kind = OUTCOME_TIMED_OUT;
-		sdnotify_stopping(s->sd, "%s timed out (--max-runtime): stopped", s->cmd);
+		event_emit(&s->ev, EV_FINISHED_TIMED_OUT, NULL);
 	} else {
 		out->kind = OUTCOME_CHILD_EXITED;
 		out->wstatus = s->child_wstatus;
+		event_emit(&s->ev, EV_FINISHED, NULL);
 	}
 }
 
@@ -224,23 +193,19 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 	memset(out, 0, sizeof(*out));
 	s->o = o;
 	s->w = w;
-	s->n = obs->n;
-	s->m = obs->m;
-	s->h = obs->h;
-	s->sd = obs->sd;
-	s->cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
-	s->exit_status = -1;
+	s->ev = (struct events){.o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .exit_status = -1};
+	s->ev.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
 	/* A file left by a leaderrun that was SIGKILLed must not make this
 	 * one look ready before it leads. */
 	if (o->ready_file && unlink(o->ready_file) != 0 && errno != ENOENT)
-		log_warn("--ready-file %s: %s", o->ready_file, strerror(errno));
+		event_emit(&s->ev, EV_READY_FILE_STALE, &(struct event){.err = strerror(errno)});
 	if (getrandom(&s->rng, sizeof(s->rng), GRND_NONBLOCK) != (ssize_t)sizeof(s->rng) || s->rng == 0)
 		s->rng = (uint64_t)timing_now() | 1;
 	sigprocmask(SIG_BLOCK, NULL, &set);
 	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	s->timerfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (s->sigfd < 0 || s->timerfd < 0) {
-		log_error("signalfd/timerfd: %s", strerror(errno));
+		event_emit(&s->ev, EV_LOOP_FAILED, &(struct event){.err = strerror(errno)});
 		out->kind = OUTCOME_INTERNAL;
 		return false;
 	}
@@ -254,11 +219,9 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 
 	if (!sup_init(&s, o, w, obs, out))
 		goto done;
-	metrics_waiting(s.m, true);
-	sdnotify_status(s.sd, false, "starting: connecting to the database");
+	event_emit(&s.ev, EV_STARTING, NULL);
 	if (!sup_acquire(&s, out)) {
-		metrics_waiting(s.m, false);
-		sup_sd_gave_up(&s, out);
+		sup_gave_up(&s, out);
 		sup_abandon_acquire(&s);
 		goto done;
 	}

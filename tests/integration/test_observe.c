@@ -54,6 +54,27 @@ static bool wait_sample_at_least(const char *file, const char *sample, double mi
 	}
 }
 
+/* The words of a run's steps, pinned: JSON lines with their event name, and
+ * the text that follows "lease NAME: " in text logs. */
+Test(observe, a_runs_steps_are_one_json_line_each_with_event_and_words)
+{
+	struct h_proc p;
+	const char *err;
+
+	LR(&p, "-v", "--log-format", "json", "--holder", "pin", "--kill-grace", "1s", "-l", h_lease("words"), "--",
+	   "sh", "-c", "sleep 30 & exit 3");
+	cr_assert_eq(h_finish(&p, 20000), 3, "%s", h_slurp(p.err));
+	err = h_slurp(p.err);
+	cr_assert(strstr(err, "\"msg\":\"acquired term 1 as pin on "), "%s", err);
+	cr_assert(strstr(err, "\",\"event\":\"acquired\"}\n"), "%s", err);
+	cr_assert(strstr(err, "\"msg\":\"command exited with status 3\",\"event\":\"exited\"}\n"), "%s", err);
+	cr_assert(strstr(err, "\"msg\":\"the command left processes behind; sending SIGTERM\"}\n"), "%s", err);
+	cr_assert(strstr(err, "\"msg\":\"released term 1\",\"event\":\"released\"}\n"), "%s", err);
+	LR(&p, "-v", "-l", h_lease("words"), "--", "sh", "-c", "kill -USR1 $$");
+	cr_assert_eq(h_finish(&p, 20000), 128 + SIGUSR1, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), ": command killed by signal USR1\n"), "%s", h_slurp(p.err));
+}
+
 Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 {
 	struct h_proc holder, waiter;

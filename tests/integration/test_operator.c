@@ -57,6 +57,11 @@ Test(operator, release_stops_the_holder_and_the_next_term_is_larger)
 	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.out), "held by"), "%s", h_slurp(p.out));
 	cr_assert_eq(h_finish(&holder, 5000), 76, "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(holder.err), ": error: lease revoked by 'leaderrun --release'; sending SIGTERM to the "
+					      "command, SIGKILL in "),
+		  "%s", h_slurp(holder.err));
+	cr_assert(strstr(h_slurp(holder.err), ": error: command stopped: lease revoked (term "), "%s",
+		  h_slurp(holder.err));
 	LR(&next, "-n", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
 	cr_assert_eq(h_finish(&next, 10000), 0, "%s", h_slurp(next.err));
 	sscanf(h_slurp(next.out), "%llu", &t2);

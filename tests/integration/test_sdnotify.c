@@ -253,6 +253,8 @@ Test(sdnotify, leader_is_ready_with_its_term_and_says_stopping_on_sigterm)
 	cr_assert_str_eq(first_line(info), want, "systemd's variables reached the command");
 	snprintf(want, sizeof(want), "READY=1\nSTATUS=leader of %s, term %s", lease, term);
 	cr_assert_str_eq(ready.text, want, "%s", received());
+	/* Before it: what the first moments of a run look like. */
+	cr_assert_geq(wait_msg(0, "STATUS=starting: connecting to the database", 0, NULL), 0, "%s", received());
 
 	/* WATCHDOG_PID empty counts as unset: keep-alives, every 150 ms. */
 	h_sleep_ms(1000);

@@ -12,12 +12,13 @@ Test(signals, sigterm_is_forwarded_the_lease_released_and_status_passed_on)
 	struct h_proc holder, next;
 	const char *lease = h_lease("fwd");
 
-	LR(&holder, "-l", lease, "--", "sh", "-c",
+	LR(&holder, "-v", "-l", lease, "--", "sh", "-c",
 	   "trap 'echo got TERM; exit 7' TERM; echo up; while :; do sleep 0.05; done");
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	kill(holder.pid, SIGTERM);
 	cr_assert_eq(h_finish(&holder, 10000), 7, "%s", h_slurp(holder.err));
 	cr_assert(strstr(h_slurp(holder.out), "got TERM"));
+	cr_assert(strstr(h_slurp(holder.err), ": forwarding SIGTERM to the command\n"), "%s", h_slurp(holder.err));
 	/* Released, not left to expire: the next one gets it at once. */
 	LR(&next, "-n", "-l", lease, "--", "true");
 	cr_assert_eq(h_finish(&next, 10000), 0, "lease not released: %s", h_slurp(next.err));
@@ -52,6 +53,8 @@ Test(signals, sigterm_while_waiting_exits_promptly_without_running)
 	cr_assert_eq(h_finish(&waiter, 5000), 128 + SIGTERM);
 	cr_assert_lt(h_now_ms() - t0, 1000);
 	cr_assert_str_eq(h_slurp(waiter.out), "");
+	cr_assert(strstr(h_slurp(waiter.err), ": got SIGTERM while waiting; exiting without running the command\n"),
+		  "%s", h_slurp(waiter.err));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 }
 
