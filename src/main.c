@@ -1,48 +1,38 @@
 /* leaderrun: run a command only while holding a lease in MySQL/MariaDB.
  *
- * Map of the code (data flows one way):
+ * Map of the code (data flows one way, down the folders; src/README.md
+ * says more):
  *
- *   main.c        options -> mode -> outcome -> exit status (only main exits)
- *   options.c     argv + LEADERRUN_* -> const struct options
- *     duration.c, dsn.c, leasename.c, timing.c (defaults, safety check)
- *   runmode.c     --init, or a run: precheck, subreaper, worker, supervisor
- *   admin.c       --status (also as Prometheus metrics), --history, --release, --check
- *   metrics.c     --metrics-file: counters, and a thread that writes the file
- *   history.c     the run history's writes: a thread and connection of their own
- *                 while held; a short run's one row after the release, on
- *                 the lease's connection (the worker's)
- *   supervisor.c  the lease loop in order: wait, spawn, hold, release (sup.h)
- *     sup_loop.c    the one poll(), reaping, the watchdog: what the parts share
- *     sup_wait.c    1. waiting for the lease (the wake-up hint, polling)
- *     sup_hold.c    2.-4. the command under the lease: acts on hold.c's
- *                   decisions and emits their events
- *     sup_release.c 5. giving it back
- *   event.c       every event of a run, one row each in event_table.c (log
- *                 line, --notify/--ping, metrics, STATUS=, history); the
- *                 only caller of those for the loop
- *   hold.c        the decisions while holding: lease and command states,
- *                 what to do next given them and the time (pure, unit-tested)
- *   worker.c      database thread: one statement at a time, own connection
- *   bgthread.c    what the four background threads share (lock, wake, quit)
- *   lease.c       the SQL protocol (compare-and-set on one row)
- *   stmts.def     every statement, declared once (stmt.h: its index)
- *   db.c          the only file that includes <mysql.h>; dberr.c classifies
- *   dlib.c        dlopen of the client library and libcurl, one table style
- *   child.c       fork/exec, process group, watcher, every descendant's kill
- *   atomicfile.c  --ready-file and --metrics-file: written beside, renamed over
- *   escape.c, report.c  what rows say, escaped for terminals, logs and JSON
- *   sdnotify.c    systemd's notify protocol; the events say what and when
- *   outcome.c     outcome -> documented exit status
- *   log.c         one line per event on stderr
+ *   main.c     options -> mode -> outcome -> exit status (only main exits)
+ *   cli/       argv, LEADERRUN_* and option files -> const struct options
+ *              (options.c: one table of options; dsn.c, leasename.c)
+ *   run/       runmode.c: --init, or a run: precheck, subreaper, the
+ *              database thread (worker.c), the supervisor;
+ *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
+ *              sup_hold.c (the command under the lease, acting on hold.c's
+ *              pure decisions), sup_release.c; sup_loop.c the one poll();
+ *              child.c: fork/exec and every descendant's kill;
+ *              outcome.c: what happened -> the exit status
+ *   lease/     the protocol: lease.c (compare-and-set on one row), every
+ *              statement declared once in stmts.def
+ *   db/        db.c, the only file that includes <mysql.h>; dberr.c
+ *              classifies errors; tlspolicy.c; galera.c
+ *   report/    beside the loop: event.c and event_table.c (every event of a
+ *              run, one row each: log line, --notify/--ping, metrics,
+ *              STATUS=, history), log.c, metrics.c, history.c, notify.c,
+ *              sdnotify.c, report.c (--status, --history), escape.c, json.c
+ *   admin/     --status, --history, --release, --pause, --resume, --check
+ *   base/      bgthread.c (the four background threads' lock, wake, quit),
+ *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c
  */
 #include <stdio.h>
 #include <sys/prctl.h>
 
-#include "admin.h"
-#include "log.h"
-#include "options.h"
-#include "outcome.h"
-#include "runmode.h"
+#include "admin/admin.h"
+#include "report/log.h"
+#include "cli/options.h"
+#include "run/outcome.h"
+#include "run/runmode.h"
 
 int main(int argc, char *argv[])
 {

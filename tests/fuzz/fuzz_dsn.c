@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dsn.h"
+#include "cli/dsn.h"
 #include "fuzz_common.h"
 
 #define ERRLEN 256 /* what options.c passes */

@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "duration.h"
+#include "base/duration.h"
 #include "fuzz_common.h"
 
 #define ERRLEN		  160 /* what options.c passes */

@@ -31,8 +31,8 @@
 #include <string.h>
 
 #include "fuzz_common.h"
-#include "lease.h"
-#include "leasename.h"
+#include "lease/lease.h"
+#include "cli/leasename.h"
 
 #define MAX_ARGS     64
 #define READABLE_MAX 96 /* leasename.c */

@@ -4,7 +4,7 @@
  * trailing separator ends the last argument), run as
  * "leaderrun ARG...". Every LEADERRUN_* variable and MYSQL_PWD are unset.
  *
- * scripts/fuzz compiles src/options.c with -Dopen=fuzz_open
+ * scripts/fuzz compiles src/cli/options.c with -Dopen=fuzz_open
  * -Dclose=fuzz_close -Daccess=fuzz_access, so that --password-file,
  * --defaults-file and --ssl-ca/-cert/-key only ever see the fixture files
  * in tests/fuzz/files/ (relative paths, resolved there), /dev/null and
@@ -45,8 +45,8 @@
 #include <unistd.h>
 
 #include "fuzz_common.h"
-#include "lease.h"
-#include "options.h"
+#include "lease/lease.h"
+#include "cli/options.h"
 
 #define MAX_ARGS 32  /* argv[0] included */
 #define ERRLEN	 512 /* what main.c passes */
@@ -167,7 +167,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	reset_getopt();
 	if (options_parse(4, probe, devnull, &o, err, sizeof(err)) == OPTIONS_OK)
 		options_free(&o);
-	FUZZ_CHECK(opens == 1, "src/options.c was not compiled with -Dopen=fuzz_open (see scripts/fuzz)");
+	FUZZ_CHECK(opens == 1, "src/cli/options.c was not compiled with -Dopen=fuzz_open (see scripts/fuzz)");
 	if (!files_dir[0] || access(files_dir, R_OK) != 0)
 		fprintf(stderr, "fuzz_options: no fixture files (FUZZ_FILES='%s'); every --password-file is ENOENT\n",
 			files_dir);

@@ -29,12 +29,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "report/escape.h"
 #include "fuzz_common.h"
-#include "json.h"
-#include "log.h"
-#include "metrics.h"
-#include "report.h"
+#include "report/json.h"
+#include "report/log.h"
+#include "report/metrics.h"
+#include "report/report.h"
 
 /* ---- checks, independent of escape.c ------------------------------------ */
 

@@ -1,6 +1,6 @@
 #include "harness.h"
 
-#include "lease.h"
+#include "lease/lease.h"
 #include "procs.h"
 
 #include <dirent.h>

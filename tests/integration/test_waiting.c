@@ -3,7 +3,7 @@
 #include <signal.h>
 
 #include "harness.h"
-#include "lease.h"
+#include "lease/lease.h"
 
 HARNESS_MAIN
 

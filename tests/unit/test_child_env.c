@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "child.h"
+#include "run/child.h"
 
 static const char *find(char **env, const char *name)
 {

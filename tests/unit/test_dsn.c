@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "dsn.h"
+#include "cli/dsn.h"
 
 static struct dsn ok(const char *s)
 {

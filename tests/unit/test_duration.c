@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "duration.h"
+#include "base/duration.h"
 
 static int64_t parse_ok(const char *s)
 {

@@ -1,4 +1,4 @@
-/* The table of events (src/event_table.c), read without running anything:
+/* The table of events (src/report/event_table.c), read without running anything:
  * every row is whole and consistent with itself and with what the manual
  * promises of the JSON "event" field and the receivers' events; and the
  * words of the rows that carry details, made from made-up details. */
@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "event.h"
-#include "history_sql.h"
+#include "report/event.h"
+#include "lease/history_sql.h"
 
 static const struct event_row *row_of(int id)
 {

@@ -1,7 +1,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "galera.h"
+#include "db/galera.h"
 
 Test(galera, iso_8601_durations_as_galera_writes_them)
 {

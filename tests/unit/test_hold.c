@@ -1,11 +1,11 @@
-/* The lease loop's decisions (src/hold.c) with made-up times: what the
+/* The lease loop's decisions (src/run/hold.c) with made-up times: what the
  * supervisor is told to do, and which state the lease and the command are
  * in, after each thing that can happen. ttl 3 s: renew 1 s, grace 0.75 s,
  * margin 0.6 s; a lease sent at 0 is stopped at 1.65 s and SIGKILLed at
  * 2.4 s. */
 #include <criterion/criterion.h>
 
-#include "hold.h"
+#include "run/hold.h"
 
 #define MS(x) ((int64_t)(x)*1000)
 

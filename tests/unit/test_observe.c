@@ -5,11 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
-#include "history_sql.h"
-#include "json.h"
-#include "lease.h"
-#include "metrics.h"
+#include "report/escape.h"
+#include "lease/history_sql.h"
+#include "report/json.h"
+#include "lease/lease.h"
+#include "report/metrics.h"
 
 /* The statement in sql/FILE: from "CREATE TABLE" or "ALTER TABLE" (the
  * AT-th such statement) to its ';'. */

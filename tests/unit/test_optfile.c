@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "optfile.h"
+#include "cli/optfile.h"
 
 static char dir[64];
 

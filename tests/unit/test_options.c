@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "cli/options.h"
 
 #define ARGV(...) ((char *[]){"leaderrun", __VA_ARGS__, NULL})
 #define ARGC(v)	  ((int)(sizeof(v) / sizeof((v)[0])) - 1)

@@ -4,10 +4,10 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "dberr.h"
-#include "history_sql.h"
-#include "lease.h"
-#include "outcome.h"
+#include "db/dberr.h"
+#include "lease/history_sql.h"
+#include "lease/lease.h"
+#include "run/outcome.h"
 
 static int status_of(enum outcome_kind k)
 {
@@ -159,7 +159,7 @@ static size_t declared_all(const struct lease_sql *sql, const struct history_sql
 #define LEASE_STMT(id, member, since, np, nc, ...)                                                                     \
 	out[n++] = (struct declared){#id, sql->member, sizeof(sql->member), np, nc};
 #define HISTORY_STMT(id, member, np, nc, ...) out[n++] = (struct declared){#id, h->member, sizeof(h->member), np, nc};
-#include "stmts.def"
+#include "lease/stmts.def"
 #undef HISTORY_STMT
 #undef LEASE_STMT
 	return n;

@@ -2,7 +2,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "sdnotify.h"
+#include "report/sdnotify.h"
 
 static const socklen_t base = (socklen_t)offsetof(struct sockaddr_un, sun_path);
 

@@ -1,6 +1,6 @@
 #include <criterion/criterion.h>
 
-#include "timing.h"
+#include "base/timing.h"
 
 static struct timing resolved(int64_t ttl, int64_t renew, int64_t grace)
 {

@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tlspolicy.h"
+#include "db/tlspolicy.h"
 
 static void local(const char *host)
 {

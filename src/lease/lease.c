@@ -1,0 +1,921 @@
+#include "lease.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "report/log.h"
+#include "base/timing.h"
+
+/* What one look at a lease's rows found, for a contender with N slots. */
+struct look {
+	unsigned n;	/* the contender's slot count */
+	int only;	/* >= 0: the operator modes' look at that slot alone */
+	uint64_t pick;	/* spreads contenders over the free slots */
+	unsigned rows;	/* rows of the slots 0..n-1 */
+	unsigned nfree; /* of them, free: expired (a pause is the lease's) */
+	unsigned min_slots, max_slots;
+	bool read_only, any;
+	struct lease_info *info;
+	struct lease_info busy; /* the held slot that expires first */
+};
+
+/* One row of the look: slot, slots, holder, term, expires in, read_only,
+ * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
+ * the server's --once-per slot. */
+static void look_row(void *ctx, const struct db_value *c)
+{
+	struct look *l = ctx;
+	struct lease_info *dst;
+	unsigned slot = (unsigned)c[0].i64, slots = (unsigned)c[1].i64;
+	int64_t expires_in = c[4].is_null ? 0 : c[4].i64;
+
+	if (!l->any || slots < l->min_slots)
+		l->min_slots = slots;
+	if (!l->any || slots > l->max_slots)
+		l->max_slots = slots;
+	l->any = true;
+	l->read_only = l->read_only || c[5].i64 != 0;
+	if (expires_in > 0 && slot < slots)
+		l->info->held++;
+	if (slot == 0) {
+		/* The lease's own state lives in every row; slot 0 always exists. */
+		l->info->paused_in_us = c[7].is_null ? 0 : c[7].i64;
+		snprintf(l->info->paused_until, sizeof(l->info->paused_until), "%s", c[8].buf);
+		snprintf(l->info->paused_by, sizeof(l->info->paused_by), "%s", c[9].buf);
+		l->info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
+		l->info->slot_term = c[11].is_null ? 0 : c[11].u64;
+		if (!c[12].is_null && l->info->slot_us == 0)
+			l->info->slot_us = c[12].i64;
+	}
+	if (l->only >= 0) {
+		if (slot == (unsigned)l->only) {
+			l->rows++;
+			dst = l->info;
+			goto copy;
+		}
+		return;
+	}
+	if (slot >= l->n)
+		return;
+	l->rows++;
+	if (expires_in <= 0) {
+		/* Reservoir sampling with a per-contender sequence: contenders
+		 * that look at the same moment mostly try different slots. */
+		l->nfree++;
+		l->pick = l->pick * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
+		if ((l->pick >> 33) % l->nfree != 0)
+			return;
+		dst = l->info;
+	} else {
+		if (l->busy.slots && expires_in >= l->busy.expires_in_us)
+			return;
+		dst = &l->busy;
+	}
+copy:
+	dst->slot = slot;
+	dst->slots = slots;
+	dst->term = c[3].u64;
+	dst->expires_in_us = expires_in;
+	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
+	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
+}
+
+/* Reads the rows of NAME for a contender with N slots into INFO: a free
+ * slot if there is one, else the held slot that expires first. PERIOD_US >
+ * 0 also asks the server for the --once-per slot its clock is in now
+ * (INFO->slot_us). */
+static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
+				     char *err, size_t errlen)
+{
+	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = period_us / 2},
+	    {.type = DB_I64, .i64 = period_us},
+	    {.type = DB_I64, .i64 = period_us},
+	    {.type = DB_STR, .str = name},
+	};
+	struct db_value c[] = {
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = holder, .cap = sizeof(holder)},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = expires_at, .cap = sizeof(expires_at)},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = paused_until, .cap = sizeof(paused_until)},
+	    {.type = DB_STR, .buf = paused_by, .cap = sizeof(paused_by)},
+	    {.type = DB_I64},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	};
+	struct db_result r;
+
+	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
+	info->held = 0;
+	info->expires_in_us = 0;
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 13, look_row, l, &r, err, errlen);
+	if (*st != DB_OK)
+		return LEASE_ERROR;
+	if (l->read_only) {
+		snprintf(err, errlen,
+			 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
+			 "lease; point the DSN at the primary");
+		*st = DB_READ_ONLY;
+		return LEASE_ERROR;
+	}
+	info->slots = l->max_slots;
+	if (l->nfree == 0 && l->busy.slots) {
+		/* None free: whom the contender waits for, and until when. */
+		info->slot = l->busy.slot;
+		info->term = l->busy.term;
+		info->expires_in_us = l->busy.expires_in_us;
+		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
+		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
+	}
+	return LEASE_OK;
+}
+
+/* Why the row as read keeps a contender out. A used slot wins: it ends a
+ * wait, where a pause or a holder only prolongs it. */
+static enum lease_busy lease_why(const struct lease_info *info, int64_t period_us)
+{
+	if (period_us > 0 && info->last_slot_us >= 0 && info->last_slot_us >= info->slot_us)
+		return BUSY_SLOT_USED;
+	if (info->paused_in_us > 0)
+		return BUSY_PAUSED;
+	return BUSY_HELD;
+}
+
+static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
+				    int64_t ttl_us, int64_t period_us, unsigned slots, struct lease_info *info,
+				    int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
+	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = slots},
+	    {.type = DB_I64, .i64 = info->slot_us},
+	};
+	struct db_value plain[] = {p[0], p[1], p[3], p[4], p[5]};
+	struct db_result r;
+	enum lease_outcome o;
+
+	*sent_at = timing_now();
+	if (period_us > 0)
+		*st = db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
+	else
+		*st = db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
+	o = lease_outcome_of(*st, r.affected, 1);
+	if (o == LEASE_OK) {
+		/* The term comes only from the statement that matched exactly one
+		 * row: after 0 rows LAST_INSERT_ID() may hold a stranger's term. */
+		if (r.insert_id == 0) {
+			snprintf(err, errlen, "the server returned no term for the acquire");
+			*st = DB_NO_TABLE;
+			return LEASE_ERROR;
+		}
+		info->term = r.insert_id;
+		info->slots = slots;
+		snprintf(info->holder, sizeof(info->holder), "%s", holder);
+		info->expires_in_us = ttl_us;
+	}
+	return o;
+}
+
+/* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
+ * schema 5 a lease is one row, the name's. */
+static enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				   unsigned n, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
+	struct db_result r;
+
+	return db_exec(db, STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, &r, err, errlen);
+}
+
+/* Ends a transaction that failed: a connection that broke has ended it,
+ * and one whose ROLLBACK fails is closed, so that the server rolls back.
+ * Never may a later statement (an acquire, a renew) run inside it, where
+ * its commit would wait for a COMMIT that never comes. */
+static void lease_rollback(struct db *db, enum db_status why)
+{
+	char err[256];
+
+	/* A transaction that Galera aborted (a certification failure, seen
+	 * as a deadlock) can leave the session's prepared statements unknown
+	 * to the server (error 1243 on the next execute, measured on MariaDB
+	 * 10.11 with two first uses through two nodes): a new session, then. */
+	if (why == DB_CONFLICT || (db_connected(db) && db_query(db, "ROLLBACK", err, sizeof(err)) != DB_OK))
+		db_disconnect(db);
+}
+
+/* Makes rows 0..N-1 of NAME exist with N slots, in one transaction that
+ * locks the lease's rows and the gaps between them: first use, or a slot
+ * count changed while no slot is held. Slots held under another count
+ * refuse it: LEASE_SLOTS_DIFFER, INFO->slots the count in force. */
+static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+					  struct lease_info *info, enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
+	struct db_result r;
+
+	if (sql->schema < 5) {
+		/* One row a lease: lease_look never gets here (lease_refuse). */
+		snprintf(err, errlen, "internal error: a slot count change on a table of schema %d", sql->schema);
+		*st = DB_ERROR;
+		return LEASE_ERROR;
+	}
+	*st = db_query(db, "START TRANSACTION", err, errlen);
+	if (*st != DB_OK)
+		return LEASE_ERROR;
+	*st = db_exec(db, STMT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, &r, err, errlen);
+	if (*st != DB_OK)
+		goto fail;
+	if (c[1].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
+		lease_rollback(db, DB_OK);
+		info->slots = (unsigned)c[3].i64;
+		info->held = (unsigned)c[1].i64;
+		return LEASE_SLOTS_DIFFER;
+	}
+	for (unsigned k = 0; k < n; k++) {
+		*st = lease_insert(db, sql, name, k, n, err, errlen);
+		if (*st != DB_OK)
+			goto fail;
+	}
+	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
+		*st = db_exec(db, STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, &r, err, errlen);
+		if (*st != DB_OK)
+			goto fail;
+	}
+	*st = db_query(db, "COMMIT", err, errlen);
+	if (*st != DB_OK)
+		goto fail;
+	return LEASE_OK;
+fail:
+	lease_rollback(db, *st);
+	return LEASE_ERROR;
+}
+
+/* The rows as read are N, all of N slots: nothing to make or change. */
+static bool lease_rows_ready(const struct look *l, unsigned n)
+{
+	return l->rows == n && l->min_slots == n && l->max_slots == n;
+}
+
+/* Reads the rows, creating them on first use and taking a new slot count
+ * while no slot is held. */
+static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
+				     char *err, size_t errlen)
+{
+	enum lease_outcome o = LEASE_ERROR;
+
+	/* Two first uses at once (or through two Galera nodes) deadlock on
+	 * the gap; the loser reads again, and most likely finds the winner's
+	 * rows. Locking them once more without that read would, on Galera,
+	 * be aborted again by each winner's acquire that the node applies
+	 * meanwhile: with six contenders through three nodes, three tries in
+	 * a row failed one round in 80. */
+	for (int attempt = 0; attempt < 3; attempt++) {
+		/* A conflict ended the last try's session (lease_rollback). */
+		if (attempt > 0 && !db_connected(db) && (*st = db_connect(db, err, errlen)) != DB_OK)
+			return LEASE_ERROR;
+		if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+			return LEASE_ERROR;
+		if (lease_rows_ready(l, n))
+			return LEASE_OK;
+		if (!l->any && n == 1) {
+			/* The first use of a one-slot lease: one row, one
+			 * statement, as before slots. On Galera two first uses
+			 * through different nodes both insert it, and the one
+			 * certified second fails with a deadlock: the row is
+			 * there all the same. A contender with more slots that
+			 * comes in between is seen by the look that follows. */
+			*st = lease_insert(db, sql, name, 0, 1, err, errlen);
+			if (*st != DB_OK && *st != DB_CONFLICT)
+				return LEASE_ERROR;
+			if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+				return LEASE_ERROR;
+			if (lease_rows_ready(l, n))
+				return LEASE_OK;
+		}
+		if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
+			return LEASE_SLOTS_DIFFER;
+		o = lease_set_slots(db, sql, name, n, info, st, err, errlen);
+		if (o != LEASE_ERROR || *st != DB_CONFLICT)
+			break;
+	}
+	if (o != LEASE_OK)
+		return o;
+	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+		return LEASE_ERROR;
+	/* Another contender's count came in between, and it runs. */
+	if (l->max_slots != n && info->held > 0)
+		return LEASE_SLOTS_DIFFER;
+	if (l->rows != n || l->min_slots != n) {
+		snprintf(err, errlen, "the lease's rows were not there after their insert");
+		*st = DB_UNAVAILABLE;
+		return LEASE_ERROR;
+	}
+	return LEASE_OK;
+}
+
+/* Is a slot, as read, free for this contender now? */
+static bool lease_free(const struct lease_info *info, const struct look *l, int64_t period_us)
+{
+	return lease_why(info, period_us) == BUSY_HELD && l->nfree > 0;
+}
+
+/* Where a contender starts its sequence of picks among free slots: its
+ * own, so that contenders that look together spread out. */
+static uint64_t lease_pick_seed(void)
+{
+	uint64_t r;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r))
+		r = (uint64_t)timing_now() ^ (uint64_t)getpid() << 32;
+	return r;
+}
+
+/* A feature that the table's schema cannot hold, asked for explicitly:
+ * one line that names it (the callers add 'leaderrun --init'). */
+static bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
+			 size_t errlen)
+{
+	if (sql->schema >= needs)
+		return false;
+	snprintf(err, errlen, "%s needs schema %d, and table %s has the columns of schema %d", what, needs, sql->table,
+		 sql->schema);
+	*st = DB_NO_TABLE;
+	return true;
+}
+
+static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const char *name,
+					     const char *holder, int64_t ttl_us, int64_t period_us, unsigned slots,
+					     bool look_first, int64_t *slot_us, struct lease_info *info,
+					     int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+{
+	/* One slot: nothing to pick (and no system call). */
+	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
+	enum lease_outcome o;
+
+	memset(info, 0, sizeof(*info));
+	if (slots > 1 && lease_refuse(sql, 5, "--slots above 1", st, err, errlen))
+		return LEASE_ERROR;
+	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", st, err, errlen))
+		return LEASE_ERROR;
+	info->last_slot_us = -1;
+	info->slot_us = period_us > 0 ? *slot_us : 0;
+	/* --once-per: the first look fixes the slot, by the server's clock,
+	 * and a slot already taken ends the attempt without a write. A waiter
+	 * that was not woken looks first too: while the lease is held, one
+	 * statement a look. With several slots every attempt looks first, to
+	 * know which slot is free. */
+	if (look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
+		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		if (o != LEASE_OK)
+			return o;
+		if (period_us > 0 && info->slot_us == 0) {
+			snprintf(err, errlen, "the server did not say which --once-per slot it is in");
+			*st = DB_UNAVAILABLE;
+			return LEASE_ERROR;
+		}
+		if (period_us > 0)
+			*slot_us = info->slot_us;
+		info->why = lease_why(info, period_us);
+		/* Held, paused or its slot used: the compare-and-set could only
+		 * fail. */
+		if (!lease_free(info, &l, period_us))
+			return LEASE_BUSY;
+	}
+	/* Busy (no row matched, or another contender's compare-and-set won
+	 * the row): look, so that a follower knows whom it waits for, until
+	 * when and why, and so that a first use creates the rows; and while a
+	 * slot is free, try it: once more with one slot, up to N more times
+	 * with N (a -n run gives up only when every slot is taken). */
+	for (unsigned tries = 0;; tries++) {
+		o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, info, sent_at, st, err, errlen);
+		if (o != LEASE_BUSY)
+			return o;
+		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		if (o != LEASE_OK)
+			return o;
+		info->why = lease_why(info, period_us);
+		if (!lease_free(info, &l, period_us) || tries >= slots)
+			return LEASE_BUSY;
+	}
+}
+
+static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+					   const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at,
+					   enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = ttl_us}, {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = term},
+	};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}};
+	struct db_result r;
+	enum lease_outcome o;
+
+	*sent_at = timing_now();
+	*st = db_exec(db, STMT_RENEW, sql->renew, p, 5, NULL, 0, &r, err, errlen);
+	o = lease_outcome_of(*st, r.affected, 0);
+	if (o != LEASE_LOST)
+		return o;
+	/* No row matched. Revoked by --release: still ours until we release
+	 * it, so the command is stopped the normal way. A server that has just
+	 * turned read-only (a primary demoted for a switchover) proves nothing
+	 * about the row: a failed attempt, and the next goes to another host;
+	 * only a writable server that holds the row can extend it, and until
+	 * one does, the deadline runs as for any failure. Anything else: lost.
+	 * A failed question leaves the answer at lost, the safe side. */
+	if (db_exec(db, STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
+		return LEASE_LOST;
+	if (c[0].i64 != 0) {
+		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
+		*st = DB_READ_ONLY;
+		return LEASE_ERROR;
+	}
+	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
+}
+
+static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const char *name,
+					     unsigned slot, const char *holder, uint64_t term, int64_t min_hold_us,
+					     int exit_status, enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
+	    {.type = DB_STR, .str = name},	  {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder},	  {.type = DB_U64, .u64 = term},
+	};
+	struct db_value no_exit[] = {p[0], p[2], p[3], p[4], p[5]}; /* schema 1: no last_exit */
+	struct db_result r;
+
+	if (sql->schema < 2)
+		*st = db_exec(db, STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
+	else
+		*st = db_exec(db, STMT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
+	return lease_outcome_of(*st, r.affected, 0);
+}
+
+struct status_ctx {
+	void (*on_row)(void *ctx, const struct lease_row *row);
+	void *ctx;
+};
+
+static void status_row(void *arg, const struct db_value *c)
+{
+	struct status_ctx *sc = arg;
+	struct lease_row row;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.name, sizeof(row.name), "%s", c[0].buf);
+	snprintf(row.holder, sizeof(row.holder), "%s", c[1].buf);
+	row.term = c[2].u64;
+	row.held = c[3].i64 != 0;
+	row.expires_in_us = c[4].is_null ? 0 : c[4].i64;
+	snprintf(row.expires_at, sizeof(row.expires_at), "%s", c[5].buf);
+	snprintf(row.renewed_at, sizeof(row.renewed_at), "%s", c[6].buf);
+	snprintf(row.acquired_at, sizeof(row.acquired_at), "%s", c[7].buf);
+	row.has_exit = !c[8].is_null;
+	row.last_exit = (int)c[8].i64;
+	snprintf(row.finished_at, sizeof(row.finished_at), "%s", c[9].buf);
+	snprintf(row.now, sizeof(row.now), "%s", c[10].buf);
+	row.revoked = c[11].i64 == 1;
+	snprintf(row.paused_until, sizeof(row.paused_until), "%s", c[12].buf);
+	snprintf(row.paused_by, sizeof(row.paused_by), "%s", c[13].buf);
+	snprintf(row.last_slot, sizeof(row.last_slot), "%s", c[14].buf);
+	row.slot = (unsigned)c[15].i64;
+	row.slots = (unsigned)c[16].i64;
+	sc->on_row(sc->ctx, &row);
+}
+
+static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const char *name,
+					void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+					size_t errlen)
+{
+	char bufs[10][LEASE_HOLDER_MAX + 1];
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_value c[] = {
+	    {.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
+	    {.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[2], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[3], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[4], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[5], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[6], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[7], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[8], .cap = sizeof(bufs[8])},
+	    {.type = DB_STR, .buf = bufs[9], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	};
+	struct status_ctx sc = {on_row, ctx};
+	struct db_result r;
+
+	return name ? db_exec_each(db, STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
+}
+
+/* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
+ * lease has rows; INFO->slots the count in force. */
+static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				      struct lease_info *info, bool *found, char *err, size_t errlen)
+{
+	struct look l = {.only = (int)slot};
+	enum db_status st;
+
+	memset(info, 0, sizeof(*info));
+	info->last_slot_us = -1;
+	if (lease_read(db, sql, name, slot + 1, 0, info, &l, &st, err, errlen) != LEASE_OK)
+		return st;
+	*found = l.any;
+	info->slots = l.max_slots;
+	return DB_OK;
+}
+
+static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+					bool force, struct lease_info *was, bool *found, bool *was_held, char *err,
+					size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
+	struct db_result r;
+	enum db_status st;
+
+	*found = *was_held = false;
+	/* Without revocation (schema 1, 2) --release --force still expires
+	 * the lease at once, as it always did. */
+	if (!force && lease_refuse(sql, 3, "--release (a revocation)", &st, err, errlen))
+		return st;
+	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
+	/* A slot past the count is nobody's (it expires at the end of time). */
+	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
+		return st;
+	/* Compare-and-set on the term just read: a newer holder that took
+	 * over in between is neither revoked nor freed by accident. */
+	p[2].u64 = was->term;
+	if (force)
+		st = db_exec(db, STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
+	else
+		st = db_exec(db, STMT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
+	*was_held = st == DB_OK && r.affected == 1;
+	return st;
+}
+
+static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us,
+				       const char *by, struct lease_info *info, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = for_us},
+	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
+	    {.type = DB_STR, .str = by},
+	    {.type = DB_STR, .str = name},
+	};
+	struct db_result r;
+	enum db_status st;
+	bool found = false;
+
+	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
+		return st;
+	/* A lease never run gets its first row (slot 0, one slot), paused;
+	 * its first contender with more slots adds the rest, paused too. */
+	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	if (st == DB_OK && !found)
+		st = lease_insert(db, sql, name, 0, 1, err, errlen);
+	if (st == DB_OK)
+		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+	if (st == DB_OK)
+		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	return st;
+}
+
+static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
+					struct lease_info *was, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_result r;
+	enum db_status st;
+
+	if (lease_refuse(sql, 3, "--resume", &st, err, errlen))
+		return st;
+	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
+	if (st != DB_OK || !*found)
+		return st;
+	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
+}
+
+static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				       const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder},
+	    {.type = DB_U64, .u64 = term},
+	};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st = db_exec(db, STMT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
+
+	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
+	return st;
+}
+
+/* The schema of TABLE's columns, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA;
+ * 0 when there is no such table. */
+static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql, const char *table, int *schema,
+				      char *err, size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char db_name[65] = "";
+	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
+	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	if (dot) {
+		snprintf(db_name, sizeof(db_name), "%.*s", (int)(dot - table), table);
+		p[0].str = db_name;
+	}
+	*schema = 0;
+	st = db_exec(db, STMT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
+	if (st == DB_OK && r.have_row && c[3].i64 > 0)
+		*schema = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
+	return st;
+}
+
+/* The DDL that takes the lease table from schema V to V + 1; "" when that
+ * step changed the lease table not at all (schema 4 added the history's
+ * table only). */
+static const char *lease_upgrade_step(const struct lease_sql *sql, int v)
+{
+	switch (v) {
+	case 1:
+		return sql->upgrade_1_2;
+	case 2:
+		return sql->upgrade_2_3;
+	case 4:
+		return sql->upgrade_4_5;
+	default:
+		return "";
+	}
+}
+
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
+				  size_t errlen)
+{
+	enum db_status st;
+
+	*from = LEASE_ROWS_SCHEMA;
+	st = db_query(db, sql->create, err, errlen);
+	if (st != DB_OK)
+		return st;
+	/* A table from an older leaderrun lacks some columns: add them in
+	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
+	st = lease_schema_of(db, sql, table, from, err, errlen);
+	if (st != DB_OK || *from == 0) {
+		*from = LEASE_ROWS_SCHEMA;
+		return st;
+	}
+	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
+		if (lease_upgrade_step(sql, v)[0])
+			st = db_query(db, lease_upgrade_step(sql, v), err, errlen);
+	return st;
+}
+
+/* A statement failed with "unknown column" (DB_NO_TABLE): the table may
+ * be older than this build (issue 25: a fleet that rolls its binaries
+ * before --init). Then the statements are rendered again for its schema,
+ * once, with one warning; true: try again. The statements of the older
+ * schema are those its own builds run, so old and new builds on the table
+ * exclude each other as builds of one version do. No statement prepared
+ * on this connection goes stale: every statement whose text changes named
+ * a column that the table lacks, and was never prepared. A run keeps the
+ * schema it found: should --init upgrade the table meanwhile, its
+ * statements still match (slot 0 of a one-slot lease) until it ends. */
+static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
+{
+	char err[256];
+	int schema;
+
+	if (st != DB_NO_TABLE || sql->schema < LEASE_ROWS_SCHEMA || !db_connected(db))
+		return false;
+	if (lease_schema_of(db, sql, sql->table, &schema, err, sizeof(err)) != DB_OK || schema == 0 ||
+	    schema >= LEASE_ROWS_SCHEMA)
+		return false;
+	lease_sql_render_schema(sql, sql->table, schema);
+	if (!sql->warned)
+		log_warn(
+		    "lease table %s has the columns of schema %d, older than this leaderrun's %d: leases run as "
+		    "before, without --slots above 1%s and the run history; 'leaderrun --init' upgrades it in place "
+		    "(or sql/upgrade-*.sql)",
+		    sql->table, schema, LEASE_ROWS_SCHEMA,
+		    schema < 3 ? ", --release's revocation, --pause, --once-per" : "");
+	sql->warned = true;
+	return true;
+}
+
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
+				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
+				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				 size_t errlen)
+{
+	enum lease_outcome o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us,
+						  info, sent_at, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, info,
+				       sent_at, st, err, errlen);
+	return o;
+}
+
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+			       char *err, size_t errlen)
+{
+	enum lease_outcome o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
+	return o;
+}
+
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
+				 enum db_status *st, char *err, size_t errlen)
+{
+	enum lease_outcome o =
+	    lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+
+	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
+		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+	return o;
+}
+
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
+{
+	enum db_status st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+
+	/* A failed prepare called ON_ROW for no row. */
+	if (lease_adapt(db, sql, st))
+		st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+	return st;
+}
+
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+{
+	enum db_status st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+	return st;
+}
+
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen)
+{
+	enum db_status st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+	return st;
+}
+
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+			    char *err, size_t errlen)
+{
+	enum db_status st = lease_resume_once(db, sql, name, found, was, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_resume_once(db, sql, name, found, was, err, errlen);
+	return st;
+}
+
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen)
+{
+	enum db_status st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+	return st;
+}
+
+/* The hint's statements go as text: the lock name is leaderrun's own hex
+ * ("leaderrun:" and 16 hex digits, see lease_hint_name) and a validated
+ * database name, never user data, and a prepare would cost a round trip
+ * each. */
+static enum db_status hint_query(struct db *db, const char *q, bool *one, char *err, size_t errlen)
+{
+	int64_t v;
+	enum db_status st = db_query_int(db, q, &v, err, errlen);
+
+	*one = st == DB_OK && v == 1;
+	return st;
+}
+
+/* The SQL expression of SLOT's hint name: leaderrun:HASH:DB[:sSLOT], DB
+ * 8 hex digits of the database's SHA-256, computed by the server
+ * (lease_hint_name). At most 40 characters, 61 with a term's mark.
+ *
+ * Builds from before issue 25 named the hint for table and lease alone
+ * (slot 0's hint was leaderrun:HASH). In a fleet of old and new builds on
+ * one database the two kinds of name never meet: a follower finds the
+ * other kind's leader's hint unheld (HINT_UNHELD) and polls the row at its
+ * retry interval, and wakes at the expiry it read at the latest. That
+ * costs latency, never safety: the hint decides nothing, every acquisition
+ * is the row's compare-and-set. */
+static void hint_of(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
+{
+	char suffix[24] = "";
+
+	if (slot > 0)
+		snprintf(suffix, sizeof(suffix), ", ':s%u'", slot);
+	snprintf(out, len, "CONCAT('%s:', LEFT(SHA2(COALESCE(%s, ''), 256), 8)%s)", sql->hint_name, sql->hint_db,
+		 suffix);
+}
+
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
+			       char *err, size_t errlen)
+{
+	char q[384], hint[192];
+	int64_t v;
+	enum db_status st;
+
+	/* Both: the hint, and the term's mark, which says to followers that
+	 * the hint's holder is this term's leader (the mark is never taken
+	 * by anyone else: terms are unique). The name is computed once, in
+	 * a derived table of no table. */
+	hint_of(hint, sizeof(hint), sql, slot);
+	snprintf(q, sizeof(q),
+		 "SELECT GET_LOCK(CONCAT(h, ':%llu'), 0) + 2 * GET_LOCK(h, 0) FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, hint);
+	st = db_query_int(db, q, &v, err, errlen);
+	*got = st == DB_OK && v == 3;
+	return st;
+}
+
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
+			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen)
+{
+	char q[768], hint[192];
+	int64_t v = 0, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
+	enum db_status st;
+
+	/* Only a hint that TERM's leader holds is worth blocking on: it lets
+	 * go when that leader does, or dies with it. A free lock is not
+	 * taken (a leader that could not take the hint takes it at its next
+	 * renew, and a follower that grabbed it would wake for nothing); one
+	 * held by somebody else (a follower woken by a dead leader, or a
+	 * leader frozen out of its term) would not wake us when TERM's leader
+	 * lets go.
+	 * No table in this statement (the derived table reads none): a
+	 * follower blocks here for up to a ttl, and a statement that kept the
+	 * lease table open that long would hold its metadata lock, so that an
+	 * ALTER TABLE queued behind it would stall the leader's renews
+	 * (measured on MariaDB 10.11). The timeout has millisecond steps
+	 * (MariaDB takes fractions; MySQL rounds). */
+	hint_of(hint, sizeof(hint), sql, slot);
+	snprintf(q, sizeof(q),
+		 "SELECT CASE WHEN IS_USED_LOCK(h) IS NULL THEN 2 "
+		 "WHEN NOT IS_USED_LOCK(h) <=> IS_USED_LOCK(CONCAT(h, ':%llu')) THEN 3 "
+		 "ELSE GET_LOCK(h, %lld.%03lld) + 10 * (IS_USED_LOCK(CONCAT(h, ':%llu')) IS NULL) END "
+		 "FROM (SELECT %s AS h) AS hint",
+		 (unsigned long long)term, (long long)(ms / 1000), (long long)(ms % 1000), (unsigned long long)term,
+		 hint);
+	st = db_query_int(db, q, &v, err, errlen);
+	/* Woken, and the mark gone too: the leader's session ended (it let go,
+	 * or died with the lease unreleased). Woken with the mark still held:
+	 * somebody else handed the lock on, and the leader lives. */
+	*how = v == 11	? HINT_WOKEN
+	       : v == 1 ? HINT_PASSED
+	       : v == 2 ? HINT_UNHELD
+	       : v == 3 ? HINT_NOT_LEADERS
+			: HINT_TIMED_OUT;
+	return st;
+}
+
+enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen)
+{
+	bool released;
+
+	/* All of this session's named locks: a follower woken by the hint took
+	 * it once more when it won the row, and named locks count. */
+	(void)sql;
+	return hint_query(db, "SELECT RELEASE_ALL_LOCKS() > 0", &released, err, errlen);
+}

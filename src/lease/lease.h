@@ -1,0 +1,223 @@
+/* The lease protocol: single-row compare-and-set statements whose every
+ * time comparison is made by the server (UTC_TIMESTAMP(6)), as described in
+ * shared/notes/lease-safety.md. Each call returns an outcome that keeps
+ * "someone else holds it" apart from "the database failed". */
+#ifndef LEADERRUN_LEASE_H
+#define LEADERRUN_LEASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "stmt.h"
+
+#define LEASE_NAME_MAX	    191 /* bytes; the column is VARCHAR(191) */
+#define LEASE_HOLDER_MAX    255 /* bytes; the column is VARCHAR(255) */
+#define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
+#define LEASE_DEFAULT_TABLE "leaderrun_lease"
+#define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
+
+enum lease_outcome {
+	LEASE_OK,	    /* acquired, renewed or released */
+	LEASE_BUSY,	    /* acquire: not acquired, see lease_info (why) */
+	LEASE_LOST,	    /* renew/release: the row is no longer ours */
+	LEASE_REVOKED,	    /* renew: --release revoked our term; stop, reap, release */
+	LEASE_SLOTS_DIFFER, /* acquire: the lease's holders run with another --slots (info->slots) */
+	LEASE_ERROR,	    /* see the db_status */
+};
+
+/* Why an acquire did not take the lease. */
+enum lease_busy {
+	BUSY_HELD,	/* somebody holds it (or held it a moment ago) */
+	BUSY_PAUSED,	/* --pause: nobody may acquire it until paused_until */
+	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
+};
+
+/* The row as an acquire found it, or took it. Times are the server's.
+ * With several slots: the slot taken; when none was free, the held slot
+ * that expires first (the one a waiter waits for). */
+struct lease_info {
+	unsigned slot;
+	unsigned slots; /* the slot count in force: its rows' */
+	unsigned held;	/* how many of its slots are held */
+	uint64_t term;
+	char holder[LEASE_HOLDER_MAX + 1];
+	int64_t expires_in_us; /* by the server's clock; <= 0: expired */
+	char expires_at[32];   /* ISO 8601 UTC */
+	enum lease_busy why;
+	int64_t paused_in_us; /* > 0: paused for that long still */
+	char paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
+	int64_t slot_us;      /* --once-per: the contender's slot, us since the epoch */
+	int64_t last_slot_us; /* the last slot a run took; -1: none */
+	uint64_t slot_term;   /* the term that took it */
+};
+
+/* The statements for one table, rendered once from a validated name: the
+ * LEASE_STMT lines of stmts.def, a member each. Acquire and renew also
+ * require @@global.read_only = 0: a replica (or a demoted primary) must
+ * never grant or extend a lease, even to a user whose privileges let it
+ * write there (read_only does not bind SUPER, and MySQL's super_read_only
+ * sets read_only too). */
+struct lease_sql {
+#define LEASE_STMT(id, member, since, params, columns, ...) STMT_MEMBER(member, __VA_ARGS__)
+#define HISTORY_STMT(...)
+#include "stmts.def"
+#undef HISTORY_STMT
+#undef LEASE_STMT
+	char table[LEASE_TABLE_MAX + 1];
+	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
+	bool warned;	    /* lease.c warned that the table is older */
+	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
+	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
+};
+
+/* The schema this build writes; --init upgrades older tables to it.
+ * Schema 4 is schema 3's lease table plus the run history, a table of its
+ * own (history_sql.h). Schema 5 gives the lease table a row a slot
+ * (--slots): the key is (name, slot), and slot 0 is the row of old. */
+#define LEASE_SCHEMA	  5
+#define LEASE_ROWS_SCHEMA 5 /* the lease table's own columns */
+
+/* One row of --status; times are the server's, in UTC (ISO 8601). */
+struct lease_row {
+	char name[LEASE_NAME_MAX + 1];
+	char holder[LEASE_HOLDER_MAX + 1];
+	uint64_t term;
+	bool held;
+	int64_t expires_in_us;
+	char expires_at[32], renewed_at[32], acquired_at[32], finished_at[32], now[32];
+	bool has_exit;
+	int last_exit;
+	bool revoked;	       /* held, but --release revoked it: it stops at its next renew */
+	char paused_until[32]; /* "" when not paused */
+	char paused_by[LEASE_HOLDER_MAX + 1];
+	char last_slot[32]; /* --once-per: the last slot a run took; "" none */
+	unsigned slot, slots;
+};
+
+/* Checks NAME against [A-Za-z0-9_$]{1,64}, optionally "db." in front.
+ * Returns 0, or -1 with a message. */
+int lease_table_validate(const char *name, char *err, size_t errlen);
+
+/* Checks a lease or holder name for the column: not empty, at most MAX
+ * bytes, valid UTF-8 without control characters. */
+int lease_name_validate(const char *what, const char *name, size_t max, char *err, size_t errlen);
+
+/* Renders the statements for a table of LEASE_ROWS_SCHEMA. The calls
+ * below find out when the table is older (a statement names a column it
+ * lacks), render them again for its schema (lease_sql_render_schema) and
+ * warn once; a feature the table cannot hold is refused then, with
+ * DB_NO_TABLE and a line naming it and 'leaderrun --init'. */
+void lease_sql_render(struct lease_sql *sql, const char *table);
+void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schema);
+
+/* Every call below reports the local send time of its compare-and-set in
+ * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
+ * the deadline counts from there). */
+
+/* Takes a slot of the lease NAME (of SLOTS, --slots) for HOLDER for TTL_US
+ * if one is free and the lease not paused, creating the rows on first use.
+ * LEASE_OK: INFO->slot is the slot, INFO->term its new fencing term.
+ * LEASE_BUSY: INFO describes the row and says why. LEASE_SLOTS_DIFFER: the
+ * lease's slots are held under another count, INFO->slots; while none is
+ * held, the first contender with another count changes it.
+ * With PERIOD_US > 0 (--once-per) the acquisition also takes the slot
+ * *SLOT_US, the multiple of PERIOD_US nearest to the server's time; 0 in
+ * *SLOT_US means "not known yet": it is read from the server first and
+ * kept there for the next attempts, so a waiter stays in the slot it
+ * started in.
+ * LOOK_FIRST reads the row first and writes only when it is free: one
+ * statement a look while somebody holds the lease (a waiter's poll).
+ * Without it the compare-and-set goes first (a first attempt, or a follower
+ * woken by the hint, which expects to win). */
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
+				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
+				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				 size_t errlen);
+
+/* Renew, release and --check act on one slot of the lease (0 when it has
+ * one). */
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+			       char *err, size_t errlen);
+
+/* Gives the lease back, only if HOLDER still holds TERM (a late retry can
+ * never free a newer holder's lease): it expires now, or MIN_HOLD_US after
+ * its acquisition, whichever is later, and the row records EXIT_STATUS
+ * (-1: none) and the finish time. */
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
+				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
+				 enum db_status *st, char *err, size_t errlen);
+
+/* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+			    size_t errlen);
+
+/* --release: revokes the term that holds slot SLOT of NAME (FORCE false),
+ * or expires it now (FORCE true). A revoked holder stops its command at its next
+ * renew and releases after the reap; until then, or until the expiry it
+ * last wrote, nobody else can acquire. *WAS receives the row as it was;
+ * *FOUND and *WAS_HELD say whether there was a row, and whether it was
+ * held. */
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
+
+/* --pause (FOR_US < 0: until --resume) and --resume. --pause creates the
+ * row when there is none. *INFO receives the row afterwards; --resume sets
+ * *FOUND false when there is no such lease. */
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen);
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+			    char *err, size_t errlen);
+
+/* --check: does HOLDER hold slot SLOT of NAME with TERM, unexpired? */
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen);
+
+/* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
+ * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
+ * every row and term. *FROM receives the schema the table had, 1 to
+ * LEASE_ROWS_SCHEMA (the history's table is runmode_init's). */
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
+				  size_t errlen);
+
+/* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
+ * leads, and on which followers block instead of polling. It is only a
+ * hint: it is node- and session-local, dies with a connection, and means
+ * nothing behind connection-multiplexing proxies or on Galera; every
+ * decision is still the row's compare-and-set.
+ * Next to it the leader holds a mark named for its term, so that a
+ * follower can tell whether the hint's holder is the leader of the term it
+ * read from the row (IS_USED_LOCK gives the holder's connection id).
+ * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
+ * the database, the table and the lease (GET_LOCK names are server-wide);
+ * each slot has a hint of its own. lease_hint_take tries once, without waiting, to take
+ * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
+ * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
+ * leader holds it, and says how it ended; lease_hint_drop lets both go. */
+enum lease_hint {
+	HINT_WOKEN,	  /* got the lock: TERM's leader let go, or its session died */
+	HINT_PASSED,	  /* got the lock, but TERM's leader still holds its mark */
+	HINT_TIMED_OUT,	  /* still held after TIMEOUT_US */
+	HINT_UNHELD,	  /* nobody held it, so nothing to wait for: poll */
+	HINT_NOT_LEADERS, /* somebody other than TERM's leader holds it: poll */
+};
+void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
+enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
+			       char *err, size_t errlen);
+enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
+			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
+enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
+
+/* Interpretation of a compare-and-set's matched-row count, kept pure for
+ * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */
+enum lease_outcome lease_outcome_of(enum db_status st, uint64_t matched, int is_acquire);
+
+/* The --once-per slot of a server time: the multiple of PERIOD_US nearest
+ * to NOW_US (both us since the Unix epoch, UTC; a tie goes to the later
+ * slot). Pure, for the unit tests; the server computes the same. */
+int64_t lease_slot_of(int64_t now_us, int64_t period_us);
+
+#endif

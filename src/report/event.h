@@ -1,0 +1,232 @@
+/* Every event of a run, one row each: its name, the log line (level, JSON
+ * "event", words), what it tells --notify and --ping, its effect on the
+ * metrics, systemd's STATUS=, and the run history's outcome. The lease loop
+ * says what happened once, event_emit(ev, EV_X, &details); only event.c
+ * calls log, metrics, notify, sdnotify and history for it. A new event is a
+ * row in event_table.c and a call.
+ *
+ * event_table.c holds the rows and their words and is pure (the unit tests
+ * check it, tests/unit/test_event.c); event.c carries a row out. */
+#ifndef LEADERRUN_EVENT_H
+#define LEADERRUN_EVENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "lease/lease.h"
+#include "log.h"
+#include "cli/options.h"
+
+struct notify;
+struct metrics;
+struct history;
+struct sdnotify;
+
+enum event_id {
+	/* 1. waiting for the lease */
+	EV_STARTING,	      /* connecting, before the first attempt */
+	EV_SERVER,	      /* the first server that answered */
+	EV_SERVER_MOVED,      /* a multi-host DSN moved on to another */
+	EV_GALERA_SLOW,	      /* the timing does not fit the cluster's */
+	EV_WAITING,	      /* a holder (new, or another term) is waited for */
+	EV_STANDBY,	      /* STATUS= after every look at a held lease */
+	EV_WAITING_PAUSED,    /* a pause (new, or another end) is waited out */
+	EV_STANDBY_PAUSED,    /* STATUS= after every look at a paused lease */
+	EV_WOKEN,	      /* the holder's hint woke us: it died */
+	EV_WOKEN_HANDED_ON,   /* ... woken by a waiter handing it on */
+	EV_NO_HINT,	      /* the wake-up hint does not work: polling */
+	EV_REFUSED,	      /* the server has no connection to spare (said once) */
+	EV_STILL_REFUSED,     /* ... and after that */
+	EV_RETRYING,	      /* another database error, retried after a pause */
+	EV_CONNECTIONS_BACK,  /* the server takes connections again */
+	EV_BUSY,	      /* not run: held by another */
+	EV_PAUSED,	      /* not run: paused (--pause) */
+	EV_SLOT_USED,	      /* not run: --once-per's slot already ran */
+	EV_UNAVAILABLE_AFTER, /* not run: the database still failed at --wait-timeout */
+	EV_UNAVAILABLE,	      /* not run: the database failed, with --no-wait */
+	EV_DENIED,	      /* not run: access denied */
+	EV_UNTRUSTED,	      /* not run: the server is not verified (TLS) */
+	EV_NO_TABLE,	      /* not run: no lease table, or an unknown one */
+	EV_NO_DATABASE,	      /* not run: no such database */
+	EV_SLOTS_DIFFER,      /* not run: the lease runs with another --slots */
+	EV_WORKER_BUSY,	      /* not run: the database thread would not take the attempt */
+	EV_WAIT_SIGNALLED,    /* a signal ended the wait */
+	EV_QUIT_SIGNALLED,    /* the wait is over: STOPPING=1, by a signal */
+	EV_QUIT_BUSY,	      /* ... not acquired */
+	EV_QUIT_UNAVAILABLE,  /* ... the database is unavailable */
+	EV_QUIT_FAILED,	      /* ... it cannot contend (denied, no table, ...) */
+	EV_ACQUIRE_IN_FLIGHT, /* the wait ended, and an acquire in flight took the lease */
+
+	/* 2. the command starts */
+	EV_LOOP_FAILED,	      /* no signalfd or timerfd */
+	EV_READY_FILE_STALE,  /* a --ready-file left behind could not be removed */
+	EV_ACQUIRED,	      /* the lease is ours */
+	EV_START_FAILED,      /* the command could not be started */
+	EV_EXEC_FAILED,	      /* ... it started and could not exec (126, 127) */
+	EV_READY_FILE_FAILED, /* --ready-file could not be written */
+	EV_STARTED,	      /* it runs */
+
+	/* 3. holding: the renews */
+	EV_RENEWED,	 /* a renew succeeded */
+	EV_RECOVERED,	 /* ... after failed ones */
+	EV_RENEW_FAILED, /* the first renew failed */
+	EV_RENEW_FAILED_AGAIN,
+	EV_RENEW_CUT, /* a renew took longer than its budget */
+
+	/* 3. holding: the lease's end, and the command's stop */
+	EV_REVOKED,	     /* --release: the kill signal */
+	EV_REVOKED_STOPPING, /* ... while the command was stopping already */
+	EV_LOST,	     /* the row is someone else's: SIGKILL */
+	EV_LATE,	     /* no renew by the stop time: the kill signal */
+	EV_LATE_KILLING,     /* ... while what the command left is killed */
+	EV_DEADLINE,	     /* the deadline passed: SIGKILL */
+	EV_GRACE_OVER,	     /* --kill-grace after the kill signal: SIGKILL */
+	EV_TIMED_OUT,	     /* --max-runtime: the kill signal */
+	EV_TIMED_OUT_KILL,   /* ... and SIGKILL after --kill-grace */
+	EV_FORWARDED,	     /* a signal passed on to the command */
+	EV_ASKED_TO_STOP,    /* ... one that a service manager stops with */
+	EV_WATCHER_DIED,     /* the watcher process was killed */
+
+	/* 4. the command's end, and what it left */
+	EV_EXITED,	/* the command exited, or a signal killed it */
+	EV_LEFT_BEHIND, /* it left processes: the kill signal */
+	EV_OUTLIVED,	/* they outlived --kill-grace: SIGKILL */
+	EV_RUN_EXITED,	/* the history's outcome, before the release */
+	EV_RUN_SIGNALED,
+	EV_RUN_TIMED_OUT,
+	EV_RUN_LOST,
+	EV_RUN_REVOKED,
+
+	/* 5. the release, and the run's end */
+	EV_RELEASED,
+	EV_RELEASE_LATE,    /* the database did not answer in time */
+	EV_RELEASE_EXPIRED, /* the lease had expired already */
+	EV_RELEASE_FAILED,
+	EV_FINISHED,	       /* the run is over, the lease given back */
+	EV_FINISHED_TIMED_OUT, /* ... after --max-runtime stopped the command */
+	EV_STOPPED_LOST,       /* the run is over: the lease was lost */
+	EV_STOPPED_REVOKED,    /* ... revoked */
+	EV_COUNT
+};
+
+/* Why a skip (busy, paused, slot used) ended the run. */
+enum event_skip {
+	SKIP_NOW,     /* the slot it was for was used: even a wait ends */
+	SKIP_NO_WAIT, /* --no-wait */
+	SKIP_WAITED,  /* --wait-timeout ran out, after a wait of us */
+};
+
+/* What varies from one emission of an event to the next; each event reads
+ * the fields its words name, the rest stay zero. */
+struct event {
+	uint64_t term;		       /* the row's term: busy, paused, waiting, slot used, woken */
+	int signo;		       /* a signal: forwarded, or the one that ended the wait */
+	int wstatus;		       /* the command's wait status; -1: it never ran */
+	int pid;		       /* the watcher's */
+	unsigned failures;	       /* failed renews before this one */
+	int64_t us;		       /* the duration the words name */
+	int64_t kill_in;	       /* until SIGKILL follows the kill signal */
+	int64_t now;		       /* when it happened, for the receivers' durations; 0: now */
+	int64_t latency, margin;       /* a renew's: send to answer; deadline left at the answer */
+	int64_t sent_at;	       /* the acquire's send time, for the history */
+	enum db_status status;	       /* the database's answer */
+	const char *err;	       /* its words, or the system's */
+	enum event_skip skip;	       /* a skip's why */
+	const struct lease_info *info; /* the row as a look saw it */
+	const struct db_server *srv;   /* the server that answered */
+	bool revoked;		       /* the lease's end: revoked, not lost */
+};
+
+/* Where events go, and what every one of them may name: the run's lease,
+ * term and slot, once acquired. */
+struct events {
+	const struct options *o;
+	struct notify *n;
+	struct metrics *m;
+	struct history *h;
+	struct sdnotify *sd;
+	const char *cmd; /* COMMAND's name, for the STATUS= lines */
+	uint64_t term;
+	unsigned slot;
+	int64_t acquired_at;
+	int exit_status;				    /* the command's; -1: none yet */
+	char server[sizeof(((struct db_server *)0)->name)]; /* the last server that answered */
+	bool lost_said; /* the lease's end went to the receivers and systemd (once) */
+};
+
+/* Says EV happened, as its row says. D may be NULL (no details). */
+void event_emit(struct events *ev, enum event_id id, const struct event *d);
+
+/* ---- the table (event_table.c), pure ---- */
+
+/* What a row tells --notify and --ping. */
+enum event_tell {
+	TELL_NONE,
+	TELL_ROW,  /* the row's term (d->term), as a contender */
+	TELL_RUN,  /* our term */
+	TELL_HELD, /* our term, and for how long it was held */
+	TELL_END,  /* ... and the command's exit status */
+};
+
+/* A row's effect on the metrics. */
+enum event_metric {
+	MET_NONE,
+	MET_WAITING,	 /* waiting for the lease */
+	MET_NOT_WAITING, /* not any longer, without it */
+	MET_ACQUIRED,	 /* not waiting: acquired */
+	MET_STARTED,
+	MET_RENEWED,
+	MET_RENEW_FAILED,
+	MET_REVOKED,
+	MET_TIMED_OUT,
+	MET_EXITED,
+	MET_RELEASED,
+	MET_NOT_HELD,
+	MET_LOST, /* a loss counted, then not held */
+};
+
+/* A row's STATUS= to systemd. */
+enum event_sd {
+	SD_NONE,
+	SD_STATUS,   /* STATUS= */
+	SD_STANDBY,  /* STATUS=, with READY=1 the first time */
+	SD_LEADING,  /* ... unless the stop began */
+	SD_STOPPING, /* STOPPING=1 the first time, with STATUS= */
+};
+
+/* Words from the details into BUF (LEN bytes, NUL-terminated). */
+typedef void event_say(const struct events *ev, const struct event *d, char *buf, size_t len);
+
+struct event_row {
+	const char *name;  /* unique: the row's own, for tests and readers */
+	const char *event; /* the log line's JSON "event"; NULL: none */
+	enum log_level level;
+	const char *text;   /* the log line's words when fixed; else ... */
+	event_say *say;	    /* ... made from the details; both NULL: no log line */
+	const char *notify; /* the receivers' event name (with tell) */
+	enum event_tell tell;
+	bool lease_end; /* the lease's end: "lost" to the receivers and STOPPING=1, once a run */
+	enum event_metric metric;
+	enum event_sd sd;
+	const char *status;    /* STATUS= when fixed; else ... */
+	event_say *status_say; /* ... made from the details */
+	const char *history;   /* HISTORY_* outcome that ends the run's row; NULL: none */
+	bool history_begin;    /* the run's row begins */
+};
+
+/* The row of ID; NULL for none. */
+const struct event_row *event_row(enum event_id id);
+
+/* A row's log words and STATUS= words, as event_emit makes them (D may be
+ * NULL). */
+void event_words(const struct event_row *row, const struct events *ev, const struct event *d, char *buf, size_t len);
+void event_status_words(const struct event_row *row, const struct events *ev, const struct event *d, char *buf,
+			size_t len);
+
+/* Room for any message: the log's cut (log.h) and systemd's STATUS= both
+ * fit, so a message cut here is cut where they would cut it. */
+#define EVENT_TEXT_MAX (LOG_MSG_MAX + 8)
+
+#endif

@@ -1,0 +1,81 @@
+/* Run history writes (schema 4): one row per run, inserted once the run
+ * has lasted HISTORY_BEGIN_DELAY_US and closed when it ends; a run that
+ * ends sooner is written whole at its end, one statement instead of two
+ * (issue 13: most of what a short run paid for its history).
+ *
+ * While the lease is held they go out on a thread and a connection of
+ * their own, never through the database worker: the worker's every
+ * statement then is a renew's or on the way to one, and a history table
+ * that is locked, missing or not granted must never cost a renew any time.
+ * A short run's one write waits for the release instead and then rides on
+ * the lease's connection, which has nothing left to do (no connect of its
+ * own on the way to the exit). Each write is bounded by HISTORY_TIMEOUT_S;
+ * a failure is logged once (with the way to fix it), then its recovery,
+ * counted in the metrics, and never touches the lease or the command. */
+#ifndef LEADERRUN_HISTORY_H
+#define LEADERRUN_HISTORY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "lease/history_sql.h"
+#include "metrics.h"
+#include "base/timing.h"
+
+#define HISTORY_TIMEOUT_S 2u
+
+/* How long a run goes unrecorded: long enough for a short command (a cron
+ * line's `true`, a quick check) to end first, short enough that a run whose
+ * leaderrun is SIGKILLed, or whose host dies, nearly always leaves its
+ * open ("vanished") row. */
+#define HISTORY_BEGIN_DELAY_US (100 * USEC_PER_MSEC)
+
+/* One run in --history-keep / this many (by term) prunes the lease's old
+ * runs: up to that fraction more are kept between prunings. */
+#define HISTORY_PRUNE_SLACK 10u
+
+struct history;
+
+/* Copies what it needs. CFG's timeouts are lowered to HISTORY_TIMEOUT_S.
+ * KEEP: runs kept per lease (0: no history, returns NULL). */
+struct history *history_start(const struct db_config *cfg, const char *history_table, const char *lease_table,
+			      const char *lease, const char *holder, unsigned keep, struct metrics *m);
+
+/* The run of TERM began: the acquire was sent at ACQUIRED_AT
+ * (CLOCK_BOOTTIME us). */
+void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acquired_at);
+
+/* When the start row falls due (CLOCK_BOOTTIME us), for the caller's
+ * timer; 0: nothing waits for a time. At or after it, history_tick starts
+ * the thread that writes it. Main thread only, like history_finish. */
+int64_t history_due(struct history *h);
+void history_tick(struct history *h, int64_t now);
+
+/* The run ended: OUTCOME is one of HISTORY_*; EXIT_STATUS / SIG (-1:
+ * none) what the command's wait status said. */
+void history_end(struct history *h, const char *outcome, int exit_status, int sig);
+
+/* After history_end: whether the run's row is still to be written whole
+ * (the run ended before its start was written), by history_write_parked
+ * or else by history_finish. */
+bool history_parked(struct history *h);
+
+/* Writes the parked row (see history_parked) on DB, a live connection of
+ * another thread's: the lease's, after its release, where it costs no
+ * connect (issue 13). Runs on the caller's thread, with DB's timeouts.
+ * Writes nothing when nothing is parked or DB is not connected;
+ * history_finish then writes it on the history's own connection. ARG is
+ * the struct history. */
+void history_write_parked(void *arg, struct db *db);
+
+/* The run is over: the thread ends once nothing is left for it to write
+ * (a parked row keeps it, for history_finish), without waiting for it. */
+void history_quit(struct history *h);
+
+/* Waits for the writes until UNTIL (CLOCK_BOOTTIME us), then stops.
+ * Returns 0, or -1 if a write hung and its thread was left behind (then
+ * the client library must stay up). */
+int history_finish(struct history *h, int64_t until);
+
+#endif

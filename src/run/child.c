@@ -1,0 +1,508 @@
+#include "child.h"
+
+#include "cli/dsn.h"
+#include "base/timing.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int can_exec(const char *path, int *err)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		*err = errno;
+		return 0;
+	}
+	if (S_ISDIR(st.st_mode) || access(path, X_OK) != 0) {
+		*err = EACCES;
+		return 0;
+	}
+	return 1;
+}
+
+int child_precheck(const char *command, char *err, size_t errlen)
+{
+	const char *path = getenv("PATH");
+	int e = ENOENT, seen_eacces = 0;
+	char buf[PATH_MAX];
+
+	if (strchr(command, '/')) {
+		if (can_exec(command, &e))
+			return 0;
+		if (e == ENOENT || e == ENOTDIR) {
+			snprintf(err, errlen, "%s: command not found", command);
+			return 127;
+		}
+		snprintf(err, errlen, "%s: %s", command, strerror(e));
+		return 126;
+	}
+	/* execvp's default search path when PATH is unset. */
+	if (!path)
+		path = "/bin:/usr/bin";
+	while (*command) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		/* An empty element means the current directory. */
+		int w = n ? snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, command)
+			  : snprintf(buf, sizeof(buf), "%s", command);
+		if (w > 0 && (size_t)w < sizeof(buf)) {
+			if (can_exec(buf, &e))
+				return 0;
+			if (e == EACCES)
+				seen_eacces = 1;
+		}
+		if (!colon)
+			break;
+		path = colon + 1;
+	}
+	if (seen_eacces) {
+		snprintf(err, errlen, "%s: permission denied", command);
+		return 126;
+	}
+	snprintf(err, errlen, "%s: command not found", command);
+	return 127;
+}
+
+/* In the vfork(2) child, which borrows the parent's memory and stack until
+ * it execs: only system calls from here on, and no return. */
+static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_terminal, int watch_fd,
+						 volatile int *exec_errno, char *const argv[], char *const envp[])
+{
+	int64_t group;
+	/* Larger than any kernel's struct sigaction. */
+	struct {
+		unsigned long words[8];
+	} dfl;
+	sigset_t empty;
+	int e;
+
+	setpgid(0, 0);
+	/* Tell the watcher which group to kill, before anything runs in it. */
+	group = getpid();
+	if (watch_fd >= 0)
+		(void)!write(watch_fd, &group, sizeof(group));
+	/* Our SIGTTOU is blocked (inherited), so this works from a background
+	 * job too; tini does the same so ^C reaches the command. */
+	if (take_terminal)
+		tcsetpgrp(STDIN_FILENO, getpid());
+	/* Dies with leaderrun even on SIGKILL; a parent that already died
+	 * before prctl took effect shows up as a changed getppid(). */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+
+	/* The MySQL client sets SIGPIPE to ignored, and an ignored disposition
+	 * survives exec: give every signal back its default. The raw system
+	 * call, because glibc refuses to touch the two real-time signals it
+	 * reserves (32, 33), which an ignoring parent passes on all the same.
+	 * An all-zero kernel sigaction is SIG_DFL with no flags on every
+	 * architecture. */
+	memset(&dfl, 0, sizeof(dfl));
+	for (int s = 1; s < NSIG; s++)
+		if (s != SIGKILL && s != SIGSTOP)
+			syscall(SYS_rt_sigaction, s, &dfl, NULL, (size_t)(NSIG / 8));
+
+	/* No database or other socket leaks into the command (vfork gives the
+	 * child its own descriptor table). */
+	syscall(SYS_close_range, 3, ~0U, 0); /* raw: musl has no wrapper */
+
+	sigemptyset(&empty);
+	sigprocmask(SIG_SETMASK, &empty, NULL);
+	execvpe(argv[0], argv, envp);
+
+	/* The parent is suspended until we exec or exit, and reads this. */
+	e = errno;
+	*exec_errno = e;
+	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
+}
+
+/* The watcher: a small process beside leaderrun that SIGKILLs the command's
+ * whole group when either
+ *   - leaderrun dies, even by SIGKILL (its end of the pipe closes):
+ *     PR_SET_PDEATHSIG reaches only the direct child, and grandchildren
+ *     would keep working unsupervised; or
+ *   - the lease deadline passes without leaderrun moving it: leaderrun is
+ *     stopped (SIGSTOP, a debugger) while the command runs on.
+ * It sits in its own process group, so that a signal aimed at leaderrun's
+ * group does not stop or kill it too. Forked from a threaded process: only
+ * system calls here. */
+static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
+{
+	sigset_t all;
+	int64_t group = 0;
+	int tfd;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	setpgid(0, 0);
+	if (fd != 3) {
+		dup2(fd, 3);
+		fd = 3;
+	}
+	syscall(SYS_close_range, 4, ~0U, 0); /* raw: musl has no wrapper */
+	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
+		int64_t next;
+		ssize_t n;
+
+		if (tfd < 0 || timing_arm(tfd, deadline) < 0)
+			break;
+		if (poll(p, 2, -1) < 0)
+			continue;
+		/* A new deadline first: a renew that landed just in time must
+		 * win over the timer of the old one. */
+		if (p[0].revents) {
+			n = read(fd, &next, sizeof(next));
+			if (n == (ssize_t)sizeof(next)) {
+				/* The first message is the command's own, its pid
+				 * (= group), sent before it execs; then deadlines. */
+				if (!group)
+					group = next;
+				else if (next > deadline)
+					deadline = next;
+				continue;
+			}
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break; /* leaderrun is gone */
+		}
+		/* Trust the clock, not the wake-up. */
+		if (p[1].revents && timing_now() >= deadline)
+			break;
+	}
+	/* No group yet: leaderrun died before the command existed. */
+	if (group > 0)
+		kill(-(pid_t)group, SIGKILL);
+	_exit(0);
+}
+
+/* The watcher is started before the command, and the command tells it its
+ * group before it execs: there is no moment when the command runs and a
+ * SIGKILL of leaderrun would leave its grandchildren behind (under ASan the
+ * fork after the exec was slow enough for a test to find that window). */
+static pid_t child_start_watcher(struct child *c, int64_t deadline)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		watcher_main(fds[0], deadline);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return 0;
+	}
+	c->watch_fd = fds[1];
+	return pid;
+}
+
+void child_set_deadline(struct child *c, int64_t deadline)
+{
+	/* 8 bytes are written whole to a pipe, and the watcher reads them as
+	 * fast as leaderrun renews. */
+	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &deadline, sizeof(deadline));
+}
+
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err, size_t errlen)
+{
+	volatile int exec_errno = 0;
+	pid_t parent = getpid();
+	bool take_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
+
+	memset(c, 0, sizeof(*c));
+	c->watch_fd = -1;
+	c->watcher = child_start_watcher(c, deadline);
+	/* vfork: the parent sleeps until the child has exec'd, without copying
+	 * the page tables of a process that maps the MySQL and TLS libraries.
+	 * That is a measurable share of leaderrun's per-run cost. */
+	c->pid = vfork();
+	if (c->pid == 0)
+		child_exec(parent, take_terminal, c->watch_fd, &exec_errno, argv, envp);
+	if (c->pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		child_unwatch(c);
+		return -1;
+	}
+	/* The child set its group before exec; this only covers the case
+	 * where it died first. */
+	setpgid(c->pid, c->pid);
+	c->has_terminal = take_terminal;
+	if (exec_errno) {
+		c->exec_errno = exec_errno;
+		snprintf(err, errlen, "%s: %s", argv[0], strerror(exec_errno));
+		return -1;
+	}
+	return 0;
+}
+
+int child_signal(struct child *c, int sig)
+{
+	if (c->group_gone) {
+		errno = ESRCH;
+		return -1;
+	}
+	if (kill(-c->pid, sig) == 0)
+		return 0;
+	if (errno == ESRCH)
+		c->group_gone = true;
+	return -1;
+}
+
+bool child_group_alive(struct child *c)
+{
+	return child_signal(c, 0) == 0 || errno == EPERM;
+}
+
+void child_unwatch(struct child *c)
+{
+	/* Kill it before closing the pipe: EOF would make it kill the group,
+	 * whose id may by now belong to someone else. */
+	if (c->watcher > 0) {
+		kill(c->watcher, SIGKILL);
+		while (waitpid(c->watcher, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->watcher = 0;
+	}
+	if (c->watch_fd >= 0) {
+		close(c->watch_fd);
+		c->watch_fd = -1;
+	}
+}
+
+void child_restore_terminal(struct child *c)
+{
+	if (!c->has_terminal)
+		return;
+	tcsetpgrp(STDIN_FILENO, getpgrp());
+	c->has_terminal = false;
+}
+
+/* One process as /proc shows it. */
+struct proc_entry {
+	pid_t pid, ppid, pgid;
+	unsigned long long start; /* in clock ticks after boot: with the pid, who it is */
+	bool mine;		  /* a descendant of this process, the watcher's line excepted */
+};
+
+/* Reads "pid (comm) state ppid pgrp ..." from /proc/PID/stat; comm may hold
+ * ')' and spaces, so the fields are read after its last ')'. */
+static int proc_read(pid_t pid, struct proc_entry *e)
+{
+	char path[64], buf[512], *rp;
+	long ppid, pgid;
+	unsigned long long start;
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	rp = strrchr(buf, ')');
+	/* Fields 3-5, then 22: state, ppid, pgrp ... starttime. */
+	if (!rp || sscanf(rp + 1, " %*c %ld %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
+			  &ppid, &pgid, &start) != 3)
+		return -1;
+	e->start = start;
+	e->pid = pid;
+	e->ppid = (pid_t)ppid;
+	e->pgid = (pid_t)pgid;
+	e->mine = false;
+	return 0;
+}
+
+/* Every process on the system, or NULL (out of memory, no /proc). */
+static struct proc_entry *proc_list(size_t *count)
+{
+	DIR *d = opendir("/proc");
+	struct proc_entry *list = NULL, *grown;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	if (!d)
+		return NULL;
+	while ((de = readdir(d))) {
+		char *rp;
+		pid_t pid = (pid_t)strtol(de->d_name, &rp, 10);
+
+		if (*rp || pid <= 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 256;
+			grown = realloc(list, cap * sizeof(*list));
+			if (!grown)
+				break;
+			list = grown;
+		}
+		if (proc_read(pid, &list[n]) == 0)
+			n++;
+	}
+	closedir(d);
+	*count = n;
+	return list;
+}
+
+static int proc_cmp(const void *a, const void *b)
+{
+	pid_t x = ((const struct proc_entry *)a)->pid, y = ((const struct proc_entry *)b)->pid;
+	return (x > y) - (x < y);
+}
+
+/* Marks the descendants of SELF, but not WATCHER's line. LIST is sorted by
+ * pid; a pass marks each process whose parent is marked, until a pass marks
+ * nothing new (as many passes as the tree is deep). */
+static void proc_mark_descendants(struct proc_entry *list, size_t n, pid_t self, pid_t watcher)
+{
+	bool grew = true;
+
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < n; i++) {
+			struct proc_entry key = {.pid = list[i].ppid}, *parent;
+
+			if (list[i].mine || list[i].pid == watcher)
+				continue;
+			parent = bsearch(&key, list, n, sizeof(*list), proc_cmp);
+			if (list[i].ppid == self || (parent && parent->mine))
+				list[i].mine = grew = true;
+		}
+	}
+}
+
+/* SIG to the process E names, and to no other: between the scan and the
+ * kill its pid may have been freed and taken (by another user's process,
+ * even). A pidfd pins the process; if the one it pins started when the
+ * scanned one did, it is the same. Without pidfds (Linux < 5.3), kill. */
+static int proc_kill(const struct proc_entry *e, int sig)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	struct proc_entry now;
+	int fd = (int)syscall(SYS_pidfd_open, e->pid, 0), rc = -1;
+
+	if (fd < 0)
+		return errno == ENOSYS ? kill(e->pid, sig) : -1;
+	if (proc_read(e->pid, &now) == 0 && now.start == e->start)
+		rc = (int)syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+	close(fd);
+	return rc;
+#else
+	return kill(e->pid, sig);
+#endif
+}
+
+int child_kill_descendants(const struct child *c, int sig)
+{
+	size_t n = 0;
+	struct proc_entry *list = proc_list(&n);
+	int killed = 0;
+
+	if (!list)
+		return 0;
+	qsort(list, n, sizeof(*list), proc_cmp);
+	proc_mark_descendants(list, n, getpid(), c->watcher);
+	for (size_t i = 0; i < n; i++)
+		/* The group is child_signal's: one signal each, not two. */
+		if (list[i].mine && list[i].pgid != c->pid && proc_kill(&list[i], sig) == 0)
+			killed++;
+	free(list);
+	return killed;
+}
+
+int child_exit_status(int wstatus)
+{
+	if (WIFSIGNALED(wstatus))
+		return 128 + WTERMSIG(wstatus);
+	return WEXITSTATUS(wstatus);
+}
+
+static bool env_is(const char *entry, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(entry, name, n) == 0 && entry[n] == '=';
+}
+
+char **child_env_build(char *const base[], const char *lease, unsigned long long term, unsigned slot,
+		       const char *holder)
+{
+	size_t n = 0, k = 0;
+	char **env;
+
+	while (base && base[n])
+		n++;
+	env = calloc(n + 5, sizeof(*env));
+	if (!env)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		const char *e = base[i];
+		/* No secret of leaderrun's reaches the command: the password
+		 * variables are dropped (a command that needs the database gets
+		 * its own credentials, say a file). */
+		if (env_is(e, "LEADERRUN_LEASE") || env_is(e, "LEADERRUN_TERM") || env_is(e, "LEADERRUN_HOLDER") ||
+		    env_is(e, "LEADERRUN_SLOT") || env_is(e, "LEADERRUN_PASSWORD") || env_is(e, "MYSQL_PWD"))
+			continue;
+		/* leaderrun speaks for a systemd unit (sdnotify.h): a command
+		 * that sent READY=1 or fed the watchdog itself would vouch for
+		 * a leadership it cannot see. */
+		if (env_is(e, "NOTIFY_SOCKET") || env_is(e, "WATCHDOG_USEC") || env_is(e, "WATCHDOG_PID"))
+			continue;
+		if (env_is(e, "LEADERRUN_DSN")) {
+			size_t len = strlen(e) + 1;
+			char *clean = malloc(len);
+			if (!clean)
+				goto oom;
+			memcpy(clean, "LEADERRUN_DSN=", 14);
+			dsn_without_password(e + 14, clean + 14, len - 14);
+			env[k++] = clean;
+			continue;
+		}
+		if (!(env[k++] = strdup(e)))
+			goto oom;
+	}
+	if (asprintf(&env[k++], "LEADERRUN_LEASE=%s", lease) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_TERM=%llu", term) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_SLOT=%u", slot) < 0 ||
+	    asprintf(&env[k++], "LEADERRUN_HOLDER=%s", holder) < 0) {
+		env[--k] = NULL;
+		goto oom;
+	}
+	env[k] = NULL;
+	return env;
+oom:
+	child_env_free(env);
+	return NULL;
+}
+
+void child_env_free(char **env)
+{
+	if (!env)
+		return;
+	for (size_t i = 0; env[i]; i++)
+		free(env[i]);
+	free(env);
+}

@@ -1,0 +1,332 @@
+#include "runmode.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "child.h"
+#include "db/db.h"
+#include "cli/dsn.h"
+#include "base/duration.h"
+#include "lease/lease.h"
+#include "report/log.h"
+#include "report/history.h"
+#include "report/metrics.h"
+#include "report/notify.h"
+#include "report/sdnotify.h"
+#include "supervisor.h"
+#include "db/tlspolicy.h"
+#include "worker.h"
+
+extern char **environ;
+
+#define DEFAULT_CONNECT_TIMEOUT_S 5u
+
+static unsigned ceil_seconds(int64_t us)
+{
+	int64_t s = (us + USEC_PER_SEC - 1) / USEC_PER_SEC;
+	return s < 1 ? 1u : (unsigned)s;
+}
+
+void runmode_db_config(const struct options *o, struct db_config *c)
+{
+	unsigned connect_s = o->dsn.connect_timeout_s ? o->dsn.connect_timeout_s : DEFAULT_CONNECT_TIMEOUT_S;
+
+	memset(c, 0, sizeof(*c));
+	for (unsigned i = 0; i < o->dsn.nhosts; i++) {
+		c->hosts[i].name = o->dsn.hosts[i].name;
+		c->hosts[i].port = o->dsn.hosts[i].port;
+	}
+	_Static_assert(DSN_MAX_HOSTS <= DB_MAX_HOSTS, "every host of a DSN fits");
+	c->nhosts = o->dsn.nhosts;
+	c->random_order = o->dsn.random_order;
+	/* --status may read from a replica (it says which server answered).
+	 * --check may not: it is the fencing check before a critical step,
+	 * and a lagging replica would miss a takeover or a --release. */
+	c->need_writable = o->mode != MODE_STATUS;
+	c->user = o->dsn.user;
+	c->password = o->dsn.password ? o->dsn.password : o->password;
+	c->database = o->dsn.database;
+	c->socket = o->dsn.socket;
+	c->defaults_file = o->defaults_file;
+	c->tls = o->tls;
+	c->ssl_ca = o->ssl_ca;
+	c->ssl_cert = o->ssl_cert;
+	c->ssl_key = o->ssl_key;
+	c->system_ca = o->system_ca[0] ? o->system_ca : NULL;
+	/* Without a DSN, do what the mysql client does: ~/.my.cnf just works.
+	 * With a DSN but no password from anywhere (a command's --check gets a
+	 * password-less LEADERRUN_DSN), the option files may hold it. With
+	 * both, none is read: nothing to learn, and it saves the parsing. */
+	c->read_option_files = !o->have_dsn || !c->password;
+	if (o->mode == MODE_RUN) {
+		/* A reconnect while holding must leave room for a retry before
+		 * the stop signal; the deadline never depends on these. */
+		unsigned attempt_s = ceil_seconds(timing_attempt_budget(&o->timing));
+		c->connect_timeout_s = connect_s < attempt_s ? connect_s : attempt_s;
+		/* A backstop only; but above the follower's longest GET_LOCK
+		 * wait (ttl + 1 s, see sup_await_change), which must not look
+		 * like a hung read: a cut connection would wake every follower.
+		 * (The session's wait_timeout, 28800 s, is far above it.) */
+		c->io_timeout_s = ceil_seconds(o->timing.renew_us);
+		if (c->io_timeout_s < ceil_seconds(o->timing.ttl_us) + 5)
+			c->io_timeout_s = ceil_seconds(o->timing.ttl_us) + 5;
+	} else {
+		c->connect_timeout_s = connect_s;
+		c->io_timeout_s = 30;
+	}
+}
+
+enum outcome_kind runmode_outcome_of(enum db_status st)
+{
+	switch (st) {
+	case DB_OK:
+		return OUTCOME_INIT_DONE;
+	case DB_DENIED:
+	case DB_UNTRUSTED:
+		return OUTCOME_DENIED;
+	case DB_NO_TABLE:
+	case DB_NO_DATABASE:
+		return OUTCOME_NO_TABLE;
+	default:
+		return OUTCOME_UNAVAILABLE;
+	}
+}
+
+void runmode_warn_unverified(const struct options *o)
+{
+	if (o->unverified_host)
+		log_warn("--ssl-mode=DISABLED: replies from %s are not verified; anyone on the network path can "
+			 "forge a lease reply and make a second copy run",
+			 o->unverified_host);
+}
+
+struct db *runmode_open(const struct options *o, struct outcome *out)
+{
+	struct db_server srv;
+	struct db_config cfg;
+	struct db *db;
+	enum db_status st;
+	char err[512];
+
+	memset(out, 0, sizeof(*out));
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+		return NULL;
+	}
+	db = db_new(&cfg);
+	if (!db) {
+		log_error("out of memory");
+		out->kind = OUTCOME_INTERNAL;
+		db_library_end();
+		return NULL;
+	}
+	runmode_warn_unverified(o);
+	st = db_connect(db, err, sizeof(err));
+	if (st != DB_OK) {
+		log_error("%s: %s%s%s", dberr_name(st), err, st == DB_UNTRUSTED ? "; " : "",
+			  st == DB_UNTRUSTED ? TLSPOLICY_WAYS_OUT : "");
+		out->kind = runmode_outcome_of(st);
+		runmode_close(db);
+		return NULL;
+	}
+	if (db_server_info(db, &srv))
+		log_info("database server %s: %s", srv.name, srv.tls);
+	return db;
+}
+
+void runmode_close(struct db *db)
+{
+	db_free(db);
+	db_library_end();
+}
+
+/* Whether TABLE ("name" or "db.name") exists, or with COLUMN, whether it
+ * has that column. */
+static enum db_status runmode_has(struct db *db, const struct lease_sql *sql, const char *table, const char *column,
+				  bool *yes, char *err, size_t errlen)
+{
+	const char *dot = strchr(table, '.');
+	char schema[65] = "";
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = NULL},
+	    {.type = DB_STR, .str = dot ? dot + 1 : table},
+	    {.type = DB_STR, .str = column},
+	};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st;
+
+	if (dot) {
+		snprintf(schema, sizeof(schema), "%.*s", (int)(dot - table), table);
+		p[0].str = schema;
+	}
+	if (column)
+		st = db_exec(db, STMT_HAS_COLUMN, sql->has_column, p, 3, c, 1, &r, err, errlen);
+	else
+		st = db_exec(db, STMT_HAS_TABLE, sql->has_table, p, 2, c, 1, &r, err, errlen);
+	*yes = st == DB_OK && r.have_row && c[0].i64 > 0;
+	return st;
+}
+
+void runmode_init(const struct options *o, struct outcome *out)
+{
+	struct lease_sql sql;
+	struct db *db = runmode_open(o, out);
+	enum db_status st;
+	int from = LEASE_SCHEMA;
+	bool had_lease = false, had_history = false;
+	struct history_sql hsql;
+	char err[512];
+
+	if (!db)
+		return;
+	lease_sql_render(&sql, o->table);
+	/* Schema 4: the run history's table, next to the lease table. A new
+	 * lease table gets it too, and is no upgrade. */
+	st = runmode_has(db, &sql, o->table, NULL, &had_lease, err, sizeof(err));
+	if (st == DB_OK)
+		st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err, sizeof(err));
+	if (st == DB_OK)
+		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
+	history_sql_render(&hsql, o->history_table, o->table);
+	if (st == DB_OK && !had_history)
+		st = db_query(db, hsql.create, err, sizeof(err));
+	else if (st == DB_OK) {
+		/* Schema 5: a history of schema 4 gains the slot in its key. */
+		bool has_slot;
+		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err, sizeof(err));
+		if (st == DB_OK && !has_slot)
+			st = db_query(db, hsql.upgrade, err, sizeof(err));
+	}
+	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
+	if (!had_lease || (from == LEASE_ROWS_SCHEMA && had_history))
+		from = LEASE_SCHEMA;
+	else if (from == 3 && had_history)
+		from = 4;
+	out->kind = runmode_outcome_of(st);
+	if (st == DB_OK && from < LEASE_SCHEMA)
+		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, from,
+			 LEASE_SCHEMA);
+	else if (st == DB_OK)
+		log_info("table %s is ready", o->table);
+	else if (st == DB_DENIED)
+		log_error("--init: access denied (%s); run it as a user with the CREATE privilege (and ALTER to "
+			  "upgrade a table), or apply sql/ as an administrator (sql/upgrade-4-to-5.sql: schema 5)",
+			  err);
+	else
+		log_error("--init: %s: %s", dberr_name(st), err);
+	runmode_close(db);
+}
+
+/* The run is over: the threads end, each closing its connection, side by
+ * side rather than one after the other (issue 13). A run that ended before
+ * its history row was started (history.h) has the whole row sent on the
+ * lease's connection: right after the release, by the worker itself
+ * (worker_after_release); or, when no release was sent (a lost lease),
+ * now. Bounded like any history write; a row not written on the lease's
+ * connection history_finish writes on the history's own. */
+static void runmode_wind_down(struct worker *w, struct history *h)
+{
+	int64_t until = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
+
+	if (worker_wait_idle(w, until) == 0 && history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0)
+		(void)worker_wait_idle(w, until);
+	if (worker_wait_idle(w, timing_now()) < 0) {
+		/* Hung: cut the call short; worker_stop leaves it behind if
+		 * that does not end it either. */
+		worker_abort(w);
+		(void)worker_wait_idle(w, timing_now() + USEC_PER_SEC);
+	}
+	worker_quit(w);
+	history_quit(h);
+}
+
+void runmode_run(const struct options *o, struct outcome *out)
+{
+	struct db_config cfg;
+	struct lease_sql sql;
+	struct worker_job job;
+	struct worker *w;
+	struct notify *notes;
+	struct observers obs;
+	bool history_left;
+	struct db *db;
+	char err[512];
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	/* Fail before touching the lease: a typo must not take a term. */
+	rc = child_precheck(o->command[0], err, sizeof(err));
+	if (rc != 0) {
+		log_error("%s", err);
+		out->kind = rc == 127 ? OUTCOME_NOT_FOUND : OUTCOME_NOT_EXECUTABLE;
+		return;
+	}
+	/* Orphans of the command reparent to us, so that we can reap them and
+	 * know when every descendant is gone. As PID 1 we are that already. */
+	prctl(PR_SET_CHILD_SUBREAPER, 1);
+
+	supervisor_block_signals();
+	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
+		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
+	runmode_db_config(o, &cfg);
+	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+		return;
+	}
+	runmode_warn_unverified(o);
+	lease_sql_render(&sql, o->table);
+	lease_hint_name(&sql, o->table, o->lease);
+	db = db_new(&cfg);
+	job.min_hold_us = o->min_hold_us;
+	job.period_us = o->once_per_us;
+	job.slots = o->slots;
+	/* A --no-wait run takes no wake-up hint: it never waits itself, and
+	 * the hint cost it a statement (issue 13). A follower of the same
+	 * lease that waits finds the hint unheld and polls the row at its
+	 * retry interval instead, as with --no-wake-hint. */
+	job.wake_hint = !o->no_wake_hint && !o->no_wait;
+	job.several_hosts = o->dsn.nhosts > 1;
+	job.name = o->lease;
+	job.holder = o->holder;
+	job.sql = &sql;
+	job.ttl_us = o->timing.ttl_us;
+	w = db ? worker_start(db, &job) : NULL;
+	if (!w) {
+		log_error("cannot start the database thread");
+		out->kind = OUTCOME_INTERNAL;
+		db_free(db);
+		db_library_end();
+		return;
+	}
+
+	notes = notify_start(o);
+	obs.n = notes;
+	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
+	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
+	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
+	 * watchdog's keep-alives come from the supervisor's loop. */
+	obs.sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
+	if (obs.h)
+		worker_after_release(w, history_write_parked, obs.h);
+	supervisor_run(o, w, &obs, environ, out);
+	runmode_wind_down(w, obs.h);
+	sdnotify_close(obs.sd);
+	/* The run's last history write, and the file that says "not held",
+	 * get a bounded moment each; then pings and webhooks theirs. */
+	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;
+	metrics_stop(obs.m, timing_now() + USEC_PER_SEC);
+	notify_finish(notes, timing_now() + 5 * USEC_PER_SEC);
+
+	/* A worker stuck on a dead socket is left behind with its connection;
+	 * exiting is what must not wait. */
+	if (worker_stop(w) == 0 && !history_left)
+		db_library_end();
+}

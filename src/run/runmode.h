@@ -1,0 +1,26 @@
+/* The two things leaderrun does: set the table up, or run a command. */
+#ifndef LEADERRUN_RUNMODE_H
+#define LEADERRUN_RUNMODE_H
+
+#include "db/db.h"
+#include "cli/options.h"
+#include "outcome.h"
+
+void runmode_init(const struct options *o, struct outcome *out);
+
+/* The connection settings that O describes. */
+void runmode_db_config(const struct options *o, struct db_config *c);
+
+/* Initialises the client library and connects for a one-shot mode (--init,
+ * --status, --release, --check). NULL, with OUT filled and the reason
+ * logged, on failure. */
+struct db *runmode_open(const struct options *o, struct outcome *out);
+void runmode_close(struct db *db);
+
+/* The outcome a database failure ends a mode with. */
+enum outcome_kind runmode_outcome_of(enum db_status st);
+/* The warning for a networked host with --ssl-mode DISABLED, if any. */
+void runmode_warn_unverified(const struct options *o);
+void runmode_run(const struct options *o, struct outcome *out);
+
+#endif

@@ -1,0 +1,222 @@
+/* 2.-4. The command runs under the lease: renewed every renew interval,
+ * stopped before the lease can lapse, and what it leaves drained and
+ * reaped. hold.c decides; this file carries its actions out (signals,
+ * the worker, the watcher) and emits its events, the kill first and the
+ * words after it. */
+#include <errno.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "report/history.h"
+#include "sup.h"
+
+/* SIG to the command's group and to every descendant outside it; how many
+ * processes it reached. */
+static int sup_signal_all(struct sup *s, int sig)
+{
+	int n = child_signal(&s->child, sig) == 0;
+	return n + child_kill_descendants(&s->child, sig);
+}
+
+/* What the step's events need besides the state. */
+struct report {
+	int64_t now;
+	int killed;		       /* processes the step's SIGKILL reached */
+	int stopped;		       /* processes the step's kill signal reached */
+	unsigned failures;	       /* failed renews before this answer */
+	int64_t latency, margin;       /* a renew: send to answer; deadline left when it came */
+	const struct worker_result *r; /* the answer, if the step is one */
+};
+
+/* Until SIGKILL ends the stop begun now: at the deadline, or after the
+ * grace, whichever is first. */
+static int64_t sup_kill_in(const struct sup *s, int64_t now)
+{
+	const struct timing *t = &s->o->timing;
+	return sup_min64(hold_deadline(&s->hold, t), now + t->grace_us) - now;
+}
+
+/* hold.c's events, and the rows that say them (some by the state). */
+static const enum event_id sup_rows[HEV_COUNT] = {
+    [HEV_RENEWED] = EV_RENEWED,
+    [HEV_RECOVERED] = EV_RECOVERED,
+    [HEV_RENEW_FAILED] = EV_RENEW_FAILED, /* the first; later ones EV_RENEW_FAILED_AGAIN */
+    [HEV_REVOKED] = EV_REVOKED,
+    [HEV_REVOKED_LATE] = EV_REVOKED_STOPPING,
+    [HEV_LOST] = EV_LOST,
+    [HEV_LATE] = EV_LATE, /* EV_LATE_KILLING when the command is no longer only stopping */
+    [HEV_DEADLINE] = EV_DEADLINE,
+    [HEV_GRACE_OVER] = EV_GRACE_OVER,
+    [HEV_TIMED_OUT] = EV_TIMED_OUT,
+    [HEV_TIMED_OUT_KILL] = EV_TIMED_OUT_KILL,
+    [HEV_EXITED] = EV_LEFT_BEHIND, /* the exit itself is said by sup_reap, when it reaped it */
+    [HEV_OUTLIVED] = EV_OUTLIVED,
+    [HEV_CUT] = EV_RENEW_CUT,
+};
+
+/* A step's event, with the details its row names. */
+static void sup_emit(struct sup *s, enum hold_event hev, const struct report *rep)
+{
+	const struct timing *t = &s->o->timing;
+	enum event_id id = sup_rows[hev];
+	struct event d = {.failures = rep->failures,
+			  .latency = rep->latency,
+			  .margin = rep->margin,
+			  .revoked = s->hold.lease == HOLD_REVOKED};
+
+	switch (hev) {
+	case HEV_RENEW_FAILED:
+		d.status = rep->r->status;
+		d.err = rep->r->err;
+		d.us = hold_stop_at(&s->hold, t) - rep->now;
+		d.failures = s->hold.failures;
+		if (s->hold.failures > 1)
+			id = EV_RENEW_FAILED_AGAIN;
+		break;
+	case HEV_REVOKED:
+		d.kill_in = sup_kill_in(s, rep->now);
+		break;
+	case HEV_TIMED_OUT:
+		/* The loop stops feeding the watchdog now (hold_healthy):
+		 * systemd is to stop watching too (the event's STOPPING=1), or
+		 * a long --kill-grace ends in its kill. */
+		d.kill_in = sup_kill_in(s, rep->now);
+		d.now = rep->now;
+		break;
+	case HEV_LATE:
+		d.kill_in = hold_deadline(&s->hold, t) - rep->now;
+		if (s->hold.cmd != CMD_STOPPING)
+			id = EV_LATE_KILLING;
+		break;
+	case HEV_EXITED:
+		if (rep->stopped <= 0)
+			return;
+		break;
+	case HEV_OUTLIVED:
+		if (rep->killed <= 0)
+			return;
+		break;
+	default:
+		break;
+	}
+	event_emit(&s->ev, id, &d);
+}
+
+/* Carries out a step's actions, the kill first; then its report. */
+static void sup_apply(struct sup *s, const struct hold_step *st, struct report *rep)
+{
+	if (st->acts & ACT_STOP)
+		rep->stopped = sup_signal_all(s, s->o->kill_signal);
+	if (st->acts & ACT_KILL)
+		rep->killed = sup_signal_all(s, SIGKILL);
+	if (st->acts & ACT_DEADLINE)
+		child_set_deadline(&s->child, hold_deadline(&s->hold, &s->o->timing));
+	if (st->acts & ACT_CUT)
+		worker_abort(s->w);
+	for (int i = 0; i < st->nevents; i++)
+		sup_emit(s, st->events[i], rep);
+	if ((st->acts & ACT_RENEW) && worker_submit(s->w, WORKER_RENEW, s->ev.term, -1) == 0)
+		hold_renew_sent(&s->hold, rep->now);
+}
+
+/* What a renew's answer means to the state machine. */
+static enum hold_renew sup_renew_of(enum lease_outcome o)
+{
+	switch (o) {
+	case LEASE_OK:
+		return RENEW_OK;
+	case LEASE_REVOKED:
+		return RENEW_REVOKED;
+	case LEASE_LOST:
+		return RENEW_LOST;
+	default:
+		return RENEW_FAILED;
+	}
+}
+
+/* A renew's answer, told to the state machine. */
+static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t now)
+{
+	const struct timing *t = &s->o->timing;
+	struct report rep = {.now = now, .r = r, .failures = s->hold.failures};
+	struct hold_step st;
+
+	rep.latency = now - r->sent_at;
+	rep.margin = hold_deadline(&s->hold, t) - now;
+	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);
+	sup_apply(s, &st, &rep);
+}
+
+static void sup_on_signals(struct sup *s, int64_t now)
+{
+	for (int i = 0; i < s->nsigs; i++) {
+		int sig = s->sigs[i];
+		if (sig == SIGCHLD) {
+			if (sup_reap(s)) {
+				struct hold_step st;
+				struct report rep = {.now = now};
+				hold_on_exit(&s->hold, &s->o->timing, now, &st);
+				sup_apply(s, &st, &rep);
+			}
+			continue;
+		}
+		if (sig == SIGTTOU || sig == SIGTTIN || sig == SIGPIPE)
+			continue;
+		/* Forward to the group; the lease stays renewed while the
+		 * command shuts down. */
+		if (!s->hold.exited || child_group_alive(&s->child)) {
+			event_emit(&s->ev, EV_FORWARDED, &(struct event){.signo = sig});
+			child_signal(&s->child, sig);
+			/* What a service manager's stop sends; HUP and the rest
+			 * may be a reload, the command's to judge. */
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+				event_emit(&s->ev, EV_ASKED_TO_STOP, &(struct event){.signo = sig});
+		}
+	}
+	s->nsigs = 0;
+}
+
+/* True once nothing is left of the command. The common case costs two
+ * system calls: the group is empty and, with the watcher gone, waitpid
+ * reports no child. A descendant that left the group (setsid) got the
+ * signals with the group; one orphaned to us only later is our child now,
+ * and waitpid keeps us here until SIGKILL has reached it too. */
+static bool sup_all_reaped(struct sup *s)
+{
+	pid_t pid;
+	int st;
+
+	if (!s->hold.exited || child_group_alive(&s->child))
+		return false;
+	/* Nothing left for the watcher to guard. */
+	child_unwatch(&s->child);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		;
+	return pid < 0 && errno == ECHILD;
+}
+
+void sup_hold(struct sup *s)
+{
+	const struct timing *t = &s->o->timing;
+
+	while (s->hold.cmd != CMD_REAPED) {
+		bool busy = worker_busy(s->w);
+		int64_t at = hold_next_wake(&s->hold, t, timing_now(), busy), history_at = history_due(s->ev.h);
+		int woke = sup_poll(s, history_at && (!at || history_at < at) ? history_at : at);
+		int64_t now = timing_now();
+		struct worker_result r;
+		struct hold_step st;
+		struct report rep = {.now = now};
+
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW)
+			sup_on_renew(s, &r, now);
+		if (woke & WOKE_SIGNAL)
+			sup_on_signals(s, now);
+		hold_on_time(&s->hold, t, now, worker_busy(s->w), &st);
+		sup_apply(s, &st, &rep);
+		history_tick(s->ev.h, now);
+		if (sup_all_reaped(s))
+			hold_on_reaped(&s->hold);
+	}
+	child_unwatch(&s->child);
+}

@@ -1,0 +1,196 @@
+/* The supervisor's one poll() and what every phase of it shares: the
+ * signals read from the signalfd, the worker's results, the reaping of
+ * every exited child, systemd's watchdog (the loop's heartbeat, not an
+ * event: it goes straight to sdnotify), and the small helpers of time. The
+ * phases (sup_wait.c, sup_hold.c, sup_release.c) stand on
+ * it; supervisor.c strings them together. */
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "base/duration.h"
+#include "report/sdnotify.h"
+#include "sup.h"
+#include "worker.h"
+
+static uint64_t sup_random(struct sup *s)
+{
+	/* xorshift64*: jitter only, no secrets. */
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return s->rng * UINT64_C(2685821657736338717);
+}
+
+/* A random duration in [lo, hi]. */
+int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi)
+{
+	if (hi <= lo)
+		return lo;
+	return lo + (int64_t)(sup_random(s) % (uint64_t)(hi - lo + 1));
+}
+
+int64_t sup_min64(int64_t a, int64_t b)
+{
+	return a < b ? a : b;
+}
+
+/* Whether the lease loop is healthy enough to feed systemd's watchdog.
+ * Leading: the last renew succeeded and the command is not due to stop.
+ * Waiting: a look at the row got its answer within ttl + --retry-interval
+ * + 2 s (between two looks a healthy wait blocks on the hint for up to
+ * ttl + 1 s, or polls for a retry interval; the look itself gets the
+ * rest). A database that does not answer starves the watchdog, and
+ * systemd restarts the unit. */
+static bool sup_healthy(const struct sup *s, int64_t now)
+{
+	const struct options *o = s->o;
+
+	if (s->leading)
+		return hold_healthy(&s->hold, &o->timing, now);
+	return s->looked_at > 0 && now - s->looked_at <= o->timing.ttl_us + o->retry_us + 2 * USEC_PER_SEC;
+}
+
+/* WATCHDOG=1 when one is due and the loop is healthy. Returns AT, or the
+ * next keep-alive when that comes first. A keep-alive that finds the loop
+ * unhealthy stays due without a timer (one would fire at once, forever):
+ * health only comes back with a worker result, which ends the poll, and
+ * the next poll sends it. After STOPPING=1 systemd no longer watches. */
+static int64_t sup_keepalive(struct sup *s, int64_t at)
+{
+	int64_t every = sdnotify_watchdog(s->ev.sd) / 2, now;
+
+	if (every <= 0 || sdnotify_is_stopping(s->ev.sd))
+		return at;
+	if (every < USEC_PER_MSEC)
+		every = USEC_PER_MSEC;
+	now = timing_now();
+	if (now >= s->keepalive_at) {
+		if (!sup_healthy(s, now))
+			return at;
+		sdnotify_keepalive(s->ev.sd);
+		s->keepalive_at = now + every;
+	}
+	return at > 0 && at < s->keepalive_at ? at : s->keepalive_at;
+}
+
+/* Waits until a signal, a worker result, or AT (CLOCK_BOOTTIME us; <= 0: no
+ * timer), feeding systemd's watchdog meanwhile. Returns the EV_* bits that
+ * are ready; a keep-alive's timer brings WOKE_TIMER too, so callers judge
+ * their deadlines by the clock, never by that bit. */
+int sup_poll(struct sup *s, int64_t at)
+{
+	struct pollfd p[3] = {
+	    {.fd = s->sigfd, .events = POLLIN},
+	    {.fd = worker_fd(s->w), .events = POLLIN},
+	    {.fd = s->timerfd, .events = POLLIN},
+	};
+	int woke = 0;
+
+	timing_arm(s->timerfd, sup_keepalive(s, at));
+	while (poll(p, 3, -1) < 0)
+		if (errno != EINTR)
+			return 0;
+	if (p[0].revents) {
+		struct signalfd_siginfo si;
+		woke |= WOKE_SIGNAL;
+		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+			if (s->nsigs < (int)(sizeof(s->sigs) / sizeof(s->sigs[0])))
+				s->sigs[s->nsigs++] = (int)si.ssi_signo;
+	}
+	if (p[1].revents)
+		woke |= WOKE_WORKER;
+	if (p[2].revents) {
+		uint64_t expirations;
+		(void)!read(s->timerfd, &expirations, sizeof(expirations));
+		woke |= WOKE_TIMER;
+	}
+	return woke;
+}
+
+/* Reaps every exited child. Orphans reparented to us (we are a subreaper,
+ * or PID 1) are reaped silently; COMMAND's status is kept, its exit said,
+ * and true returned. */
+bool sup_reap(struct sup *s)
+{
+	int st;
+	pid_t pid;
+	bool exited = false;
+
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
+			exited = true;
+			s->child_wstatus = st;
+			s->ev.exit_status = child_exit_status(st);
+			/* Its pid held the group's number; now only the rest
+			 * of the group does. Seen empty now, it is never
+			 * signalled again (child_signal): the number is free. */
+			child_group_alive(&s->child);
+			child_restore_terminal(&s->child);
+			if (s->o->ready_file)
+				unlink(s->o->ready_file);
+			event_emit(&s->ev, EV_EXITED, &(struct event){.wstatus = st});
+		} else if (pid == s->child.watcher) {
+			/* Someone killed it; keep going, without that safety net. */
+			event_emit(&s->ev, EV_WATCHER_DIED, &(struct event){.pid = (int)pid});
+			s->child.watcher = 0;
+		}
+	}
+	return exited;
+}
+
+/* Says which server answered, when that changes (a multi-host DSN moved
+ * on), and checks the timing against a Galera cluster's once. */
+static void sup_note_server(struct sup *s, const struct db_server *srv)
+{
+	int64_t have, need;
+
+	if (!srv->name[0] || strcmp(srv->name, s->ev.server) == 0)
+		return;
+	/* The first once: whether the replies that decide who runs are
+	 * verified (issue 20). */
+	event_emit(&s->ev, s->ev.server[0] ? EV_SERVER_MOVED : EV_SERVER, &(struct event){.srv = srv});
+	snprintf(s->ev.server, sizeof(s->ev.server), "%s", srv->name);
+	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)
+		return;
+	s->galera_checked = true;
+	if (!timing_fits_galera(&s->o->timing, srv->suspect_timeout_us, &have, &need))
+		event_emit(&s->ev, EV_GALERA_SLOW, &(struct event){.us = have, .srv = srv});
+}
+
+/* worker_take, noting the server that answered. */
+int sup_take(struct sup *s, struct worker_result *r)
+{
+	if (worker_take(s->w, r) != 0)
+		return -1;
+	sup_note_server(s, &r->server);
+	return 0;
+}
+
+static bool is_wait_ending_signal(int sig)
+{
+	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
+}
+
+/* Handles signals while no command runs. Returns the signal that ends the
+ * wait, or 0. */
+int sup_signals_while_waiting(struct sup *s)
+{
+	int end = 0;
+
+	for (int i = 0; i < s->nsigs; i++) {
+		if (s->sigs[i] == SIGCHLD)
+			sup_reap(s);
+		else if (!end && is_wait_ending_signal(s->sigs[i]))
+			end = s->sigs[i];
+	}
+	s->nsigs = 0;
+	return end;
+}

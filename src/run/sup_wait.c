@@ -1,0 +1,361 @@
+/* 1. Waiting for the lease: ask the worker to acquire; on "busy" block on
+ * the holder's wake-up hint until it lets go or dies, or until the expiry
+ * the row reported, whichever is first (without the hint: poll, one look a
+ * --retry-interval); then look again. A signal (TERM, INT, HUP, QUIT) or
+ * --wait-timeout ends the wait; nothing here blocks on the database. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/duration.h"
+#include "sup.h"
+#include "worker.h"
+
+/* A signal that ends the wait (TERM, INT, HUP, QUIT) among those WOKE
+ * brought: fills OUT and returns true. */
+static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
+{
+	int sig;
+
+	if (!(woke & WOKE_SIGNAL) || !(sig = sup_signals_while_waiting(s)))
+		return false;
+	event_emit(&s->ev, EV_WAIT_SIGNALLED, &(struct event){.signo = sig});
+	out->kind = OUTCOME_SIGNALLED;
+	out->signo = sig;
+	return true;
+}
+
+/* The run skips: says why in one line, to the log (the JSON event names the
+ * reason: busy, paused or slot_used) and to the receivers. */
+static void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited,
+		     struct outcome *out)
+{
+	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
+
+	switch (info->why) {
+	case BUSY_SLOT_USED:
+		d.term = info->slot_term;
+		event_emit(&s->ev, EV_SLOT_USED, &d);
+		break;
+	case BUSY_PAUSED:
+		event_emit(&s->ev, EV_PAUSED, &d);
+		break;
+	case BUSY_HELD:
+		event_emit(&s->ev, EV_BUSY, &d);
+		break;
+	}
+	out->kind = OUTCOME_BUSY;
+}
+
+/* What a contender knows while it waits. */
+struct waiting {
+	int64_t start, give_up; /* give_up 0: no --wait-timeout */
+	int64_t backoff;	/* the longest next pause after a database error */
+	int64_t pause;		/* the pause after the last error */
+	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
+	bool hints;		/* block on the wake-up hint; false: poll the row */
+	bool last_was_error;
+	bool refused;	     /* "too many connections" said once */
+	uint64_t woken_for;  /* the term whose dead leader's hint woke us; 0: none */
+	unsigned woken_slot; /* and its slot */
+	struct lease_info last;
+	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
+	uint64_t last_term;
+};
+
+enum step { STEP_TAKEN, STEP_END, STEP_ON };
+
+/* --wait-timeout ran out: says so, with the row as last seen. */
+static enum step sup_gave_up(struct sup *s, const struct waiting *w, struct outcome *out)
+{
+	if (w->last_was_error) {
+		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
+		out->kind = OUTCOME_UNAVAILABLE;
+	} else
+		sup_skip(s, &w->last, SKIP_WAITED, timing_now() - w->start, out);
+	return STEP_END;
+}
+
+/* Waits for the worker's answer to what was just submitted, ending the
+ * wait on a signal or at --wait-timeout. */
+static enum step sup_await(struct sup *s, struct waiting *w, struct worker_result *r, struct outcome *out)
+{
+	for (;;) {
+		int woke = sup_poll(s, w->first ? 0 : w->give_up);
+		if (sup_wait_ended(s, woke, out))
+			return STEP_END;
+		if ((woke & WOKE_WORKER) && sup_take(s, r) == 0)
+			break;
+		if (!w->first && w->give_up && timing_now() >= w->give_up)
+			return sup_gave_up(s, w, out);
+	}
+	w->first = false;
+	/* Galera, or a DSN with several hosts: no named-lock hint. */
+	if (r->hints_off)
+		w->hints = false;
+	return STEP_ON;
+}
+
+/* Sleeps for US (not past --wait-timeout), ending on a signal. */
+static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct outcome *out)
+{
+	int64_t wake = timing_now() + us;
+
+	if (w->give_up && wake > w->give_up)
+		wake = w->give_up;
+	for (;;) {
+		int woke = sup_poll(s, wake);
+		if (sup_wait_ended(s, woke, out))
+			return STEP_END;
+		if (timing_now() >= wake)
+			break;
+	}
+	if (w->give_up && timing_now() >= w->give_up)
+		return sup_gave_up(s, w, out);
+	return STEP_ON;
+}
+
+/* A database error that no wait fixes: the run ends, saying why. */
+static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
+{
+	const struct event d = {.status = r->status, .err = r->err};
+
+	switch (r->status) {
+	case DB_DENIED:
+		event_emit(&s->ev, EV_DENIED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_UNTRUSTED:
+		/* Not "unavailable, retry later": a standby that waited on
+		 * would hide a setting (or an attack) that no retry fixes. */
+		event_emit(&s->ev, EV_UNTRUSTED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_NO_TABLE:
+		event_emit(&s->ev, EV_NO_TABLE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	case DB_NO_DATABASE:
+		event_emit(&s->ev, EV_NO_DATABASE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* A database error while waiting: fatal ones end the run, the rest are
+ * retried with backoff. A server out of connections (1040) is a wait, said
+ * once. */
+static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+{
+	bool refused = strstr(r->err, "(error 1040)") || strstr(r->err, "(error 1203)");
+	struct event d = {.status = r->status, .err = r->err};
+
+	if (sup_fatal(s, r, out))
+		return STEP_END;
+	if (s->o->no_wait) {
+		event_emit(&s->ev, EV_UNAVAILABLE, &d);
+		out->kind = OUTCOME_UNAVAILABLE;
+		return STEP_END;
+	}
+	w->last_was_error = true;
+	s->looked_at = 0;
+	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
+	w->backoff = sup_min64(w->backoff * 2, 30 * USEC_PER_SEC);
+	d.us = w->pause;
+	event_emit(&s->ev, !refused ? EV_RETRYING : w->refused ? EV_STILL_REFUSED : EV_REFUSED, &d);
+	w->refused = w->refused || refused;
+	return STEP_ON;
+}
+
+/* What an attempt's answer means: the lease is ours, the run ends (a
+ * skip, a fatal error), or the wait goes on. */
+static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+{
+	const struct options *o = s->o;
+	const struct event d = {.info = &r->info};
+
+	if (r->outcome == LEASE_OK) {
+		s->ev.term = r->info.term;
+		s->ev.slot = r->info.slot;
+		s->acquire_sent_at = r->sent_at;
+		return STEP_TAKEN;
+	}
+	if (r->outcome == LEASE_SLOTS_DIFFER) {
+		/* Before anything runs: one count of slots per lease, or "at
+		 * most N" means nothing. */
+		event_emit(&s->ev, EV_SLOTS_DIFFER, &(struct event){.info = &r->info});
+		out->kind = OUTCOME_USAGE;
+		return STEP_END;
+	}
+	if (r->outcome != LEASE_BUSY)
+		return sup_judge_error(s, w, r, out);
+	if (w->refused && w->last_was_error)
+		event_emit(&s->ev, EV_CONNECTIONS_BACK, NULL);
+	w->last_was_error = false;
+	w->backoff = 500 * USEC_PER_MSEC;
+	w->last = r->info;
+	s->looked_at = timing_now();
+	/* A used slot ends even a wait: the run it was for is done. */
+	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
+		sup_skip(s, &r->info, o->no_wait ? SKIP_NO_WAIT : SKIP_NOW, 0, out);
+		return STEP_END;
+	}
+	if (r->info.why == BUSY_PAUSED) {
+		if (strcmp(r->info.paused_until, w->last_paused) != 0) {
+			event_emit(&s->ev, EV_WAITING_PAUSED, &d);
+			snprintf(w->last_paused, sizeof(w->last_paused), "%s", r->info.paused_until);
+		}
+		event_emit(&s->ev, EV_STANDBY_PAUSED, &d);
+		return STEP_ON;
+	}
+	w->last_paused[0] = '\0';
+	if (r->info.term != w->last_term || strcmp(r->info.holder, w->last_holder) != 0) {
+		event_emit(&s->ev, EV_WAITING, &d);
+		w->last_term = r->info.term;
+		snprintf(w->last_holder, sizeof(w->last_holder), "%s", r->info.holder);
+	}
+	/* Connected and contending: READY=1 with the first answer. */
+	event_emit(&s->ev, EV_STANDBY, &d);
+	return STEP_ON;
+}
+
+/* One attempt at the lease: OP, its answer, and what it means. */
+static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op, struct worker_result *r,
+			     struct outcome *out)
+{
+	enum step st;
+
+	if (worker_submit(s->w, op, w->woken_for, -1) < 0) {
+		event_emit(&s->ev, EV_WORKER_BUSY, NULL);
+		out->kind = OUTCOME_INTERNAL;
+		return STEP_END;
+	}
+	st = sup_await(s, w, r, out);
+	return st == STEP_ON ? sup_judge(s, w, r, out) : st;
+}
+
+/* Blocks on the leader's hint for up to US. *HOW: woken (try the row at
+ * once), timed out (look again), or nothing to block on (poll). */
+enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, int64_t us,
+				   enum block *how, struct outcome *out)
+{
+	struct worker_result r;
+	enum step st;
+
+	*how = BLOCK_POLL;
+	if (worker_submit_wait(s->w, slot, term, us) < 0) {
+		w->hints = false;
+		return STEP_ON;
+	}
+	s->waiting_on_hint = true;
+	st = sup_await(s, w, &r, out);
+	if (st != STEP_ON)
+		return st;
+	s->waiting_on_hint = false;
+	if (r.hints_off) {
+		event_emit(&s->ev, EV_NO_HINT, NULL);
+		return STEP_ON;
+	}
+	/* A leader that died with the lease unreleased leaves us its hint:
+	 * we keep it to the expiry (worker_keeps_hint), and the others keep
+	 * blocking behind us. */
+	w->woken_for = r.woken && r.leader_gone ? term : 0;
+	w->woken_slot = slot;
+	*how = r.woken ? BLOCK_WOKEN : r.hint_unheld ? BLOCK_POLL : BLOCK_TIMED_OUT;
+	if (r.woken)
+		event_emit(&s->ev, r.leader_gone ? EV_WOKEN : EV_WOKEN_HANDED_ON, &(struct event){.term = term});
+	return STEP_ON;
+}
+
+/* Waits until the lease can change, and says how to try next (*OP):
+ *   - after an error: back off, then look;
+ *   - paused: sleep to the pause's end, never longer than --retry-interval;
+ *   - holding a dead leader's hint: sleep to its expiry, then look;
+ *   - with the hint: block on it up to the expiry the row reported (plus
+ *     jitter); woken, try the row at once; timed out, look again;
+ *   - without it: poll, one look a --retry-interval (or at the expiry). */
+static enum step sup_await_change(struct sup *s, struct waiting *w, const struct worker_result *r, enum worker_op *op,
+				  struct outcome *out)
+{
+	const struct options *o = s->o;
+	int64_t poll = sup_jitter(s, o->retry_us * 19 / 20, o->retry_us * 21 / 20), us;
+	int64_t past_expiry = r->info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
+	enum block how;
+	enum step st;
+
+	*op = WORKER_LOOK;
+	if (r->outcome == LEASE_ERROR) {
+		w->woken_for = 0;
+		return sup_sleep(s, w, w->pause, out);
+	}
+	if (r->info.why == BUSY_PAUSED)
+		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
+				 out);
+	if (r->hint_held && w->woken_for == r->info.term && w->woken_slot == r->info.slot) {
+		/* The look that follows gives the hint back unless it wins. */
+		w->woken_for = 0;
+		return sup_sleep(s, w, o->slots > 1 ? sup_min64(poll, past_expiry) : past_expiry, out);
+	}
+	w->woken_for = 0;
+	if (w->hints) {
+		/* Not a moment before the expiry, and a little after it: a
+		 * follower woken by a dead leader's hint takes the lease then,
+		 * and the others find it taken. The block is bounded by the
+		 * follower's ttl (a holder with a longer one is looked at once
+		 * a ttl), and --wait-timeout. */
+		us = r->info.expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
+		us = sup_min64(us, o->timing.ttl_us + USEC_PER_SEC);
+		/* A named lock has one holder, so each slot has a hint of its
+		 * own, and a waiter blocks on the one that expires first: a
+		 * release of that slot wakes it at once, and another slot that
+		 * comes free is seen at the next look, a --retry-interval on. */
+		if (o->slots > 1)
+			us = sup_min64(us, poll);
+		if (w->give_up)
+			us = sup_min64(us, w->give_up - timing_now());
+		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, us > 0 ? us : 0, &how, out);
+		if (st != STEP_ON)
+			return st;
+		if (how == BLOCK_WOKEN)
+			*op = WORKER_ACQUIRE;
+		if (how != BLOCK_POLL)
+			return STEP_ON;
+	}
+	/* Polling: jittered so that followers do not stampede, and just past
+	 * the expiry when that comes first. */
+	return sup_sleep(s, w, r->info.expires_in_us >= 0 ? sup_min64(poll, past_expiry) : poll, out);
+}
+
+/* Acquires the lease, waiting for it as the options say. Returns true when
+ * held (s->ev.term, deadlines set); false with OUT filled otherwise. */
+bool sup_acquire(struct sup *s, struct outcome *out)
+{
+	const struct options *o = s->o;
+	struct waiting w = {.first = true, .hints = !o->no_wake_hint, .backoff = 500 * USEC_PER_MSEC};
+	/* The first attempt goes straight at the row; later ones look first. */
+	enum worker_op op = WORKER_ACQUIRE;
+	struct worker_result r;
+
+	w.start = timing_now();
+	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
+	w.last.why = BUSY_HELD;
+	for (;;) {
+		switch (sup_attempt(s, &w, op, &r, out)) {
+		case STEP_TAKEN:
+			return true;
+		case STEP_END:
+			return false;
+		case STEP_ON:
+			break;
+		}
+		if (w.give_up && timing_now() >= w.give_up) {
+			sup_gave_up(s, &w, out);
+			return false;
+		}
+		if (sup_await_change(s, &w, &r, &op, out) == STEP_END)
+			return false;
+	}
+}

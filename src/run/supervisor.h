@@ -1,0 +1,36 @@
+/* The lease loop: wait for the lease, run COMMAND under it, stop COMMAND
+ * before the lease can lapse, reap everything, release. */
+#ifndef LEADERRUN_SUPERVISOR_H
+#define LEADERRUN_SUPERVISOR_H
+
+#include <signal.h>
+
+#include "report/history.h"
+#include "lease/lease.h"
+#include "report/metrics.h"
+#include "report/notify.h"
+#include "cli/options.h"
+#include "outcome.h"
+#include "report/sdnotify.h"
+#include "worker.h"
+
+/* Blocks the signals the supervisor takes synchronously. Call before any
+ * thread starts, so that every thread inherits the mask and signals reach
+ * the supervisor's signalfd only. */
+void supervisor_block_signals(void);
+
+/* What the run reports besides the log: notifications, the metrics file,
+ * the run history and systemd. Each may be NULL; none can delay the loop. */
+struct observers {
+	struct notify *n;
+	struct metrics *m;
+	struct history *h;
+	struct sdnotify *sd;
+};
+
+/* Runs O->command under the lease. W executes the statements. ENVIRON is
+ * the base of the command's environment. Fills OUT. */
+void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
+		    struct outcome *out);
+
+#endif

@@ -1,0 +1,483 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/bgthread.h"
+#include "base/duration.h"
+#include "base/timing.h"
+
+/* One request: what worker_queue copies in, and the thread out. */
+struct worker_req {
+	enum worker_op op;
+	uint64_t term;
+	int exit_status;
+	unsigned hint;	 /* WORKER_WAIT: the slot whose hint to block on */
+	int64_t wait_us; /* WORKER_WAIT: how long at most */
+};
+
+struct worker {
+	struct bgthread t;
+	struct db *db;
+	struct worker_job job; /* its strings and sql point at the copies below */
+	struct lease_sql sql;
+	char *name, *holder;
+	bool hints;	    /* still worth trying; only the worker thread touches it */
+	bool hint_held;	    /* this session holds the hint's lock */
+	uint64_t marked;    /* the term whose mark this session holds with the hint; 0: none */
+	unsigned hint_slot; /* the slot whose hint this session holds */
+	unsigned slot;	    /* the slot this run holds, once acquired */
+	unsigned wait_slot; /* the slot whose hint the last WORKER_WAIT blocked on */
+	int64_t slot_us;    /* --once-per: the slot this run contends for, once known */
+	int pipe[2];	    /* [0] polled by the supervisor, [1] written here */
+
+	/* Guarded by t.lock (t.quit: end now; t.detached: abandoned by
+	 * worker_stop, the thread frees it all). quit_after: worker_quit
+	 * came while busy. */
+	bool pending, running, done, quit_after;
+	struct worker_req req;
+	worker_call_fn *call, *after_release;
+	void *call_arg, *after_release_arg;
+	struct worker_result result;
+};
+
+/* A hint statement failed. A lost connection (a server restart, a killed
+ * session) says nothing about the hint: the next statement reconnects and
+ * it works again. Anything else (the server refuses named locks) switches
+ * it off for the rest of the run. */
+static void worker_hint_failed(struct worker *w, enum db_status st)
+{
+	if (st != DB_UNAVAILABLE && db_connected(w->db))
+		w->hints = false;
+}
+
+static void worker_drop_hint(struct worker *w);
+
+/* The leader of TERM in SLOT takes the slot's hint and the term's mark. A
+ * follower woken by another slot's hint gives that one back first: its
+ * followers are to wait for that slot's leader, not for us. */
+static void worker_take_hint(struct worker *w, unsigned slot, uint64_t term)
+{
+	char err[256];
+	bool got = false;
+	enum db_status st;
+
+	if (w->hints && w->hint_held && w->hint_slot != slot)
+		worker_drop_hint(w);
+	if (!w->hints || (w->hint_held && w->marked == term))
+		return;
+	w->hint_slot = slot;
+	st = lease_hint_take(w->db, w->job.sql, slot, term, &got, err, sizeof(err));
+	if (st != DB_OK)
+		worker_hint_failed(w, st);
+	/* A follower woken by the hint holds it already: GET_LOCK on a lock
+	 * of one's own succeeds (and counts; lease_hint_drop lets go of all). */
+	w->hint_held = w->hints && st == DB_OK && got;
+	w->marked = w->hint_held ? term : 0;
+}
+
+/* A follower woken by the hint of WOKEN_FOR whose attempt found that term
+ * still holding the row: its leader's session died with the lease
+ * unreleased. It keeps the hint until the expiry, so that the others stay
+ * blocked behind it (exactly one wakes), and takes the lease then. */
+static bool worker_keeps_hint(const struct worker *w, const struct worker_result *r, uint64_t woken_for)
+{
+	return woken_for != 0 && r->outcome == LEASE_BUSY && r->info.why == BUSY_HELD && r->info.term == woken_for &&
+	       r->info.slot == w->wait_slot && r->info.expires_in_us > 0;
+}
+
+static void worker_drop_hint(struct worker *w)
+{
+	char err[256];
+
+	lease_hint_drop(w->db, w->job.sql, err, sizeof(err));
+	w->hint_held = false;
+	w->marked = 0;
+}
+
+/* A request that needs the server, on a connection that is gone (or never
+ * was): a new one, on which this session holds no hint. Returns false with
+ * R's error when no server answers. */
+static bool worker_reconnect(struct worker *w, struct worker_result *r)
+{
+	r->status = db_connect(w->db, r->err, sizeof(r->err));
+	if (r->status != DB_OK) {
+		r->outcome = LEASE_ERROR;
+		return false;
+	}
+	w->hint_held = false; /* it went with the old session */
+	w->marked = 0;
+	/* The hint's named lock is local to one node and session: on Galera
+	 * (where MariaDB refuses it anyway) a follower could wait on a lock
+	 * the leader never took. (Several hosts: worker_start.) */
+	if (db_server_info(w->db, &r->server) && r->server.galera)
+		w->hints = false;
+	return true;
+}
+
+/* WORKER_ACQUIRE and WORKER_LOOK; Q->term is the term whose hint woke this
+ * follower, or 0 (worker_submit). */
+static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	r->outcome =
+	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
+			  &w->slot_us, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+	/* The new leader takes the hint, so that followers block on it (a
+	 * follower woken by it has it already). A follower that did not win
+	 * gives it back, for the next leader to take, unless its leader died
+	 * (worker_keeps_hint). */
+	if (r->outcome == LEASE_OK) {
+		w->slot = r->info.slot;
+		worker_take_hint(w, w->slot, r->info.term);
+	} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, q->term))
+		worker_drop_hint(w);
+}
+
+/* WORKER_WAIT: blocks on the hint of slot Q->hint while Q->term's leader
+ * holds it. */
+static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	char err[256];
+	enum lease_hint how = HINT_UNHELD;
+
+	r->outcome = LEASE_OK;
+	w->wait_slot = q->hint;
+	if (w->hints) {
+		enum db_status st =
+		    lease_hint_wait(w->db, w->job.sql, q->hint, q->term, q->wait_us, &how, err, sizeof(err));
+		if (st != DB_OK) {
+			/* Not woken, whatever the reply said: look again. */
+			how = HINT_UNHELD;
+			worker_hint_failed(w, st);
+		}
+	}
+	r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
+	r->leader_gone = r->woken && how == HINT_WOKEN;
+	r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
+	if (r->woken) {
+		w->hint_held = true;
+		w->hint_slot = q->hint;
+	}
+}
+
+static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	r->outcome = lease_renew(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->ttl_us, &r->sent_at,
+				 &r->status, r->err, sizeof(r->err));
+	/* A leader that could not take the hint when it acquired (a follower
+	 * held it just then) tries again: one statement a renew, only until
+	 * it has it. */
+	if (r->outcome == LEASE_OK)
+		worker_take_hint(w, w->slot, q->term);
+}
+
+static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+
+	r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->min_hold_us, q->exit_status,
+				   &r->status, r->err, sizeof(r->err));
+	/* Row first, hint second: the woken follower finds it free. The
+	 * release is the run's last lease statement: closing the session lets
+	 * go of its named locks as RELEASE_ALL_LOCKS would, one statement
+	 * fewer for every run (issue 13). With a row to follow on this
+	 * connection (worker_follow_release) the session stays. */
+	if (w->hints && db_connected(w->db) && !w->after_release)
+		db_disconnect(w->db);
+}
+
+/* Runs request Q into R. */
+static void worker_run_op(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->op = q->op;
+	if (q->op == WORKER_CALL) {
+		/* The connection as it is: no lease work needs it now. */
+		w->call(w->call_arg, w->db);
+		r->outcome = LEASE_OK;
+		return;
+	}
+	if (!db_connected(w->db) && !worker_reconnect(w, r))
+		return;
+	switch (q->op) {
+	case WORKER_ACQUIRE:
+	case WORKER_LOOK:
+		worker_run_acquire(w, q, r);
+		break;
+	case WORKER_WAIT:
+		worker_run_wait(w, q, r);
+		break;
+	case WORKER_RENEW:
+		worker_run_renew(w, q, r);
+		break;
+	case WORKER_RELEASE:
+		worker_run_release(w, q, r);
+		break;
+	case WORKER_CALL: /* above */
+		break;
+	}
+	r->hint_held = w->hint_held;
+	db_server_info(w->db, &r->server);
+	/* The next attempt goes out on a fresh connection, to the next host
+	 * first: the failure may be this server's alone (a cut-off Galera
+	 * node, a demoted primary). Settings that no server fixes stay. */
+	if (r->outcome == LEASE_ERROR && r->status != DB_DENIED && r->status != DB_NO_TABLE &&
+	    r->status != DB_NO_DATABASE)
+		db_fail_over(w->db);
+}
+
+static void worker_free(struct worker *w)
+{
+	close(w->pipe[0]);
+	close(w->pipe[1]);
+	bgthread_destroy(&w->t);
+	db_free(w->db);
+	free(w->name);
+	free(w->holder);
+	free(w);
+}
+
+/* After the release's result is posted (lock not held): what was to follow
+ * it on this connection (a short run's history row), at once rather than
+ * after a round trip through the supervisor, then the close (issue 13). */
+static void worker_follow_release(struct worker *w)
+{
+	if (w->after_release && db_connected(w->db)) {
+		/* The hint goes before the row that follows: the waiters wake as
+		 * early as the close would wake them. */
+		if (w->hint_held)
+			worker_drop_hint(w);
+		w->after_release(w->after_release_arg, w->db);
+	}
+	db_disconnect(w->db);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct worker_result r;
+	struct worker_req q;
+	bool detached;
+
+	bgthread_lock(&w->t);
+	for (;;) {
+		while (!w->pending && !w->t.quit)
+			bgthread_wait(&w->t, 0);
+		if (w->t.quit)
+			break;
+		/* worker_run_op reads call and call_arg unlocked: they change
+		 * only while no request is pending or running. */
+		q = w->req;
+		w->pending = false;
+		w->running = true;
+		bgthread_unlock(&w->t);
+
+		worker_run_op(w, &q, &r);
+		r.hints_off = !w->hints;
+
+		bgthread_lock(&w->t);
+		w->result = r;
+		w->done = true;
+		if (q.op == WORKER_RELEASE) {
+			/* The run's last lease statement: its result goes out
+			 * first, then its follow-up. Still "running" meanwhile. */
+			(void)!write(w->pipe[1], "", 1);
+			bgthread_unlock(&w->t);
+			worker_follow_release(w);
+			bgthread_lock(&w->t);
+		}
+		w->running = false;
+		w->t.quit = w->t.quit || w->quit_after;
+		(void)!write(w->pipe[1], "", 1);
+	}
+	detached = w->t.detached;
+	bgthread_unlock(&w->t);
+	db_disconnect(w->db);
+	/* Abandoned while a call hung, and the call came back before the
+	 * process ended: nobody else will free this. */
+	if (detached)
+		worker_free(w);
+	return NULL;
+}
+
+struct worker *worker_start(struct db *db, const struct worker_job *job)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+
+	if (!w)
+		return NULL;
+	/* Own copies: a worker abandoned in a hung call outlives main's
+	 * options and runmode's locals. */
+	w->db = db;
+	w->job = *job;
+	w->sql = *job->sql;
+	w->name = strdup(job->name);
+	w->holder = strdup(job->holder);
+	w->job.sql = &w->sql;
+	w->job.name = w->name;
+	w->job.holder = w->holder;
+	w->hints = job->wake_hint && !job->several_hosts;
+	if (!w->name || !w->holder || pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		free(w->name);
+		free(w->holder);
+		free(w);
+		return NULL;
+	}
+	bgthread_init(&w->t);
+	if (bgthread_start(&w->t, worker_main, w) != 0) {
+		w->db = NULL; /* still the caller's */
+		worker_free(w);
+		return NULL;
+	}
+	return w;
+}
+
+int worker_fd(const struct worker *w)
+{
+	return w->pipe[0];
+}
+
+/* Queues Q, or for WORKER_CALL, FN(ARG). Returns -1 if busy. */
+static int worker_queue(struct worker *w, const struct worker_req *q, worker_call_fn *fn, void *arg)
+{
+	int rc = -1;
+
+	bgthread_lock(&w->t);
+	if (!w->pending && !w->running && !w->done) {
+		if (q->op == WORKER_CALL) {
+			w->call = fn;
+			w->call_arg = arg;
+		}
+		w->req = *q;
+		w->pending = true;
+		bgthread_wake(&w->t);
+		rc = 0;
+	}
+	bgthread_unlock(&w->t);
+	return rc;
+}
+
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status)
+{
+	struct worker_req q = {.op = op, .term = term, .exit_status = exit_status};
+
+	return worker_queue(w, &q, NULL, NULL);
+}
+
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us)
+{
+	struct worker_req q = {.op = WORKER_WAIT, .term = term, .exit_status = -1, .hint = slot, .wait_us = timeout_us};
+
+	return worker_queue(w, &q, NULL, NULL);
+}
+
+int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	struct worker_req q = {.op = WORKER_CALL};
+
+	return worker_queue(w, &q, fn, arg);
+}
+
+int worker_busy(struct worker *w)
+{
+	int busy;
+
+	bgthread_lock(&w->t);
+	busy = w->pending || w->running || w->done;
+	bgthread_unlock(&w->t);
+	return busy;
+}
+
+int worker_take(struct worker *w, struct worker_result *out)
+{
+	char drain[16];
+	int rc = -1;
+
+	bgthread_lock(&w->t);
+	while (read(w->pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (w->done) {
+		*out = w->result;
+		w->done = false;
+		rc = 0;
+	}
+	bgthread_unlock(&w->t);
+	return rc;
+}
+
+void worker_abort(struct worker *w)
+{
+	db_abort(w->db);
+}
+
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
+{
+	bgthread_lock(&w->t);
+	w->after_release = fn;
+	w->after_release_arg = arg;
+	bgthread_unlock(&w->t);
+}
+
+int worker_wait_idle(struct worker *w, int64_t until)
+{
+	char drain[16];
+
+	/* On the pipe, not on the idle condition variable: the supervisor
+	 * polls it, and every wake-up writes to it. */
+	for (;;) {
+		struct pollfd p = {.fd = w->pipe[0], .events = POLLIN};
+		int64_t left = until - timing_now();
+		bool idle;
+
+		bgthread_lock(&w->t);
+		while (read(w->pipe[0], drain, sizeof(drain)) > 0)
+			;
+		idle = !w->pending && !w->running;
+		bgthread_unlock(&w->t);
+		if (idle)
+			return 0;
+		if (left <= 0)
+			return -1;
+		(void)poll(&p, 1, (int)((left + USEC_PER_MSEC - 1) / USEC_PER_MSEC));
+	}
+}
+
+void worker_quit(struct worker *w)
+{
+	bgthread_lock(&w->t);
+	if (w->pending || w->running)
+		w->quit_after = true;
+	else
+		w->t.quit = true;
+	bgthread_wake(&w->t);
+	bgthread_unlock(&w->t);
+}
+
+int worker_stop(struct worker *w)
+{
+	bool idle;
+
+	if (!w)
+		return 0;
+	bgthread_lock(&w->t);
+	idle = !w->pending && !w->running;
+	if (!idle)
+		/* Detach before the thread can see quit and free itself. */
+		bgthread_leave(&w->t);
+	bgthread_quit(&w->t);
+	bgthread_unlock(&w->t);
+	if (!idle)
+		return -1;
+	bgthread_join(&w->t);
+	worker_free(w);
+	return 0;
+}

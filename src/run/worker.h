@@ -1,0 +1,108 @@
+/* The database thread. The C API blocks, and a hung socket must never delay
+ * a kill, so every lease statement runs here, on this thread's own
+ * connection, and the supervisor only ever waits on worker_fd() next to its
+ * signals and timers. One request at a time. */
+#ifndef LEADERRUN_WORKER_H
+#define LEADERRUN_WORKER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "lease/lease.h"
+
+/* WORKER_ACQUIRE tries the compare-and-set first (a first attempt, or a
+ * follower woken by the hint); WORKER_LOOK reads the row first and writes
+ * only when it is free (a waiter's look: one statement while the lease is
+ * held); WORKER_WAIT blocks on the wake-up hint; WORKER_CALL runs a
+ * function on the connection (worker_submit_call). */
+enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL };
+
+/* A function run on the worker's thread with its connection. */
+typedef void worker_call_fn(void *arg, struct db *db);
+
+struct worker_job {
+	const char *name, *holder; /* borrowed; must outlive the worker */
+	const struct lease_sql *sql;
+	int64_t ttl_us;
+	int64_t min_hold_us; /* --min-hold, for the release */
+	int64_t period_us;   /* --once-per; 0: off */
+	unsigned slots;	     /* --slots */
+	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
+	bool several_hosts;  /* the DSN names more than one host */
+};
+
+struct worker_result {
+	enum worker_op op;
+	enum lease_outcome outcome;
+	enum db_status status;
+	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
+	struct lease_info info;
+	bool woken;		 /* WORKER_WAIT: the hint's lock came free */
+	bool leader_gone;	 /* WORKER_WAIT, woken: the term's leader's session ended with it */
+	bool hint_unheld;	 /* WORKER_WAIT: the term's leader does not hold the hint: poll */
+	bool hint_held;		 /* this session holds the hint now */
+	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
+	struct db_server server; /* the connection's server; name "" when none */
+	char err[384];
+};
+
+struct worker;
+
+/* Starts the thread, which owns DB from now on (db_abort aside) and copies
+ * JOB. Returns NULL on failure (DB is then still the caller's). */
+struct worker *worker_start(struct db *db, const struct worker_job *job);
+
+/* Readable when a result is ready. */
+int worker_fd(const struct worker *w);
+
+/* Queues OP (TERM for renew and release; EXIT_STATUS, or -1, for the
+ * release's record). For WORKER_ACQUIRE and WORKER_LOOK, TERM is the term
+ * whose hint woke this follower (0: none): a follower that finds that term
+ * still holding the row keeps the hint (its holder died without letting
+ * go), so that the followers queued behind it keep blocking; in any other
+ * case an attempt that did not win gives the hint back. Returns -1 if busy. */
+int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
+
+/* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
+ * leader holds it. Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us);
+
+/* Queues WORKER_CALL: FN(ARG, db) on the worker's connection as it is,
+ * without connecting (FN sees whether it is connected). Only after the
+ * release: the connection has no lease work left then. Returns -1 if
+ * busy. */
+int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* FN(ARG, db) runs on the worker's thread right after the release's result
+ * is posted, on the connection as it is (FN sees whether it is still
+ * connected); the connection is closed after it. The release is the run's
+ * last lease statement. */
+void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* Waits until no request is queued or running (the release's follow-up
+ * included), up to UNTIL (CLOCK_BOOTTIME us). Returns 0, or -1 at UNTIL.
+ * Only once the caller takes no more results. */
+int worker_wait_idle(struct worker *w, int64_t until);
+
+int worker_busy(struct worker *w);
+
+/* Takes the finished result. Returns 0, or -1 if none is ready. */
+int worker_take(struct worker *w, struct worker_result *out);
+
+/* Cuts the statement in progress short (its result reports an error). */
+void worker_abort(struct worker *w);
+
+/* Asks the thread to close its connection and end once the request in
+ * progress (if any) is done and its result posted, without waiting:
+ * worker_stop then finds it ending, or ended. The close (a COM_QUIT, so the
+ * server counts no aborted connection) overlaps what the caller does next. */
+void worker_quit(struct worker *w);
+
+/* Stops the thread and frees it and its db. A worker stuck in a call is
+ * left behind to free itself if the call ever returns: the process is about
+ * to exit, and waiting for it is exactly what must never happen. Returns 0
+ * if joined, -1 if left behind (then the client library must stay up). */
+int worker_stop(struct worker *w);
+
+#endif
