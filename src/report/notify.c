@@ -162,51 +162,55 @@ static bool notify_send(const char *url, const char *body, const char *type)
 	return false;
 }
 
-static void notify_deliver(struct notify *n, const struct note *e)
+/* --ping: Healthchecks.io's /start, /<exit status>, /fail and /log; /124
+ * with a body for --max-runtime. */
+static void notify_ping(struct notify *n, const struct note *e)
 {
 	const struct options *o = n->o;
-	char url[2048], body[4096], qlease[800], qholder[800], qhost[600], status[16], d[32], slot[24];
+	char url[2048], body[512], status[16], d[32];
 	const char *ping = NULL, *note = NULL;
+	size_t l;
 
-	if (o->ping_url) {
-		/* Healthchecks.io: /start, /<exit status>, /fail; /124 with a
-		 * body for --max-runtime. */
-		if (strcmp(e->event, "start") == 0)
-			ping = "start";
-		else if (strcmp(e->event, "timed_out") == 0 && !n->failed) {
-			/* leaderrun's own exit status, as timeout(1)'s: a failure
-			 * on the check, whose log then says it was the time limit
-			 * (the ping's body), not the command failing by itself. The
-			 * command's exit after the stop says no more. */
-			duration_format(o->max_runtime_us, d, sizeof(d));
-			snprintf(body, sizeof(body),
-				 "leaderrun: lease %s, term %llu: timed out: the command ran for its --max-runtime %s "
-				 "and was stopped; exit status 124\n",
-				 o->lease, (unsigned long long)e->term, d);
-			ping = "124";
-			note = body;
-			n->failed = true;
-		} else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0 && !n->failed) {
-			/* After /fail, a command that exited 0 on SIGTERM must not
-			 * turn the check green again. */
-			snprintf(status, sizeof(status), "%d", e->exit_status);
-			ping = status;
-		} else if (strcmp(e->event, "lost") == 0) {
-			ping = "fail";
-			n->failed = true;
-		} else if (strcmp(e->event, "paused") == 0)
-			/* Not a success or a failure: a note on the check's log
-			 * that the run was skipped on purpose. */
-			ping = "log";
-		if (ping) {
-			size_t l = strlen(o->ping_url);
-			snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/",
-				 ping);
-			notify_send(url, note, "Content-Type: text/plain; charset=utf-8");
-		}
-	}
-	if (o->nnotify == 0 || strcmp(e->event, "start") == 0)
+	if (strcmp(e->event, "start") == 0)
+		ping = "start";
+	else if (strcmp(e->event, "timed_out") == 0 && !n->failed) {
+		/* leaderrun's own exit status, as timeout(1)'s: a failure on
+		 * the check, whose log then says it was the time limit (the
+		 * ping's body), not the command failing by itself. The
+		 * command's exit after the stop says no more. */
+		duration_format(o->max_runtime_us, d, sizeof(d));
+		snprintf(body, sizeof(body),
+			 "leaderrun: lease %s, term %llu: timed out: the command ran for its --max-runtime %s "
+			 "and was stopped; exit status 124\n",
+			 o->lease, (unsigned long long)e->term, d);
+		ping = "124";
+		note = body;
+		n->failed = true;
+	} else if (strcmp(e->event, "exited") == 0 && e->exit_status >= 0 && !n->failed) {
+		/* After /fail, a command that exited 0 on SIGTERM must not turn
+		 * the check green again. */
+		snprintf(status, sizeof(status), "%d", e->exit_status);
+		ping = status;
+	} else if (strcmp(e->event, "lost") == 0) {
+		ping = "fail";
+		n->failed = true;
+	} else if (strcmp(e->event, "paused") == 0)
+		/* Not a success or a failure: a note on the check's log that the
+		 * run was skipped on purpose. */
+		ping = "log";
+	if (!ping)
 		return;
+	l = strlen(o->ping_url);
+	snprintf(url, sizeof(url), "%s%s%s", o->ping_url, l && o->ping_url[l - 1] == '/' ? "" : "/", ping);
+	notify_send(url, note, "Content-Type: text/plain; charset=utf-8");
+}
+
+/* --notify: one JSON body to every URL. */
+static void notify_post(struct notify *n, const struct note *e)
+{
+	const struct options *o = n->o;
+	char body[4096], qlease[800], qholder[800], qhost[600], status[16], slot[24];
+
 	json_quote(qlease, sizeof(qlease), o->lease);
 	json_quote(qholder, sizeof(qholder), o->holder);
 	json_quote(qhost, sizeof(qhost), n->host);
@@ -229,6 +233,14 @@ static void notify_deliver(struct notify *n, const struct note *e)
 		 e->ts);
 	for (int i = 0; i < o->nnotify; i++)
 		notify_send(o->notify_urls[i], body, "Content-Type: application/json");
+}
+
+static void notify_deliver(struct notify *n, const struct note *e)
+{
+	if (n->o->ping_url)
+		notify_ping(n, e);
+	if (n->o->nnotify > 0 && strcmp(e->event, "start") != 0)
+		notify_post(n, e);
 }
 
 static void *notify_main(void *arg)

@@ -247,13 +247,59 @@ static void runmode_wind_down(struct worker *w, struct history *h)
 	history_quit(h);
 }
 
+/* The database thread's standing orders for this run. */
+static void runmode_job(const struct options *o, struct lease_sql *sql, struct worker_job *job)
+{
+	job->min_hold_us = o->min_hold_us;
+	job->period_us = o->once_per_us;
+	job->slots = o->slots;
+	/* A --no-wait run takes no wake-up hint: it never waits itself, and
+	 * the hint cost it a statement (issue 13). A follower of the same
+	 * lease that waits finds the hint unheld and polls the row at its
+	 * retry interval instead, as with --no-wake-hint. */
+	job->wake_hint = !o->no_wake_hint && !o->no_wait;
+	job->several_hosts = o->dsn.nhosts > 1;
+	job->name = o->lease;
+	job->holder = o->holder;
+	job->sql = sql;
+	job->ttl_us = o->timing.ttl_us;
+}
+
+/* What watches the run from beside it: --notify and --ping, the metrics
+ * file, the run history, systemd. */
+static void runmode_observers_start(const struct options *o, const struct db_config *cfg, struct worker *w,
+				    struct observers *obs)
+{
+	obs->n = notify_start(o);
+	obs->m = metrics_start(o->metrics_file, o->lease, &o->timing);
+	obs->h = history_start(cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs->m);
+	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
+	 * watchdog's keep-alives come from the supervisor's loop. */
+	obs->sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
+	if (obs->h)
+		worker_after_release(w, history_write_parked, obs->h);
+}
+
+/* The run's last history write, and the file that says "not held", get a
+ * bounded moment each; then pings and webhooks theirs. True: the history
+ * thread is still stuck (its connection must outlive us). */
+static bool runmode_observers_stop(struct observers *obs)
+{
+	bool history_left;
+
+	sdnotify_close(obs->sd);
+	history_left = history_finish(obs->h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;
+	metrics_stop(obs->m, timing_now() + USEC_PER_SEC);
+	notify_finish(obs->n, timing_now() + 5 * USEC_PER_SEC);
+	return history_left;
+}
+
 void runmode_run(const struct options *o, struct outcome *out)
 {
 	struct db_config cfg;
 	struct lease_sql sql;
 	struct worker_job job;
 	struct worker *w;
-	struct notify *notes;
 	struct observers obs;
 	bool history_left;
 	struct db *db;
@@ -285,19 +331,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
-	job.min_hold_us = o->min_hold_us;
-	job.period_us = o->once_per_us;
-	job.slots = o->slots;
-	/* A --no-wait run takes no wake-up hint: it never waits itself, and
-	 * the hint cost it a statement (issue 13). A follower of the same
-	 * lease that waits finds the hint unheld and polls the row at its
-	 * retry interval instead, as with --no-wake-hint. */
-	job.wake_hint = !o->no_wake_hint && !o->no_wait;
-	job.several_hosts = o->dsn.nhosts > 1;
-	job.name = o->lease;
-	job.holder = o->holder;
-	job.sql = &sql;
-	job.ttl_us = o->timing.ttl_us;
+	runmode_job(o, &sql, &job);
 	w = db ? worker_start(db, &job) : NULL;
 	if (!w) {
 		log_error("cannot start the database thread");
@@ -307,23 +341,10 @@ void runmode_run(const struct options *o, struct outcome *out)
 		return;
 	}
 
-	notes = notify_start(o);
-	obs.n = notes;
-	obs.m = metrics_start(o->metrics_file, o->lease, &o->timing);
-	obs.h = history_start(&cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs.m);
-	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
-	 * watchdog's keep-alives come from the supervisor's loop. */
-	obs.sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
-	if (obs.h)
-		worker_after_release(w, history_write_parked, obs.h);
+	runmode_observers_start(o, &cfg, w, &obs);
 	supervisor_run(o, w, &obs, environ, out);
 	runmode_wind_down(w, obs.h);
-	sdnotify_close(obs.sd);
-	/* The run's last history write, and the file that says "not held",
-	 * get a bounded moment each; then pings and webhooks theirs. */
-	history_left = history_finish(obs.h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;
-	metrics_stop(obs.m, timing_now() + USEC_PER_SEC);
-	notify_finish(notes, timing_now() + 5 * USEC_PER_SEC);
+	history_left = runmode_observers_stop(&obs);
 
 	/* A worker stuck on a dead socket is left behind with its connection;
 	 * exiting is what must not wait. */
