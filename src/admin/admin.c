@@ -102,6 +102,16 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	return false;
 }
 
+/* The warning of a lease call that found the table older than this build,
+ * before what the call's outcome says. */
+static void admin_say_older(struct lease_sql *sql)
+{
+	char msg[512];
+
+	if (lease_sql_older(sql, msg, sizeof(msg)))
+		log_warn("%s", msg);
+}
+
 static void admin_status(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
@@ -110,6 +120,7 @@ static void admin_status(const struct options *o, struct db *db, struct lease_sq
 	struct db_server srv = {.name = "?"};
 	char server[sizeof(srv.name) + 32];
 
+	admin_say_older(sql);
 	/* Which server answered, and whether the read was causal. */
 	db_server_info(db, &srv);
 	snprintf(server, sizeof(server), "%s%s", srv.name, srv.galera ? " (Galera, causal read)" : "");
@@ -165,6 +176,7 @@ static int admin_release_slot(const struct options *o, struct db *db, struct lea
 	char err[512], what[LEASE_NAME_MAX + 32];
 	enum db_status st = lease_revoke(db, sql, o->lease, slot, o->force, &was, found, &held, err, sizeof(err));
 
+	admin_say_older(sql);
 	if (st != DB_OK) {
 		log_error("--release: %s: %s%s", dberr_name(st), err,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
@@ -228,6 +240,7 @@ static void admin_pause(const struct options *o, struct db *db, struct lease_sql
 	const char *what = o->mode == MODE_PAUSE ? "--pause" : "--resume";
 	char until[48];
 
+	admin_say_older(sql);
 	if (st != DB_OK) {
 		log_error("%s: %s: %s%s", what, dberr_name(st), err,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
@@ -259,6 +272,7 @@ static void admin_check(const struct options *o, struct db *db, struct lease_sql
 	enum db_status st =
 	    lease_check(db, sql, o->lease, (unsigned)o->slot, o->holder, o->check_term, &held, err, sizeof(err));
 
+	admin_say_older(sql);
 	if (st != DB_OK) {
 		log_error("--check: %s: %s", dberr_name(st), err);
 		out->kind = runmode_outcome_of(st);

@@ -5,7 +5,6 @@
 #include <sys/random.h>
 #include <unistd.h>
 
-#include "report/log.h"
 #include "base/timing.h"
 
 /* What one look at a lease's rows found, for a contender with N slots. */
@@ -699,7 +698,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 /* A statement failed with "unknown column" (DB_NO_TABLE): the table may
  * be older than this build (issue 25: a fleet that rolls its binaries
  * before --init). Then the statements are rendered again for its schema,
- * once, with one warning; true: try again. The statements of the older
+ * once, with one warning (lease_sql_older); true: try again. The statements of the older
  * schema are those its own builds run, so old and new builds on the table
  * exclude each other as builds of one version do. No statement prepared
  * on this connection goes stale: every statement whose text changes named
@@ -717,14 +716,7 @@ static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 	    schema >= LEASE_ROWS_SCHEMA)
 		return false;
 	lease_sql_render_schema(sql, sql->table, schema);
-	if (!sql->warned)
-		log_warn(
-		    "lease table %s has the columns of schema %d, older than this leaderrun's %d: leases run as "
-		    "before, without --slots above 1%s and the run history; 'leaderrun --init' upgrades it in place "
-		    "(or sql/upgrade-*.sql)",
-		    sql->table, schema, LEASE_ROWS_SCHEMA,
-		    schema < 3 ? ", --release's revocation, --pause, --once-per" : "");
-	sql->warned = true;
+	sql->older = schema;
 	return true;
 }
 

@@ -67,7 +67,8 @@ struct lease_sql {
 #undef LEASE_STMT
 	char table[LEASE_TABLE_MAX + 1];
 	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
-	bool warned;	    /* lease.c warned that the table is older */
+	int older;	    /* lease.c adapted the statements to this older schema; 0: current */
+	bool older_said;    /* lease_sql_older gave its warning */
 	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
 	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
 };
@@ -110,6 +111,11 @@ int lease_name_validate(const char *what, const char *name, size_t max, char *er
  * warn once; a feature the table cannot hold is refused then, with
  * DB_NO_TABLE and a line naming it and 'leaderrun --init'. */
 void lease_sql_render(struct lease_sql *sql, const char *table);
+
+/* True once, after a lease call found the table older than this build
+ * and adapted its statements: MSG says so and what --init would add. The
+ * caller logs it (the protocol's files say nothing themselves). */
+bool lease_sql_older(struct lease_sql *sql, char *msg, size_t msglen);
 void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schema);
 
 /* Every call below reports the local send time of its compare-and-set in

@@ -160,8 +160,23 @@ static struct cols cols_of(int schema)
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
 	lease_sql_render_schema(s, table, LEASE_ROWS_SCHEMA);
-	s->warned = false;
+	s->older = 0;
+	s->older_said = false;
 	s->hint_name[0] = s->hint_db[0] = '\0';
+}
+
+bool lease_sql_older(struct lease_sql *s, char *msg, size_t msglen)
+{
+	if (!s->older || s->older_said)
+		return false;
+	s->older_said = true;
+	snprintf(msg, msglen,
+		 "lease table %s has the columns of schema %d, older than this leaderrun's %d: leases run as "
+		 "before, without --slots above 1%s and the run history; 'leaderrun --init' upgrades it in place "
+		 "(or sql/upgrade-*.sql)",
+		 s->table, s->older, LEASE_ROWS_SCHEMA,
+		 s->older < 3 ? ", --release's revocation, --pause, --once-per" : "");
+	return true;
 }
 
 void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)

@@ -11,6 +11,7 @@
 #include "base/bgthread.h"
 #include "base/duration.h"
 #include "base/timing.h"
+#include "report/log.h"
 
 /* One request: what worker_queue copies in, and the thread out. */
 struct worker_req {
@@ -267,6 +268,7 @@ static void *worker_main(void *arg)
 	struct worker_result r;
 	struct worker_req q;
 	bool detached;
+	char msg[512];
 
 	bgthread_lock(&w->t);
 	for (;;) {
@@ -283,6 +285,8 @@ static void *worker_main(void *arg)
 
 		worker_run_op(w, &q, &r);
 		r.hints_off = !w->hints;
+		if (lease_sql_older(&w->sql, msg, sizeof(msg)))
+			log_warn("%s", msg);
 
 		bgthread_lock(&w->t);
 		w->result = r;
