@@ -451,6 +451,13 @@ const char *h_sql(const char *fmt, ...)
 	return out;
 }
 
+bool h_server_mysql(void)
+{
+	const char *script = getenv("LR_SANDBOX");
+	const char *base = script ? strrchr(script, '/') : NULL;
+	return base && strcmp(base, "/sandbox-mysql") == 0;
+}
+
 void h_sandbox(const char *subcommand)
 {
 	int rc = run_argv(
