@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -57,10 +58,39 @@ static void set_env(void *ctx, const char *name, const char *value)
 	setenv(name, value, 1);
 }
 
+/* LEADERRUN_TEST_SERVER=mysql runs a suite that would start MariaDB
+ * (scripts/sandbox-db) against Oracle MySQL instead: scripts/sandbox-mysql,
+ * beside it, with the same commands and output. LR_SANDBOX is rewritten so
+ * that h_sandbox and the tests that call the script themselves use the same
+ * one. The cluster sandboxes are left alone. */
+static void sandbox_choose(void)
+{
+	const char *server = getenv("LEADERRUN_TEST_SERVER");
+	const char *script = env_or_die("LR_SANDBOX");
+	const char *base = strrchr(script, '/');
+	char mysql[PATH_MAX];
+
+	if (!server || !*server || strcmp(server, "mariadb") == 0)
+		return;
+	if (strcmp(server, "mysql") != 0) {
+		fprintf(stderr, "harness: LEADERRUN_TEST_SERVER='%s' is not a server here: use mariadb or mysql\n",
+			server);
+		exit(2);
+	}
+	base = base ? base + 1 : script;
+	if (strcmp(base, "sandbox-db") != 0)
+		return;
+	snprintf(mysql, sizeof(mysql), "%.*ssandbox-mysql", (int)(base - script), script);
+	setenv("LR_SANDBOX", mysql, 1);
+}
+
 static void sandbox_start(void)
 {
-	const char *script = env_or_die("LR_SANDBOX");
+	const char *script;
 	char envfile[300];
+
+	sandbox_choose();
+	script = env_or_die("LR_SANDBOX");
 
 	snprintf(sandbox_dir, sizeof(sandbox_dir), "/tmp/lrt.XXXXXX");
 	if (!mkdtemp(sandbox_dir)) {
@@ -421,12 +451,19 @@ const char *h_sql(const char *fmt, ...)
 	return out;
 }
 
+bool h_server_mysql(void)
+{
+	const char *script = getenv("LR_SANDBOX");
+	const char *base = script ? strrchr(script, '/') : NULL;
+	return base && strcmp(base, "/sandbox-mysql") == 0;
+}
+
 void h_sandbox(const char *subcommand)
 {
 	int rc = run_argv(
 	    (char *[]){(char *)env_or_die("LR_SANDBOX"), (char *)subcommand, (char *)env_or_die("LR_DB_DIR"), NULL},
 	    open("/dev/null", O_WRONLY));
-	cr_assert_eq(rc, 0, "sandbox-db %s failed", subcommand);
+	cr_assert_eq(rc, 0, "%s %s failed", env_or_die("LR_SANDBOX"), subcommand);
 }
 
 bool h_alive(pid_t pid)

@@ -92,6 +92,10 @@ int h_hint_waiters(const char *lease);
  * many there were. */
 int h_kill_connections(const char *user);
 
+/* True when this suite's server is Oracle MySQL (LEADERRUN_TEST_SERVER=mysql:
+ * scripts/sandbox-mysql), false for MariaDB. */
+bool h_server_mysql(void);
+
 /* Runs scripts/sandbox-db SUBCOMMAND on this suite's sandbox. */
 void h_sandbox(const char *subcommand);
 
