@@ -1,3 +1,8 @@
+# shellcheck shell=bash
+# bench.d/2-memory.sh - section 2 of scripts/bench: peak RSS, of a holder
+# and its watcher (VmHWM) and of a whole run (time -f %M).
+# Sourced by scripts/bench, not run.
+
 # ------------------------------------------------------------------ 2. memory
 
 time_rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }

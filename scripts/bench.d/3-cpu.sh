@@ -1,3 +1,8 @@
+# shellcheck shell=bash
+# bench.d/3-cpu.sh - section 3 of scripts/bench: the CPU time of holding
+# and of waiting at default options, beside flock's (and etcdctl's).
+# Sourced by scripts/bench, not run.
+
 # ------------------------------------------------------------------ 3. CPU
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }

@@ -1,3 +1,8 @@
+# shellcheck shell=bash
+# bench.d/4-failover.sh - section 4 of scripts/bench: failover after the
+# holder's SIGKILL at several ttls, and the takeover after its freeze.
+# Sourced by scripts/bench, not run.
+
 # ------------------------------------------------------------------ 4. failover
 
 # failover_trial KIND TTL TTL_MS RENEW_MS [SIG]: one SIGKILL (or SIG: STOP
