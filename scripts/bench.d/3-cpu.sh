@@ -1,9 +1,6 @@
-# shellcheck shell=bash
 # bench.d/3-cpu.sh - section 3 of scripts/bench: the CPU time of holding
 # and of waiting at default options, beside flock's (and etcdctl's).
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 3. CPU
+# Sourced by scripts/bench.
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 sched_ns() { # on-CPU time of every thread, in ns (finer than the ticks)

@@ -1,9 +1,6 @@
-# shellcheck shell=bash
 # bench.d/4-failover.sh - section 4 of scripts/bench: failover after the
 # holder's SIGKILL at several ttls, and the takeover after its freeze.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 4. failover
+# Sourced by scripts/bench.
 
 # failover_trial KIND TTL TTL_MS RENEW_MS [SIG]: one SIGKILL (or SIG: STOP
 # freezes the holder, its session and hint stay open) of the holder; sets

@@ -1,9 +1,6 @@
-# shellcheck shell=bash
 # bench.d/5-handover.sh - section 5 of scripts/bench: graceful handover
 # beside flock (and polling, and etcdctl), and 5b. chains of handovers.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 5. graceful handover
+# Sourced by scripts/bench.
 
 # Holders of three kinds at once (independent locks, random hold times, so
 # that the follower's polling phase is not tied to the handover).

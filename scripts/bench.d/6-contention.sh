@@ -1,10 +1,7 @@
-# shellcheck shell=bash
 # bench.d/6-contention.sh - section 6 of scripts/bench: N waiting
 # contenders on one lease (rates, connections, server CPU, the leader's
 # renew round trip, handovers), and 6b. an acquire among 10,000 rows.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 6. contention
+# Sourced by scripts/bench.
 
 # scale KEY N [OPTION...]: a leader (ttl 3s, renew 1s) and N waiting
 # contenders on one lease, all with OPTIONs; results in SC[KEY,...]

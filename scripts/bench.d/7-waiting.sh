@@ -1,9 +1,6 @@
-# shellcheck shell=bash
 # bench.d/7-waiting.sh - section 7 of scripts/bench: what N followers
 # waiting at default options cost the server, hint and polling (and etcd).
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 7. waiting at default options
+# Sourced by scripts/bench.
 
 # Issue 15: what N waiting followers cost the database at default options
 # (ttl 15s, renew every 5 s), the followers blocked on the leader's wake-up

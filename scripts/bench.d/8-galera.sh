@@ -1,10 +1,7 @@
-# shellcheck shell=bash
 # bench.d/8-galera.sh - section 8 of scripts/bench (--galera): a 3-node
 # Galera cluster beside the standalone server: renew round trip, acquire
 # races, the holder's node killed, one node's clock ahead.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 8. Galera
+# Sourced by scripts/bench.
 
 # spawn_rc TAG CMD...: like spawn, through a sh that writes CMD's exit status
 # to TAG.rc once it ends; CMD's own pid in $last_pid (and in TAG.pid).

@@ -1,9 +1,6 @@
-# shellcheck shell=bash
 # bench.d/9-startup.sh - section 9 of scripts/bench (alone: --startup):
 # startup at the floor, dynamic and static builds beside true and flock.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ 9. startup
+# Sourced by scripts/bench.
 
 # Issue 13: the cost of wrapping one cron line. Both builds in the same
 # hyperfine rounds as `true` and flock; the round trips of one uncontended

@@ -1,10 +1,7 @@
-# shellcheck shell=bash
 # bench.d/servers.sh - the servers scripts/bench measures against: the
 # sandbox MariaDB (and the helpers that sample it), and with --etcd a
 # throwaway etcd.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ database
+# Sourced by scripts/bench.
 
 # 300 contenders, each with one connection, plus the server's own files.
 if (($(ulimit -n) < 4096)); then

@@ -1,10 +1,7 @@
-# shellcheck shell=bash
 # bench.d/setup.sh - what every section of scripts/bench stands on:
 # packages, the release build, the work dir and its cleanup, process,
 # timing and statistics helpers.
-# Sourced by scripts/bench, not run.
-
-# ------------------------------------------------------------------ packages
+# Sourced by scripts/bench.
 
 # `install-deps bench` has what every section needs (the Galera section's
 # too); etcd only with --etcd.
