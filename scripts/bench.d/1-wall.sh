@@ -1,4 +1,7 @@
-# ------------------------------------------------------------------ 1. wrapper cost
+# bench.d/1-wall.sh - section 1 of scripts/bench: the wall time of an
+# uncontended run beside true, flock and --version (hyperfine), its
+# statements, and 1b. its instruction count (callgrind or perf).
+# Sourced by scripts/bench.
 
 # hf_rounds_run TAG CMD...: hf_rounds hyperfine runs of all CMDs, every
 # other round in reverse order, so that drift and the order of the commands

@@ -1,14 +1,21 @@
-# ------------------------------------------------------------------ 2. memory
+# bench.d/2-memory.sh - section 2 of scripts/bench: peak RSS, of a holder
+# and its watcher (VmHWM) and of a whole run (time -f %M).
+# Sourced by scripts/bench.
 
 time_rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
 
 vmhwm() { awk '/^VmHWM/ { print $2 }' "/proc/$1/status"; }
 
-watcher_of() { # the watcher: leaderrun's child process that is a leaderrun too
-    local p comm
+# watcher_of PID: the watcher, PID's child process that is a leaderrun too.
+# Only builtins in the loop: a fork per process took over a second on a
+# busy machine, and the holder's command had ended by then.
+watcher_of() {
+    local p stat ppid comm
     for p in /proc/[0-9]*; do
-        [[ $(awk '{ print $4 }' "$p/stat" 2>/dev/null) == "$1" ]] || continue
-        comm=$(<"$p/comm") 2>/dev/null || continue
+        read -r stat 2>/dev/null <"$p/stat" || continue
+        read -r _ ppid _ <<<"${stat##*) }" # the name may hold ") "
+        [[ $ppid == "$1" ]] || continue
+        read -r comm 2>/dev/null <"$p/comm" || continue
         [[ $comm == leaderrun ]] && { echo "${p#/proc/}"; return; }
     done
     return 0

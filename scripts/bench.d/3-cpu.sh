@@ -1,4 +1,6 @@
-# ------------------------------------------------------------------ 3. CPU
+# bench.d/3-cpu.sh - section 3 of scripts/bench: the CPU time of holding
+# and of waiting at default options, beside flock's (and etcdctl's).
+# Sourced by scripts/bench.
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 sched_ns() { # on-CPU time of every thread, in ns (finer than the ticks)

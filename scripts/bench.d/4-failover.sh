@@ -1,4 +1,6 @@
-# ------------------------------------------------------------------ 4. failover
+# bench.d/4-failover.sh - section 4 of scripts/bench: failover after the
+# holder's SIGKILL at several ttls, and the takeover after its freeze.
+# Sourced by scripts/bench.
 
 # failover_trial KIND TTL TTL_MS RENEW_MS [SIG]: one SIGKILL (or SIG: STOP
 # freezes the holder, its session and hint stay open) of the holder; sets

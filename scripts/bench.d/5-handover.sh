@@ -1,4 +1,6 @@
-# ------------------------------------------------------------------ 5. graceful handover
+# bench.d/5-handover.sh - section 5 of scripts/bench: graceful handover
+# beside flock (and polling, and etcdctl), and 5b. chains of handovers.
+# Sourced by scripts/bench.
 
 # Holders of three kinds at once (independent locks, random hold times, so
 # that the follower's polling phase is not tied to the handover).
@@ -69,13 +71,7 @@ chain() {
         spawn "${run[@]}" "$TRUE" 2>>"$work/chain.err"
         all+=("$last_pid")
     done
-    if [[ $kind == leaderrun ]]; then
-        for ((i = 0; i < 600; i++)); do
-            status
-            ((st[Threads_connected] >= n + 2)) && break
-            nap 0.1
-        done
-    fi
+    [[ $kind != leaderrun ]] || wait_connected "$n" followers
     nap 3 # every follower waiting: blocked on the hint, or in flock(2)
     status; q0=${st[Questions]}
     t0=$(now_ns)

@@ -1,14 +1,7 @@
-# ------------------------------------------------------------------ 6. contention
-
-# renew_rtts FILE: round trips of the leader's renews, in ms, from strace -ttt -T
-renew_rtts() {
-    awk '
-        $3 ~ /^sendto\(/ { sent = $2; pending = 1; next }
-        $3 ~ /^recvfrom\(/ && pending && match($0, /= [0-9]+ <[0-9.]+>$/) {
-            split(substr($0, RSTART + 2), f, " ")
-            if (f[1] > 0) { gsub(/[<>]/, "", f[2]); printf "%.3f\n", ($2 + f[2] - sent) * 1000; pending = 0 }
-        }' "$1"
-}
+# bench.d/6-contention.sh - section 6 of scripts/bench: N waiting
+# contenders on one lease (rates, connections, server CPU, the leader's
+# renew round trip, handovers), and 6b. an acquire among 10,000 rows.
+# Sourced by scripts/bench.
 
 # scale KEY N [OPTION...]: a leader (ttl 3s, renew 1s) and N waiting
 # contenders on one lease, all with OPTIONs; results in SC[KEY,...]
@@ -16,7 +9,7 @@ scale() {
     local key=$1 n=$2
     shift 2
     local opts=("$@") lease=scale-$key leader i k all=() tr0 tr1 q0 q1 t0 t1 conns=0 dl0 dl1 ab0 ab1
-    local strace_pid='' rtts trn trmed trmax rate prev term hands=() qs=() bg=()
+    local traced=0 trn trmed trmax rate prev term hands=() qs=() bg=()
     log "6. contention: $n waiting contenders${opts[*]:+ (${opts[*]})}, ${window} s window, $handovers handovers"
     mkfifo "$work/$lease.fifo"
     spawn "$LR" -d "$SOCK_DSN" -t 3s -vv "${opts[@]}" -l "$lease" -- sh "$work/hold.sh" 2>"$work/$lease.leader.err"
@@ -27,21 +20,11 @@ scale() {
         spawn "$LR" -d "$SOCK_DSN" -t 3s "${opts[@]}" -l "$lease" -- sh "$work/hold.sh" 2>>"$work/$lease.err"
         all+=("$last_pid")
     done
-    # Every contender connected (one connection each; +1 for the leader,
-    # +1 for this query's own client).
-    for ((i = 0; i < 600; i++)); do
-        status
-        ((st[Threads_connected] >= n + 2)) && break
-        nap 0.05
-    done
-    ((st[Threads_connected] >= n + 2)) || log "warning: only $((st[Threads_connected] - 2)) of $n contenders connected"
+    wait_connected "$n" contenders # one connection each
     nap 1.5 # first looks done: waiting in its steady state
     if command -v strace >/dev/null; then
-        strace -f -qq -ttt -T -e trace=sendto,recvfrom -o "$work/$lease.strace" -p "$leader" 2>/dev/null &
-        strace_pid=$!
-        disown "$strace_pid"
-        pids+=("$strace_pid")
-        own "$strace_pid"
+        trace_renews "$work/$lease.strace" "$leader"
+        traced=1
         nap 0.3 # attached
     fi
     status
@@ -54,10 +37,7 @@ scale() {
     done
     q1=${st[Questions]} dl1=${st[Innodb_deadlocks]:-} ab1=$((st[Aborted_connects] + st[Aborted_clients]))
     tr1=$(server_ticks) t1=$(now_ns)
-    if [[ -n $strace_pid ]]; then
-        kill -INT "$strace_pid" 2>/dev/null || true
-        reap "$strace_pid"
-    fi
+    if ((traced)); then stop_trace; fi
     # Statements per second, our own samples (window of them) taken out.
     rate=$(awk -v d=$((q1 - q0 - window * q_cost)) -v ns=$((t1 - t0)) 'BEGIN { printf "%.1f", d / (ns / 1e9) }')
     SC[$key,n]=$n${opts[*]:+ (${opts[*]})}
@@ -69,8 +49,7 @@ scale() {
     SC[$key,aborted]=$((ab1 - ab0))
     SC[$key,rtt]="not observable (no strace)"
     if [[ -s $work/$lease.strace ]]; then
-        rtts=$(renew_rtts "$work/$lease.strace")
-        read -r trn trmed _ _ trmax < <(printf '%s\n' "$rtts" | grep . | stats)
+        read -r trn trmed _ _ trmax < <(bench_logs rtts "$work/$lease.strace" | stats)
         SC[$key,rtt]="not observed"
         ((trn > 0)) && SC[$key,rtt]="$(fmt "$trmed" 2) / $(fmt "$trmax" 2) ms (n=$trn)"
     fi

@@ -1,4 +1,6 @@
-# ------------------------------------------------------------------ 7. waiting at default options
+# bench.d/7-waiting.sh - section 7 of scripts/bench: what N followers
+# waiting at default options cost the server, hint and polling (and etcd).
+# Sourced by scripts/bench.
 
 # Issue 15: what N waiting followers cost the database at default options
 # (ttl 15s, renew every 5 s), the followers blocked on the leader's wake-up
@@ -46,12 +48,7 @@ wait_row() {
             eall+=("$last_pid")
         fi
     done
-    for ((i = 0; i < 600; i++)); do
-        status
-        ((st[Threads_connected] >= n + 2)) && break
-        nap 0.1
-    done
-    ((st[Threads_connected] >= n + 2)) || log "warning: only $((st[Threads_connected] - 2)) of $n followers connected"
+    wait_connected "$n" followers
     nap "$settle"
     status
     conns=$((st[Threads_connected] - 1)) q0=${st[Questions]} c0=$(proc_ticks "$LR_DB_PID") t0=$(now_ns)

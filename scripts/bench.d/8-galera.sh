@@ -1,4 +1,7 @@
-# ------------------------------------------------------------------ 8. Galera
+# bench.d/8-galera.sh - section 8 of scripts/bench (--galera): a 3-node
+# Galera cluster beside the standalone server: renew round trip, acquire
+# races, the holder's node killed, one node's clock ahead.
+# Sourced by scripts/bench.
 
 # spawn_rc TAG CMD...: like spawn, through a sh that writes CMD's exit status
 # to TAG.rc once it ends; CMD's own pid in $last_pid (and in TAG.pid).
@@ -13,16 +16,6 @@ spawn_rc() {
     last_pid=$(<"$tag.pid")
     pids+=("$last_pid")
     own "$last_pid"
-}
-
-# quantiles: numbers on stdin -> "n p50 p99 max" (median; nearest-rank p99)
-quantiles() {
-    sort -g | awk '{ a[NR] = $1 } END {
-        n = NR
-        if (!n) { print "0 - - -"; exit }
-        med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        r = int(0.99 * n); if (r < 0.99 * n) r++
-        printf "%d %s %s %s\n", n, med, a[r], a[n] }'
 }
 
 g_read_env() { # the cluster's settings, from the env file sandbox-galera writes
@@ -72,24 +65,19 @@ galera_start() {
 # rtt_probe KEY DSN: a holder renewing every 50 ms; the round trips of its
 # renews over g_rtt_seconds, timed by strace, into GA[rtt_KEY].
 rtt_probe() {
-    local key=$1 dsn=$2 tag=$work/rtt.$1 holder strace_pid n p50 p99 max
+    local key=$1 dsn=$2 tag=$work/rtt.$1 holder n p50 p99 max
     log "8a. renew round trip ($key): renew every 50 ms, $g_rtt_seconds s"
     spawn "$LR" -d "$dsn" --renew-interval 50ms -l "rtt-$key" -- \
         sh -c "echo \$\$ > $tag.cmdpid; exec sleep 600" 2>>"$work/galera.err"
     holder=$last_pid
     wait_file 30 "$tag.cmdpid" || die "renew round trip: the $key holder did not start"
     nap 0.5
-    strace -f -qq -ttt -T -e trace=sendto,recvfrom -o "$tag.strace" -p "$holder" 2>/dev/null &
-    strace_pid=$!
-    disown "$strace_pid"
-    pids+=("$strace_pid")
-    own "$strace_pid"
+    trace_renews "$tag.strace" "$holder"
     nap "$g_rtt_seconds"
-    kill -INT "$strace_pid" 2>/dev/null || true
-    reap "$strace_pid"
+    stop_trace
     alive "$holder" || die "renew round trip: the $key holder ended early (see $work/galera.err)"
     stop_pids TERM "$holder"
-    read -r n p50 p99 max < <(renew_rtts "$tag.strace" | quantiles)
+    read -r n p50 p99 _ max < <(bench_logs rtts "$tag.strace" | stats 99)
     if ((n > 0)); then
         GA[rtt_$key]="$(fmt "$p50" 2) / $(fmt "$p99" 2) ms (max $(fmt "$max" 2); n=$n)"
     else
@@ -155,19 +143,6 @@ race() {
     GA[race_$key]+="; won by the one started first: $first_won; warnings+errors $errs"
 }
 
-# gfo_renewed FILE T0_MS: from a holder's --log-format json -vv stderr, the
-# milliseconds from T0_MS to its first successful renew after it moved to
-# another server, and that server's port; nothing until then.
-gfo_renewed() {
-    # shellcheck disable=SC2016 # jq's
-    jq -R -r 'fromjson? | select(type == "object" and has("ts") and has("msg"))
-        | "\((.ts[0:19] + "Z" | fromdateiso8601) * 1000 + (.ts[20:23] | tonumber))\t\(.msg)"' "$1" 2>/dev/null |
-        awk -F'\t' -v t0="$2" '
-            $1 >= t0 && !moved && index($2, "now using database server ") == 1 {
-                split($2, w, " "); port = w[5]; sub(/.*:/, "", port); moved = 1 }
-            moved && $2 ~ /^renewed/ { printf "%d %s\n", $1 - t0, port; exit }'
-}
-
 # gfo_trial K: kill -9 node 1 under a holder (default ttl 15s) that renews
 # through it; sets gfo_out (kept|exited|none), gfo_ms, gfo_node, gfo_rc.
 gfo_trial() {
@@ -196,7 +171,7 @@ gfo_trial() {
         # Cheap test first; the JSON is parsed once the lines are there.
         if grep -q '"msg":"now using database server' "$tag.h.err" &&
             grep -q '"msg":"renewed' "$tag.h.err"; then
-            res=$(gfo_renewed "$tag.h.err" $((t0 / 1000000)))
+            res=$(bench_logs renewed "$tag.h.err" $((t0 / 1000000)))
             [[ -n $res ]] && break
         fi
         [[ -s $tag.h.rc ]] && break

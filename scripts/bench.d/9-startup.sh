@@ -1,4 +1,6 @@
-# ------------------------------------------------------------------ 9. startup
+# bench.d/9-startup.sh - section 9 of scripts/bench (alone: --startup):
+# startup at the floor, dynamic and static builds beside true and flock.
+# Sourced by scripts/bench.
 
 # Issue 13: the cost of wrapping one cron line. Both builds in the same
 # hyperfine rounds as `true` and flock; the round trips of one uncontended
@@ -6,32 +8,12 @@
 # Prepare and an Execute line sent together: one round trip).
 [[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
 startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY HCONNS" of one -n run
-    # The lease's statements on the lease's connection (the run's first)
-    # apart from the run history's (a short run's row rides on the same
-    # connection after the release); HCONNS counts connections of the
-    # history's own.
     local log=$work/general.log
     rm -f "$log"
     root_sql -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
     "$1" -d "$SOCK_DSN" -n -l b -- "$TRUE"
     root_sql -e "SET GLOBAL general_log=0"
-    awk -v user="$LR_DB_USER" '
-        {
-            for (i = 1; i <= NF; i++) if ($i ~ /^(Query|Prepare|Execute|Quit|Connect|Close)$/) break
-            if (i > NF || i < 2) next
-            cmd = $i
-            id = $(i - 1)
-            if (cmd == "Connect") { if ($0 ~ "Connect\t" user "@" && lease == "") lease = id; else if ($0 ~ "Connect\t" user "@") { hist = id; hconns++ }; next }
-            if (id == hist && (cmd == "Query" || cmd == "Execute")) hstmts++
-            if (id != lease) next
-            if (cmd == "Quit") next
-            if ($0 ~ /leaderrun_history/) { if (cmd == "Execute") hstmts++; prev = cmd; next }
-            if (cmd == "Query" || cmd == "Execute") stmts++
-            if (cmd == "Query" || cmd == "Prepare" || (cmd == "Execute" && prev != "Prepare")) rt++
-            if (cmd != "Close") list = list (list ? "," : "") cmd
-            prev = cmd
-        }
-        END { printf "%d %d %s %d %d\n", stmts, rt, list, hstmts, hconns }' "$log"
+    bench_logs statements "$log" "$LR_DB_USER"
 }
 startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR's client library, or nothing
     # The dynamic build's floor: what loading Connector/C (and with it
@@ -92,9 +74,3 @@ bench_startup() {
     echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) after the release, ${SU[hconns]} connection(s) of its own$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
 }
 declare -A SU
-
-if ((startup_only)); then
-    bench_startup
-    exit 0
-fi
-

@@ -1,4 +1,7 @@
-# ------------------------------------------------------------------ database
+# bench.d/servers.sh - the servers scripts/bench measures against: the
+# sandbox MariaDB (and the helpers that sample it), and with --etcd a
+# throwaway etcd.
+# Sourced by scripts/bench.
 
 # 300 contenders, each with one connection, plus the server's own files.
 if (($(ulimit -n) < 4096)); then
@@ -26,6 +29,18 @@ status() { # status: global status variables into the array st
     while read -r k v; do st[$k]=$v; done < <(root_sql -e "SHOW GLOBAL STATUS WHERE Variable_name IN
         ('Questions', 'Threads_connected', 'Innodb_deadlocks', 'Max_used_connections',
          'Aborted_connects', 'Aborted_clients')")
+}
+
+# wait_connected N WHO: until N clients more than a leader and our own
+# sampler are connected (up to 60 s); a warning if they are not.
+wait_connected() {
+    local i
+    for ((i = 0; i < 600; i++)); do
+        status
+        ((st[Threads_connected] >= $1 + 2)) && return 0
+        nap 0.1
+    done
+    log "warning: only $((st[Threads_connected] - 2)) of $1 $2 connected"
 }
 
 # A sample of Questions costs statements itself: measure how many.

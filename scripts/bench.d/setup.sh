@@ -1,43 +1,13 @@
-# ------------------------------------------------------------------ packages
+# bench.d/setup.sh - what every section of scripts/bench stands on:
+# packages, the release build, the work dir and its cleanup, process,
+# timing and statistics helpers.
+# Sourced by scripts/bench.
 
-# Beyond `install-deps bench` (hyperfine, time, procps, MariaDB): valgrind
-# counts instructions, strace times the leader's renews, jq reads
-# hyperfine's per-run times, util-linux has flock; etcd for --etcd.
-BENCH_PKGS=(valgrind strace jq util-linux)
-BENCH_ETCD_PKGS=(etcd-server etcd-client)
-# For --galera (install-deps bench has them too): the provider, rsync for
-# the state transfers, faketime for the clock offset, iproute2 and procps
-# for the SST scripts.
-BENCH_GALERA_PKGS=(galera-4 rsync faketime iproute2 procps)
-
-apt_updated=0
-ensure_pkgs() { # ensure_pkgs PKG...: install the ones that are missing
-    local pkg status missing=() apt
-    for pkg; do
-        status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) || status=
-        [[ $status == "install ok installed" ]] || missing+=("$pkg")
-    done
-    ((${#missing[@]})) || return 0
-    if ((EUID == 0)); then
-        apt=(env DEBIAN_FRONTEND=noninteractive apt-get -q)
-    elif command -v sudo >/dev/null 2>&1; then
-        apt=(sudo env DEBIAN_FRONTEND=noninteractive apt-get -q)
-    else
-        die "not root and no sudo; as root run: apt-get install ${missing[*]}"
-    fi
-    log "installing: ${missing[*]}"
-    if ((!apt_updated)); then
-        "${apt[@]}" update >&2
-        apt_updated=1
-    fi
-    "${apt[@]}" install -y --no-install-recommends "${missing[@]}" >&2
-}
-
+# `install-deps bench` has what every section needs (the Galera section's
+# too); etcd only with --etcd.
 started_at=$(date +%s)
 scripts/install-deps bench
-ensure_pkgs "${BENCH_PKGS[@]}"
-((etcd)) && ensure_pkgs "${BENCH_ETCD_PKGS[@]}"
-((galera)) && ensure_pkgs "${BENCH_GALERA_PKGS[@]}"
+((etcd)) && scripts/install-deps etcd
 
 # ------------------------------------------------------------------ build
 
@@ -199,14 +169,29 @@ rand_ms() { echo $((SRANDOM % $1)); } # 0 .. $1-1
 
 ms_to_s() { awk -v m="$1" 'BEGIN { printf "%.3f", m / 1000 }'; }
 
-# stats: numbers on stdin, one per line -> "n median p95 min max"
+# stats [P]: numbers on stdin, one per line -> "n median pP min max" (P:
+# a percentile, 95 unless given; nearest rank)
 stats() {
-    sort -g | awk '{ a[NR] = $1 } END {
+    sort -g | awk -v p="${1:-95}" '{ a[NR] = $1 } END {
         n = NR
         if (!n) { print "0 - - - -"; exit }
         med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        r = int(0.95 * n); if (r < 0.95 * n) r++
+        r = int(p / 100 * n); if (r < p / 100 * n) r++
         printf "%d %s %s %s %s\n", n, med, a[r], a[1], a[n] }'
+}
+
+bench_logs() { python3 "$BENCH_D/logs.py" "$@"; } # figures from the logs: see there
+
+# trace_renews FILE PID: strace the sendto and recvfrom calls of PID (a
+# holder) into FILE, in the background until `stop_trace`; for
+# `bench_logs rtts FILE`.
+trace_renews() {
+    spawn strace -f -qq -ttt -T -e trace=sendto,recvfrom -o "$1" -p "$2" 2>/dev/null
+    trace_pid=$last_pid
+}
+stop_trace() {
+    kill -INT "$trace_pid" 2>/dev/null || true
+    reap "$trace_pid"
 }
 
 fmt() { awk -v v="$1" -v d="${2:-1}" 'BEGIN { printf "%.*f", d, v }'; }

@@ -1,14 +1,16 @@
 # shellcheck shell=bash
 # lib/mariadb.sh - what scripts/sandbox-db, scripts/sandbox-galera and
 # scripts/sandbox-replica share: one throwaway mariadbd in a server directory,
-# the port registry, the test database and user, the printed settings.
+# the port registry, the test database and user, the printed settings, and
+# the sandbox directory that holds one or more server directories.
 #
 # Sourced, not run. The caller sets PROG (the prefix of its messages) and
 # SCRIPT_DIR (the scripts/ directory) first, and `set -euo pipefail`.
 #
 # A server directory SDIR holds data/ (the datadir), mysqld.sock, mysqld.pid,
-# error.log, stdout.log, install.log, tmp/ and port (the TCP ports the server
-# uses, one a line; the first is the SQL port).
+# error.log, stdout.log, install.log, tmp/, port (the TCP ports the server
+# uses, one a line; the first is the SQL port), .started (after its first
+# successful start) and .provisioned (the test database is there).
 
 # mariadbd is in /usr/sbin, which is not on an ordinary Debian user's PATH.
 PATH=$PATH:/usr/local/sbin:/usr/sbin:/sbin
@@ -95,6 +97,26 @@ tcp_answers() { # tcp_answers PORT (root@127.0.0.1 exists after install-db)
         --connect-timeout=2 -N -e 'SELECT 1' >/dev/null 2>&1
 }
 
+# server_vars SDIR SQL: the NAME, VALUE rows of SQL (SHOW STATUS or SHOW
+# VARIABLES) into VARS, the names in lower case; fails when the server
+# does not answer.
+declare -A VARS=()
+server_vars() {
+    local out name value
+    out=$(root_sql "$1" --connect-timeout=2 -N -e "$2" 2>/dev/null) || return 1
+    VARS=()
+    while IFS=$'\t' read -r name value; do
+        [[ -z $name ]] || VARS[${name,,}]=$value
+    done <<<"$out"
+}
+
+sql_shell() { # sql_shell SDIR [mariadb args...]: the `sql` command of every sandbox
+    local sdir=$1
+    shift
+    [[ -S $sdir/mysqld.sock ]] || die "no server socket in $sdir (not started?)"
+    exec mariadb --no-defaults -S "$sdir/mysqld.sock" -uroot "$DB_NAME" "$@"
+}
+
 # ------------------------------------------------------------------- ports
 
 # used_ports: lib/ports.sh
@@ -145,6 +167,18 @@ release_ports() { # release_ports SDIR: release every port in SDIR/port
     done
     return 0
 }
+
+# pick_ports SDIR N: N new ports for SDIR, one a line in SDIR/port, written
+# last: until then the registry holds them for a server that is starting.
+pick_ports() {
+    local sdir=$1 i ports=()
+    rm -f "$sdir/port"
+    for ((i = 0; i < $2; i++)); do ports+=("$(pick_port "$sdir")"); done
+    printf '%s\n' "${ports[@]}" >"$sdir/port.tmp"
+    mv -f "$sdir/port.tmp" "$sdir/port"
+}
+
+sql_port() { local p; read -r p <"$1/port" && echo "$p"; } # sql_port SDIR: its first
 
 # Print a port that nothing listens on or connects from, and claim it for SDIR.
 # Another process can still bind it before mariadbd does: the caller retries
@@ -303,6 +337,39 @@ wait_ready() {
     return 1
 }
 
+# start_on_ports SDIR N LAUNCH...: start SDIR's server by LAUNCH (which sets
+# SERVER_PID) and wait until it answers on its socket and first port. The
+# first start takes N new ports (unless SDIR/port holds them already), and
+# new ones again when one was taken meanwhile; once a start has succeeded
+# (SDIR/.started) the ports stay: clients and test proxies point at them.
+start_on_ports() {
+    local sdir=$1 nports=$2 attempt rc p ports
+    shift 2
+    if [[ -f $sdir/.started ]]; then
+        mapfile -t ports <"$sdir/port"
+        for p in "${ports[@]}"; do
+            claim_port "$p" "$sdir" || true # only a cross-check; the bind decides
+        done
+    elif [[ ! -f $sdir/port ]]; then
+        pick_ports "$sdir" "$nports"
+    fi
+    for ((attempt = 1; ; attempt++)); do
+        mark_logs "$sdir"
+        "$@"
+        rc=0
+        wait_ready "$sdir" "$(sql_port "$sdir")" "$SERVER_PID" || rc=$?
+        ((rc != 0)) || break
+        if ((rc == 2)) && [[ ! -f $sdir/.started ]] && ((attempt < 20)); then
+            release_ports "$sdir"
+            pick_ports "$sdir" "$nports"
+            continue
+        fi
+        ((rc != 2)) || echo "$PROG: a port of $sdir ($(tr '\n' ' ' <"$sdir/port")) is taken by another process" >&2
+        die "could not start mariadbd in $sdir"
+    done
+    : >"$sdir/.started"
+}
+
 # Create the test database, table, user and grants. Runs once per SDIR (the
 # .provisioned marker); every statement tolerates a half-done earlier attempt.
 provision() {
@@ -409,6 +476,46 @@ check_ours() {
     if [[ ! -f $1/$2 && -n $(ls -A "$1" 2>/dev/null) ]]; then
         die "$1 does not look like a ${2#.} directory; not deleting it"
     fi
+}
+
+# ------------------------------------------------------------ sandbox dir
+
+# new_sandbox DIR MARKER WHAT: DIR (absent or empty) becomes a sandbox; DIR/
+# MARKER lets `stop` tell our directories from others.
+new_sandbox() {
+    if [[ -e $1 && -n $(ls -A "$1" 2>/dev/null) ]]; then
+        die "$1 is not empty and holds no started $3; stop it first"
+    fi
+    mkdir -p "$1"
+    : >"$1/$2"
+}
+
+check_started() { # check_started DIR MARKER SDIR: DIR is ours and SDIR provisioned
+    [[ -f $1/$2 && -f $3/.provisioned ]] || die "$1 is not a started ${2#.} directory"
+}
+
+# stop_sandbox DIR MARKER SDIR...: SIGTERM the servers of the SDIRs at once,
+# wait for each (SIGKILL after STOP_TICKS), release their ports, delete DIR.
+# Nothing to do when DIR is gone.
+stop_sandbox() {
+    local dir=$1 marker=$2 sdir pid pids=()
+    shift 2
+    [[ -e $dir ]] || return 0
+    check_ours "$dir" "$marker"
+    for sdir; do
+        pid=$(server_pid "$sdir") || continue
+        kill -TERM "$pid" 2>/dev/null || true
+        pids+=("$pid")
+    done
+    for pid in "${pids[@]}"; do stop_server "$pid"; done
+    for sdir; do release_ports "$sdir"; done
+    rm -rf -- "$dir"
+}
+
+dsn() { # dsn PORT...: the test user's DSN listing 127.0.0.1:PORT for each
+    local p hosts=() IFS=,
+    for p; do hosts+=("127.0.0.1:$p"); done
+    echo "mysql://$DB_USER:$DB_PASSWORD@${hosts[*]}/$DB_NAME"
 }
 
 now_ms() { # milliseconds since the epoch, without a fork
