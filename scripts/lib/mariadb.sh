@@ -53,14 +53,18 @@ proc_state() {
 
 alive() { [[ $(proc_state "$1") != [ZX] ]]; }
 
-# Print the pid of the mariadbd serving SDIR, found by its --datadir argument,
+# Print the pid of the server serving SDIR, found by its --datadir argument,
 # so that a stale pid file or a reused pid can never make us signal a
-# stranger. Only builtins in the loop: no fork per process.
+# stranger. Only builtins in the loop: no fork per process. A sandbox of
+# another server sets SERVER_COMM (its process name) and SERVER_ROOT_DIR
+# (where SDIR appears in the server's own file system, before SDIR).
+SERVER_COMM=mariadbd
+SERVER_ROOT_DIR=
 server_pid() {
-    local want="--datadir=$1/data" p comm arg args
+    local want="--datadir=$SERVER_ROOT_DIR$1/data" p comm arg args
     for p in /proc/[0-9]*; do
         read -r comm 2>/dev/null <"$p/comm" || continue
-        [[ $comm == mariadbd ]] || continue
+        [[ $comm == "$SERVER_COMM" ]] || continue
         mapfile -d '' args 2>/dev/null <"$p/cmdline" || continue
         for arg in "${args[@]}"; do
             if [[ $arg == "$want" ]] && alive "${p#/proc/}"; then
@@ -217,6 +221,25 @@ check_socket_len() { # check_socket_len SDIR
         die "socket path $sock is ${#sock} bytes, over the 107 a unix socket allows; use a shorter DIR (mktemp -d)"
 }
 
+# datadir_made_by SDIR WHAT COMMAND...: SDIR/data, made by COMMAND into
+# SDIR/data.new (its output in SDIR/install.log) and renamed when
+# complete, so that an interrupted start never leaves a datadir that looks
+# initialised. WHAT names COMMAND in the error.
+datadir_made_by() {
+    local dir=$1 what=$2
+    shift 2
+    rm -rf "$dir/data.new"
+    mkdir -p "$dir/tmp"
+    if ! "$@" </dev/null >"$dir/install.log" 2>&1; then
+        # The cause is near the top; the rest of the log is generic advice.
+        grep -m 10 -E "ERROR|\[Warning\]|error" "$dir/install.log" >&2 ||
+            tail -n 20 "$dir/install.log" >&2
+        rm -rf "$dir/data.new"
+        die "$what failed (log: $dir/install.log)"
+    fi
+    mv "$dir/data.new" "$dir/data"
+}
+
 init_datadir() { # init_datadir SDIR: SDIR/data by mariadb-install-db
     local dir=$1
     # A private tmpdir: with the shared /tmp, concurrent install-db runs failed
@@ -225,22 +248,10 @@ init_datadir() { # init_datadir SDIR: SDIR/data by mariadb-install-db
     # 'mysql.tmp_user_sys'"); 30 of 30 passed with their own tmpdir.
     # The InnoDB sizes are given here too: otherwise install-db creates a
     # 96 MiB redo log that the first start would then have to shrink.
-    # Built under another name and renamed when complete, so that an
-    # interrupted start never leaves a datadir that looks initialised.
-    rm -rf "$dir/data.new"
-    mkdir -p "$dir/tmp"
-    if ! mariadb-install-db --no-defaults --datadir="$dir/data.new" \
-        --tmpdir="$dir/tmp" \
+    datadir_made_by "$dir" mariadb-install-db \
+        mariadb-install-db --no-defaults --datadir="$dir/data.new" --tmpdir="$dir/tmp" \
         --auth-root-authentication-method=normal --skip-test-db --skip-name-resolve \
-        --innodb-buffer-pool-size=16M --innodb-log-file-size=8M \
-        >"$dir/install.log" 2>&1; then
-        # The cause is near the top; the rest of the log is generic advice.
-        grep -m 10 -E "ERROR|\[Warning\]|error" "$dir/install.log" >&2 ||
-            tail -n 20 "$dir/install.log" >&2
-        rm -rf "$dir/data.new"
-        die "mariadb-install-db failed (log: $dir/install.log)"
-    fi
-    mv "$dir/data.new" "$dir/data"
+        --innodb-buffer-pool-size=16M --innodb-log-file-size=8M
 }
 
 # base_args SDIR PORT: set BASE_ARGS to the options every sandbox server gets.
