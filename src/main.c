@@ -29,8 +29,8 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
-#include "report/log.h"
 #include "cli/options.h"
+#include "report/log.h"
 #include "run/outcome.h"
 #include "run/runmode.h"
 

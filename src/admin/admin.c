@@ -8,14 +8,14 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/signame.h"
 #include "db/db.h"
 #include "lease/history_sql.h"
-#include "report/escape.h"
 #include "lease/lease.h"
+#include "report/escape.h"
 #include "report/log.h"
 #include "report/report.h"
 #include "run/runmode.h"
-#include "base/signame.h"
 
 struct rows {
 	struct lease_row *v;

@@ -10,13 +10,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "revision.h"
 #include "base/duration.h"
+#include "base/signame.h"
+#include "config.h"
+#include "db/tlspolicy.h"
 #include "leasename.h"
 #include "optfile.h"
-#include "base/signame.h"
-#include "db/tlspolicy.h"
+#include "revision.h"
 
 #define PASSWORD_FILE_MAX 4096
 

@@ -7,10 +7,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/timing.h"
 #include "db/db.h"
 #include "dsn.h"
 #include "lease/lease.h"
-#include "base/timing.h"
 
 enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK, MODE_PAUSE, MODE_RESUME, MODE_HISTORY };
 

@@ -17,8 +17,8 @@
 
 #include "base/dlib.h"
 #include "base/duration.h"
-#include "galera.h"
 #include "base/timing.h"
+#include "galera.h"
 #include "tlspolicy.h"
 
 /* The client library's functions, called through this table (dlib.h). In

@@ -7,11 +7,11 @@
 
 #include <sys/wait.h>
 
+#include "base/timing.h"
 #include "history.h"
 #include "metrics.h"
 #include "notify.h"
 #include "sdnotify.h"
-#include "base/timing.h"
 
 static void event_metrics(struct events *ev, const struct event_row *row, const struct event *d)
 {

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cli/options.h"
 #include "db/db.h"
 #include "lease/lease.h"
 #include "log.h"
-#include "cli/options.h"
 
 struct notify;
 struct metrics;

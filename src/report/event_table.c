@@ -10,11 +10,11 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "db/dberr.h"
 #include "base/duration.h"
-#include "lease/history_sql.h"
 #include "base/signame.h"
+#include "db/dberr.h"
 #include "db/tlspolicy.h"
+#include "lease/history_sql.h"
 
 /* A duration as people read it ("1.5s"); never negative. */
 struct dur {

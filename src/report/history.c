@@ -9,8 +9,8 @@
 
 #include "base/bgthread.h"
 #include "base/duration.h"
-#include "log.h"
 #include "base/timing.h"
+#include "log.h"
 
 /* A history thread left behind in a hung call at exit (history_finish):
  * kept here so that it stays reachable until the process ends. Written

@@ -18,10 +18,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/timing.h"
 #include "db/db.h"
 #include "lease/history_sql.h"
 #include "metrics.h"
-#include "base/timing.h"
 
 #define HISTORY_TIMEOUT_S 2u
 

@@ -16,13 +16,13 @@
 #include <curl/curl.h>
 
 #include "base/bgthread.h"
-#include "config.h"
 #include "base/dlib.h"
 #include "base/duration.h"
+#include "config.h"
 
+#include "base/timing.h"
 #include "json.h"
 #include "log.h"
-#include "base/timing.h"
 
 #define QUEUE_MAX  16
 #define TIMEOUT_MS 5000L

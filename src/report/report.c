@@ -6,10 +6,10 @@
 #include <time.h>
 
 #include "base/duration.h"
+#include "base/signame.h"
 #include "escape.h"
 #include "json.h"
 #include "metrics.h"
-#include "base/signame.h"
 
 static const char *or_dash(const char *s)
 {

@@ -1,7 +1,7 @@
 #include "child.h"
 
-#include "cli/dsn.h"
 #include "base/timing.h"
+#include "cli/dsn.h"
 
 #include <dirent.h>
 #include <errno.h>

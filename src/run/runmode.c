@@ -7,18 +7,18 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "child.h"
-#include "db/db.h"
-#include "cli/dsn.h"
 #include "base/duration.h"
+#include "child.h"
+#include "cli/dsn.h"
+#include "db/db.h"
+#include "db/tlspolicy.h"
 #include "lease/lease.h"
-#include "report/log.h"
 #include "report/history.h"
+#include "report/log.h"
 #include "report/metrics.h"
 #include "report/notify.h"
 #include "report/sdnotify.h"
 #include "supervisor.h"
-#include "db/tlspolicy.h"
 #include "worker.h"
 
 extern char **environ;

@@ -2,8 +2,8 @@
 #ifndef LEADERRUN_RUNMODE_H
 #define LEADERRUN_RUNMODE_H
 
-#include "db/db.h"
 #include "cli/options.h"
+#include "db/db.h"
 #include "outcome.h"
 
 void runmode_init(const struct options *o, struct outcome *out);

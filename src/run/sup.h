@@ -17,8 +17,8 @@
 
 #include "child.h"
 #include "db/db.h"
-#include "report/event.h"
 #include "hold.h"
+#include "report/event.h"
 #include "supervisor.h"
 
 /* What ended a sup_poll. */

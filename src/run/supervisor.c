@@ -20,8 +20,8 @@
  * one poll() on signals (signalfd), the worker's results and one timer
  * (timerfd on CLOCK_BOOTTIME, absolute, so a suspend or a SIGSTOP cannot
  * push a deadline back). Nothing here blocks on the database. */
-#include "supervisor.h"
 #include "sup.h"
+#include "supervisor.h"
 
 #include <errno.h>
 #include <inttypes.h>

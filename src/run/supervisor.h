@@ -5,12 +5,12 @@
 
 #include <signal.h>
 
-#include "report/history.h"
+#include "cli/options.h"
 #include "lease/lease.h"
+#include "outcome.h"
+#include "report/history.h"
 #include "report/metrics.h"
 #include "report/notify.h"
-#include "cli/options.h"
-#include "outcome.h"
 #include "report/sdnotify.h"
 #include "worker.h"
 

@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/leasename.h"
 #include "fuzz_common.h"
 #include "lease/lease.h"
-#include "cli/leasename.h"
 
 #define MAX_ARGS     64
 #define READABLE_MAX 96 /* leasename.c */

@@ -44,9 +44,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli/options.h"
 #include "fuzz_common.h"
 #include "lease/lease.h"
-#include "cli/options.h"
 
 #define MAX_ARGS 32  /* argv[0] included */
 #define ERRLEN	 512 /* what main.c passes */

@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/escape.h"
 #include "fuzz_common.h"
+#include "report/escape.h"
 #include "report/json.h"
 #include "report/log.h"
 #include "report/metrics.h"

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "report/event.h"
 #include "lease/history_sql.h"
+#include "report/event.h"
 
 static const struct event_row *row_of(int id)
 {

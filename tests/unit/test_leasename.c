@@ -3,8 +3,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lease/lease.h"
 #include "cli/leasename.h"
+#include "lease/lease.h"
 
 static const char *derive(char *const argv[])
 {

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report/escape.h"
 #include "lease/history_sql.h"
-#include "report/json.h"
 #include "lease/lease.h"
+#include "report/escape.h"
+#include "report/json.h"
 #include "report/metrics.h"
 
 /* The statement in sql/FILE: from "CREATE TABLE" or "ALTER TABLE" (the
