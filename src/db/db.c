@@ -155,6 +155,31 @@ typedef my_bool db_bool;
 typedef bool db_bool;
 #endif
 
+/* Does MODE ask for TLS only when the server offers it, with the options
+ * of C (CA, certificate, key)? PREFERRED; and the library's default with a
+ * TLS option given, which Connector/C takes as PREFERRED. libmysqlclient's
+ * own SSL_MODE_PREFERRED authenticates as a plain connection when TLS did
+ * not come about, so only Connector/C needs the second try. */
+static bool db_tls_opportunistic(const struct db_config *c, enum db_tls mode, const char *ca)
+{
+#if defined(LIBMARIADB)
+	return mode == DB_TLS_PREFERRED || (mode == DB_TLS_DEFAULT && (ca || c->ssl_cert || c->ssl_key));
+#else
+	(void)c;
+	(void)ca;
+	return false;
+#endif
+}
+
+/* Did the connect on M fail only because TLS was asked for and the server
+ * offers none (plugins/auth/my_auth.c, before anything of the login is
+ * sent)? CR_SSL_CONNECTION_ERROR also carries every failed handshake and
+ * certificate, which must not fall back: only this reason does. */
+static bool db_tls_absent(MYSQL *m)
+{
+	return lib.mysql_errno(m) == 2026 && strstr(lib.mysql_error(m), "server does not support it") != NULL;
+}
+
 /* The TLS options for one host in MODE (tlspolicy_mode), verifying against
  * CA, on either client flavour. Issue 20: in a VERIFY mode nothing may go
  * to a server before it is verified, the login included. */
@@ -169,6 +194,19 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 
 	if (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key))
 		return;
+		/* Never PREFERRED as Connector/C does it: any TLS option makes its
+		 * caching_sha2_password and sha256_password take the connection for
+		 * a secure one (is_connection_secure tests use_ssl, not the TLS that
+		 * came of it) and answer a TLS-less MySQL's full authentication with
+		 * the password in clear text over TCP. An opportunistic mode asks
+		 * for TLS as REQUIRED does, and db_connect_host connects again with
+		 * no TLS option at all when the server offers none (db_tls_absent).
+		 * 3.4 refuses such a server before the login already, as it verifies
+		 * by default. */
+#if MARIADB_PACKAGE_VERSION_ID < 30400
+	if (db_tls_opportunistic(c, mode, ca))
+		mode = DB_TLS_REQUIRED;
+#endif
 	lib.mysql_ssl_set(m, c->ssl_key, c->ssl_cert, ca, NULL, NULL);
 	if (mode >= DB_TLS_REQUIRED)
 		lib.mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
@@ -703,8 +741,16 @@ static void db_host_label(const struct db_host *h, char *buf, size_t len)
 		snprintf(buf + strlen(buf), len - strlen(buf), ":%u", h->port);
 }
 
-/* A handle for host mode MODE, verifying against CA, before it connects. */
-static MYSQL *db_handle(const struct db_config *c, enum db_tls mode, const char *ca, unsigned ct)
+/* Connector/C's login plugins that never put the password itself on the
+ * wire: not mysql_clear_password nor dialog, which a server (or whoever
+ * answers in its place on a plain connection) may switch the login to. */
+#define DB_AUTH_NOT_CLEAR                                                                                              \
+	"mysql_native_password,caching_sha2_password,sha256_password,client_ed25519,parsec,auth_gssapi_client"
+
+/* A handle for host H in mode MODE, verifying against CA, before it
+ * connects. */
+static MYSQL *db_handle(const struct db_config *c, const struct db_host *h, enum db_tls mode, const char *ca,
+			unsigned ct)
 {
 	unsigned io = c->io_timeout_s ? c->io_timeout_s : 10;
 	MYSQL *m = lib.mysql_init(NULL);
@@ -732,14 +778,24 @@ static MYSQL *db_handle(const struct db_config *c, enum db_tls mode, const char 
 	if (c->defaults_file || c->read_option_files)
 		lib.mysql_options(m, MYSQL_READ_DEFAULT_GROUP, "leaderrun");
 	db_set_tls(m, c, mode, ca);
+#if defined(LIBMARIADB)
+	/* Over TCP without TLS, a login in clear text is refused before it
+	 * goes out (libmysqlclient refuses the clear-text plugin itself). */
+	if (h->name && strcmp(h->name, "localhost") != 0 &&
+	    (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key)))
+		lib.mysql_options(m, MARIADB_OPT_RESTRICTED_AUTH, DB_AUTH_NOT_CLEAR);
+#else
+	(void)h;
+#endif
 	return m;
 }
 
 /* Connects the handle M to host H (TLS MODE, verifying against CA): the
  * TCP connect, the greeting, TLS and the login. On failure M is closed and
- * ERR says why, naming the TLS mode when TLS refused the server. */
+ * ERR says why, naming the TLS mode when TLS refused the server; or, given
+ * ABSENT, sets it when the server only offered no TLS (db_tls_absent). */
 static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca,
-				   char *err, size_t errlen)
+				   bool *absent, char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
 	enum db_status st;
@@ -765,6 +821,11 @@ static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host
 	if (connected)
 		return DB_OK;
 	e = lib.mysql_errno(m);
+	if (absent && !db->timed_out && db_tls_absent(m)) {
+		*absent = true;
+		db_close_failed(db, m);
+		return DB_ERROR;
+	}
 	/* A deadline that ran out is that, whatever TLS made of the cut it
 	 * met. */
 	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
@@ -849,14 +910,21 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	/* A socket given without a host is local whatever the host says. */
 	enum db_tls mode = tlspolicy_mode(c->tls, h->name);
 	const char *ca = c->ssl_ca ? c->ssl_ca : tlspolicy_verifies(mode) ? c->system_ca : NULL;
+	bool absent = false;
 	enum db_status st;
-	MYSQL *m = db_handle(c, mode, ca, ct);
+	MYSQL *m = db_handle(c, h, mode, ca, ct);
 
-	if (!m) {
-		snprintf(err, errlen, "out of memory");
-		return DB_ERROR;
+	if (!m)
+		goto oom;
+	st = db_handshake(db, m, h, mode, ca, db_tls_opportunistic(c, mode, ca) ? &absent : NULL, err, errlen);
+	/* No TLS on offer: a plain connection, with no TLS option that could
+	 * let the login think itself secure, within the same deadline. */
+	if (absent) {
+		m = db_handle(c, h, DB_TLS_DISABLED, NULL, ct);
+		if (!m)
+			goto oom;
+		st = db_handshake(db, m, h, mode, NULL, NULL, err, errlen);
 	}
-	st = db_handshake(db, m, h, mode, ca, err, errlen);
 	if (st != DB_OK)
 		return st;
 	/* A backstop, on both flavours: whatever the library (or an option
@@ -870,6 +938,9 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	}
 	db_take(db, m, h, mode, ca);
 	return db_session(db, err, errlen);
+oom:
+	snprintf(err, errlen, "out of memory");
+	return DB_ERROR;
 }
 
 static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)

@@ -15,7 +15,14 @@ struct proxy {
 	int listen_fd, port, target;
 	atomic_int mode;
 	atomic_int delay_ms;
+	/* What clients sent, every connection's in the order it came (the
+	 * first SENT_MAX bytes), for proxy_sent_contains. */
+	pthread_mutex_t lock;
+	char *sent;
+	size_t nsent;
 };
+
+#define SENT_MAX (1u << 20)
 
 struct pipe_pair {
 	struct proxy *p;
@@ -37,13 +44,20 @@ static int connect_loopback(int port)
 
 /* Copies one read's worth from FROM to TO unless the mode swallows it.
  * Returns -1 when FROM is closed. */
-static int shovel(int from, int to, int swallow, int delay_ms)
+static int shovel(struct proxy *p, int from, int to, int swallow, int delay_ms)
 {
 	char buf[16384];
 	ssize_t n = read(from, buf, sizeof(buf));
 
 	if (n <= 0)
 		return -1;
+	if (p) {
+		pthread_mutex_lock(&p->lock);
+		size_t k = (size_t)n < SENT_MAX - p->nsent ? (size_t)n : SENT_MAX - p->nsent;
+		memcpy(p->sent + p->nsent, buf, k);
+		p->nsent += k;
+		pthread_mutex_unlock(&p->lock);
+	}
 	if (swallow)
 		return 0;
 	if (delay_ms > 0)
@@ -71,10 +85,10 @@ static void *pipe_main(void *arg)
 			break;
 		mode = atomic_load(&pp->p->mode);
 		delay = mode == PROXY_DELAY ? atomic_load(&pp->p->delay_ms) : 0;
-		if (f[0].revents && shovel(pp->client, pp->server, mode == PROXY_BLACKHOLE, delay) < 0)
+		if (f[0].revents && shovel(pp->p, pp->client, pp->server, mode == PROXY_BLACKHOLE, delay) < 0)
 			break;
-		if (f[1].revents &&
-		    shovel(pp->server, pp->client, mode == PROXY_BLACKHOLE || mode == PROXY_DROP_REPLIES, delay) < 0)
+		if (f[1].revents && shovel(NULL, pp->server, pp->client,
+					   mode == PROXY_BLACKHOLE || mode == PROXY_DROP_REPLIES, delay) < 0)
 			break;
 	}
 	close(pp->client);
@@ -121,11 +135,14 @@ struct proxy *proxy_start(int target_port)
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	p->target = target_port;
 	atomic_init(&p->mode, PROXY_PASS);
+	pthread_mutex_init(&p->lock, NULL);
+	p->sent = malloc(SENT_MAX);
 	p->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	setsockopt(p->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(p->listen_fd, (struct sockaddr *)&a, sizeof(a)) != 0 || listen(p->listen_fd, 64) != 0 ||
 	    getsockname(p->listen_fd, (struct sockaddr *)&a, &len) != 0) {
 		close(p->listen_fd);
+		free(p->sent);
 		free(p);
 		return NULL;
 	}
@@ -148,4 +165,16 @@ void proxy_set_delay(struct proxy *p, int ms)
 void proxy_set_mode(struct proxy *p, enum proxy_mode mode)
 {
 	atomic_store(&p->mode, mode);
+}
+
+bool proxy_sent_contains(struct proxy *p, const char *needle)
+{
+	size_t n = strlen(needle);
+	bool found = false;
+
+	pthread_mutex_lock(&p->lock);
+	for (size_t i = 0; n && i + n <= p->nsent && !found; i++)
+		found = memcmp(p->sent + i, needle, n) == 0;
+	pthread_mutex_unlock(&p->lock);
+	return found;
 }

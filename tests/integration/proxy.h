@@ -3,6 +3,8 @@
 #ifndef LEADERRUN_TEST_PROXY_H
 #define LEADERRUN_TEST_PROXY_H
 
+#include <stdbool.h>
+
 enum proxy_mode {
 	PROXY_PASS,	    /* forward both ways */
 	PROXY_BLACKHOLE,    /* swallow everything both ways: no RST, no FIN */
@@ -18,5 +20,8 @@ int proxy_port(const struct proxy *p);
 void proxy_set_mode(struct proxy *p, enum proxy_mode mode);
 /* The delay of PROXY_DELAY, in milliseconds. */
 void proxy_set_delay(struct proxy *p, int ms);
+/* Did any client send NEEDLE through the proxy (within a read's worth of
+ * bytes, among the first MiB sent)? A password sent in clear text. */
+bool proxy_sent_contains(struct proxy *p, const char *needle);
 
 #endif
