@@ -194,16 +194,17 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 
 	if (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key))
 		return;
-		/* Never PREFERRED as Connector/C does it: any TLS option makes its
-		 * caching_sha2_password and sha256_password take the connection for
-		 * a secure one (is_connection_secure tests use_ssl, not the TLS that
-		 * came of it) and answer a TLS-less MySQL's full authentication with
-		 * the password in clear text over TCP. An opportunistic mode asks
-		 * for TLS as REQUIRED does, and db_connect_host connects again with
-		 * no TLS option at all when the server offers none (db_tls_absent).
-		 * 3.4 refuses such a server before the login already, as it verifies
-		 * by default. */
-#if MARIADB_PACKAGE_VERSION_ID < 30400
+
+#if defined(LIBMARIADB) && MARIADB_PACKAGE_VERSION_ID < 30400
+	/* Never PREFERRED as Connector/C does it: any TLS option makes its
+	 * caching_sha2_password and sha256_password take the connection for
+	 * a secure one (is_connection_secure tests use_ssl, not the TLS that
+	 * came of it) and answer a TLS-less MySQL's full authentication with
+	 * the password in clear text over TCP. An opportunistic mode asks
+	 * for TLS as REQUIRED does, and db_connect_host connects again with
+	 * no TLS option at all when the server offers none (db_tls_absent).
+	 * 3.4 refuses such a server before the login already, as it verifies
+	 * by default. */
 	if (db_tls_opportunistic(c, mode, ca))
 		mode = DB_TLS_REQUIRED;
 #endif
@@ -212,7 +213,7 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 		lib.mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
 	if (mode == DB_TLS_VERIFY_IDENTITY)
 		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
-#if MARIADB_PACKAGE_VERSION_ID < 30400
+#if defined(LIBMARIADB) && MARIADB_PACKAGE_VERSION_ID < 30400
 	/* Connector/C 3.3 sends the login in plain text to a server that
 	 * offers no TLS even with SSL_ENFORCE (plugins/auth/my_auth.c,
 	 * send_client_reply_packet): it refuses before the login only with
