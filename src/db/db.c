@@ -183,9 +183,10 @@ static bool db_tls_absent(MYSQL *m)
 /* The TLS options for one host in MODE (tlspolicy_mode), verifying against
  * CA, on either client flavour. Issue 20: in a VERIFY mode nothing may go
  * to a server before it is verified, the login included. */
+#if defined(LIBMARIADB)
+/* Connector/C. */
 static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, const char *ca)
 {
-#if defined(LIBMARIADB)
 	/* Connector/C has no mode option: any TLS option asks for TLS when the
 	 * server offers it (PREFERRED); SSL_ENFORCE fails without it
 	 * (REQUIRED); a CA makes it verify the chain (VERIFY_CA); and
@@ -195,7 +196,7 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 	if (mode == DB_TLS_DISABLED || (mode == DB_TLS_DEFAULT && !ca && !c->ssl_cert && !c->ssl_key))
 		return;
 
-#if defined(LIBMARIADB) && MARIADB_PACKAGE_VERSION_ID < 30400
+#if MARIADB_PACKAGE_VERSION_ID < 30400
 	/* Never PREFERRED as Connector/C does it: any TLS option makes its
 	 * caching_sha2_password and sha256_password take the connection for
 	 * a secure one (is_connection_secure tests use_ssl, not the TLS that
@@ -213,7 +214,7 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 		lib.mysql_options(m, MYSQL_OPT_SSL_ENFORCE, &yes);
 	if (mode == DB_TLS_VERIFY_IDENTITY)
 		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
-#if defined(LIBMARIADB) && MARIADB_PACKAGE_VERSION_ID < 30400
+#if MARIADB_PACKAGE_VERSION_ID < 30400
 	/* Connector/C 3.3 sends the login in plain text to a server that
 	 * offers no TLS even with SSL_ENFORCE (plugins/auth/my_auth.c,
 	 * send_client_reply_packet): it refuses before the login only with
@@ -235,7 +236,11 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 	} else if (mode == DB_TLS_VERIFY_CA)
 		lib.mysql_options(m, MYSQL_OPT_SSL_VERIFY_SERVER_CERT, &yes);
 #endif
+}
 #else
+/* libmysqlclient. */
+static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, const char *ca)
+{
 	static const unsigned modes[] = {
 	    [DB_TLS_DISABLED] = SSL_MODE_DISABLED,
 	    [DB_TLS_PREFERRED] = SSL_MODE_PREFERRED,
@@ -254,8 +259,8 @@ static void db_set_tls(MYSQL *m, const struct db_config *c, enum db_tls mode, co
 		lib.mysql_options(m, MYSQL_OPT_SSL_CERT, c->ssl_cert);
 	if (c->ssl_key)
 		lib.mysql_options(m, MYSQL_OPT_SSL_KEY, c->ssl_key);
-#endif
 }
+#endif
 
 static int db_socket_of(MYSQL *m)
 {
