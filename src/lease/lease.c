@@ -656,6 +656,11 @@ static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql
 	return st;
 }
 
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen)
+{
+	return lease_schema_of(db, sql, sql->table, schema, err, errlen);
+}
+
 /* The DDL that takes the lease table from schema V to V + 1; "" when that
  * step changed the lease table not at all (schema 4 added the history's
  * table only). */

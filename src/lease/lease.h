@@ -192,6 +192,10 @@ enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *nam
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
 				  size_t errlen);
 
+/* The schema of SQL's table, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA; 0 when
+ * there is no such table (or the user may not see it). --check-server. */
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen);
+
 /* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
  * leads, and on which followers block instead of polling. It is only a
  * hint: it is node- and session-local, dies with a connection, and means
