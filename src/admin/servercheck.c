@@ -99,7 +99,9 @@ static void servercheck_read_cluster(struct db *db, struct promise_facts *f)
 	if (f->wsrep_on == 1)
 		(void)db_query_rows(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'", 2, servercheck_on_pair,
 				    &t, err, sizeof(err));
-	if (f->gr_single_primary < 0 && !f->gr_consistency[0])
+	/* The plugin's own variable: group_replication_consistency is the
+	 * server's in MySQL 8.4 and 9, plugin or not. */
+	if (f->gr_single_primary < 0)
 		return;
 	/* The plugin is loaded; a member that never started (OFFLINE) is a
 	 * server of its own. */

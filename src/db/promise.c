@@ -214,7 +214,10 @@ static bool has_marker(const char *s)
 static void judge_proxy(const struct promise_facts *f, struct promise_line *l)
 {
 	l->check = "proxy";
-	if (has_marker(f->version_comment) || has_marker(f->version))
+	if (!f->version[0] && !f->version_comment[0])
+		say(l, PROMISE_UNKNOWN, "check the connection",
+		    "neither the version nor @@version_comment could be read");
+	else if (has_marker(f->version_comment) || has_marker(f->version))
 		say(l, PROMISE_UNKNOWN,
 		    "run --check-server against the servers behind it, pass --no-wake-hint, and route leaderrun to the "
 		    "writer by user or port; see Proxies and routers in leaderrun-safety(7)",
