@@ -148,8 +148,8 @@ static void judge_gr(const struct promise_facts *f, struct promise_line *l)
 		 f->gr_consistency[0] ? f->gr_consistency : "unknown");
 	if (!f->gr_member_state[0])
 		say(l, PROMISE_UNKNOWN,
-		    "start it (START GROUP_REPLICATION) or take it out of the DSN; its state is read from "
-		    "performance_schema.replication_group_members",
+		    "grant SELECT on performance_schema.replication_group_members (with performance_schema on), "
+		    "or start it (START GROUP_REPLICATION), or take it out of the DSN",
 		    "%s: this server's membership could not be read", what);
 	else if (strcmp(f->gr_member_state, "ONLINE") != 0)
 		say(l, PROMISE_NOT_HELD, "rejoin it (START GROUP_REPLICATION) or take it out of the DSN",
