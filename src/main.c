@@ -21,7 +21,8 @@
  *              run, one row each: log line, --notify/--ping, metrics,
  *              STATUS=, history), log.c, metrics.c, history.c, notify.c,
  *              sdnotify.c, report.c (--status, --history), escape.c, json.c
- *   admin/     --status, --history, --release, --pause, --resume, --check
+ *   admin/     --status, --history, --release, --pause, --resume, --check;
+ *              servercheck.c --check-server (db/promise.c words its lines)
  *   base/      bgthread.c (the four background threads' lock, wake, quit),
  *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c
  */
@@ -29,6 +30,7 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/servercheck.h"
 #include "cli/options.h"
 #include "report/log.h"
 #include "run/outcome.h"
@@ -70,6 +72,9 @@ int main(int argc, char *argv[])
 	case MODE_RESUME:
 	case MODE_HISTORY:
 		admin_run(&o, &out);
+		break;
+	case MODE_CHECK_SERVER:
+		servercheck_run(&o, &out);
 		break;
 	}
 

@@ -281,6 +281,10 @@ static int set_check(struct parse *p, const char *arg)
 {
 	return set_mode(p, MODE_CHECK);
 }
+static int set_check_server(struct parse *p, const char *arg)
+{
+	return set_mode(p, MODE_CHECK_SERVER);
+}
 static int set_pause(struct parse *p, const char *arg)
 {
 	p->mode_lease = arg;
@@ -540,6 +544,10 @@ static const struct options_def defs[] = {
     {"for", 0, "D", NULL, NULL, set_for, true, MODE(PAUSE), "--for goes with --pause"},
     {"resume", 0, "LEASE", NULL, "end a pause", set_resume, true, ANY_MODE, NULL},
     {"check", 0, NULL, NULL, "exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead", set_check, false, ANY_MODE, NULL},
+    {"check-server", 0, NULL, NULL,
+     "does every server of the DSN keep what SAFETY assumes?\n"
+     "(durable commits, replication, proxy, table, clock)",
+     set_check_server, false, ANY_MODE, NULL},
     {"history", 0, "LEASE", NULL, "its last runs: term, holder, host, start, end, outcome", set_history, true, ANY_MODE,
      NULL},
     {"limit", 0, "N", NULL, "with --history: the newest N runs only", set_limit, true, MODE(HISTORY),
@@ -547,10 +555,10 @@ static const struct options_def defs[] = {
     {"format", 0, "F", NULL,
      "text (default), json, or for --status prometheus (the\n"
      "fleet's metrics); --json is --format json",
-     set_format, true, MODE(STATUS) | MODE(HISTORY),
-     "--format goes with --status or --history (for JSON logs: --log-format json)"},
-    {"json", 0, NULL, NULL, NULL, set_json, false, MODE(STATUS) | MODE(HISTORY),
-     "--json goes with --status or --history (for JSON logs: --log-format json)"},
+     set_format, true, MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
+     "--format goes with --status, --history or --check-server (for JSON logs: --log-format json)"},
+    {"json", 0, NULL, NULL, NULL, set_json, false, MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
+     "--json goes with --status, --history or --check-server (for JSON logs: --log-format json)"},
     {"term", 0, "N", NULL, NULL, set_term, true, MODE(CHECK), "--term goes with --check"},
     {"slot", 0, "K", NULL,
      "with --check: the slot (default $LEADERRUN_SLOT, else 0);\n"
@@ -568,7 +576,7 @@ static const struct options_def defs[] = {
      "derived from STRING)",
      set_command, true, MODE(RUN),
      "-c is a command to run; it does not go with --init, --status, --history, --release, --check, "
-     "--pause or --resume"},
+     "--check-server, --pause or --resume"},
     {"max-runtime", 0, "D", NULL,
      "stop COMMAND after D of running, as on a lost lease\n"
      "(kill signal, --kill-grace, SIGKILL); exit 124",
@@ -631,6 +639,7 @@ static int show_help(struct parse *p, const char *arg)
 	      "       leaderrun [CONNECTION OPTIONS] --pause LEASE [--for DURATION] | --resume LEASE\n"
 	      "       leaderrun [CONNECTION OPTIONS] --check [--lease L --holder H --term N] [--slot K]\n"
 	      "       leaderrun [CONNECTION OPTIONS] --history LEASE [--json] [--limit N]\n"
+	      "       leaderrun [CONNECTION OPTIONS] --check-server [--json]\n"
 	      "\n"
 	      "Run COMMAND only while holding a lease row in MySQL/MariaDB: at most one\n"
 	      "copy (N with --slots N) runs across all hosts, and it is stopped before\n"
@@ -923,8 +932,8 @@ static int options_check_shape(struct parse *p)
 	const struct options *o = p->o;
 
 	if (p->modes > 1)
-		FAIL("--init, --status, --history, --release, --check, --pause and --resume are modes of their own; "
-		     "give one");
+		FAIL("--init, --status, --history, --release, --check, --check-server, --pause and --resume are modes "
+		     "of their own; give one");
 	if (o->mode != MODE_RUN && o->mode != MODE_STATUS && o->command[0])
 		FAIL("unexpected argument '%s'; this mode takes no COMMAND", SHOWN(o->command[0]));
 	if (o->mode == MODE_STATUS && o->command[0] && o->command[1])

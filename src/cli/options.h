@@ -12,7 +12,17 @@
 #include "dsn.h"
 #include "lease/lease.h"
 
-enum options_mode { MODE_RUN, MODE_INIT, MODE_STATUS, MODE_RELEASE, MODE_CHECK, MODE_PAUSE, MODE_RESUME, MODE_HISTORY };
+enum options_mode {
+	MODE_RUN,
+	MODE_INIT,
+	MODE_STATUS,
+	MODE_RELEASE,
+	MODE_CHECK,
+	MODE_PAUSE,
+	MODE_RESUME,
+	MODE_HISTORY,
+	MODE_CHECK_SERVER,
+};
 
 /* What --status and --history print. */
 enum out_format { FORMAT_TEXT, FORMAT_JSON, FORMAT_PROMETHEUS };

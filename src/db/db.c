@@ -670,6 +670,8 @@ static int64_t db_row_int(MYSQL_ROW row, unsigned col)
 	return row && row[col] ? strtoll(row[col], NULL, 10) : -1;
 }
 
+#define DB_PROBE_DURABILITY "@@global.innodb_flush_log_at_trx_commit, @@global.log_bin, @@global.sync_binlog"
+
 /* Is the server this connection reached one to use? Reads what kind it
  * is (Galera or not) into db->server. A read-only server is one that
  * cannot take the lease's writes: MySQL's super_read_only sets read_only
@@ -682,11 +684,14 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 	int64_t read_only;
 	unsigned e;
 
+	/* The last three ride along for the run's warning about commits
+	 * that are not durable (issue 27): no statement of their own. */
 	if (lib.mysql_query(m, "SELECT @@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options, "
-			       "@@session.wait_timeout") != 0) {
+			       "@@session.wait_timeout, " DB_PROBE_DURABILITY) != 0) {
 		/* 1193: no such variable, a server built without Galera. */
 		if (lib.mysql_errno(m) != 1193 ||
-		    lib.mysql_query(m, "SELECT @@global.read_only, 0, NULL, @@session.wait_timeout") != 0)
+		    lib.mysql_query(
+			m, "SELECT @@global.read_only, 0, NULL, @@session.wait_timeout, " DB_PROBE_DURABILITY) != 0)
 			goto failed;
 	}
 	if (!(res = lib.mysql_store_result(m)))
@@ -696,6 +701,9 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 	db->server.galera = db_row_int(row, 1) == 1;
 	db->server.suspect_timeout_us = row && row[2] ? galera_suspect_timeout_us(row[2]) : 0;
 	db->wait_timeout_s = db_row_int(row, 3);
+	db->server.flush_at_commit = db_row_int(row, 4);
+	db->server.log_bin = db_row_int(row, 5);
+	db->server.sync_binlog = db_row_int(row, 6);
 	lib.mysql_free_result(res);
 
 	if (db->server.galera) {
@@ -1306,4 +1314,31 @@ enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const stru
 		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
 {
 	return db_exec_each(db, stmt, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
+}
+
+/* --check-server's reads (issue 27). Text queries, not prepared: SHOW
+ * statements, and the exact "select @@version_comment limit 1" that
+ * ProxySQL answers itself. */
+enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
+			     char *err, size_t errlen)
+{
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	/* The statement and all its rows, under one deadline. */
+	bool armed = db_arm_io(db);
+	enum db_status st = db_query(db, sql, err, errlen);
+
+	if (st == DB_OK && !(res = lib.mysql_store_result(db->mysql)))
+		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	while (res && (row = lib.mysql_fetch_row(res)))
+		on_row(ctx, (const char *const *)row, ncols);
+	if (res)
+		lib.mysql_free_result(res);
+	db_disarm(armed);
+	return st;
+}
+
+const char *db_server_version(const struct db *db)
+{
+	return db->mysql ? lib.mysql_get_server_info(db->mysql) : "";
 }

@@ -104,6 +104,9 @@ struct db_server {
 	char tls[160];		    /* "TLS verified (VERIFY_IDENTITY, CA FILE)", "no TLS", ... */
 	bool galera;		    /* @@wsrep_on */
 	int64_t suspect_timeout_us; /* Galera's evs.suspect_timeout; 0: unknown */
+	/* Whether commits are durable (SAFETY), read with the probe; -1:
+	 * unknown. innodb_flush_log_at_trx_commit, log_bin, sync_binlog. */
+	int64_t flush_at_commit, log_bin, sync_binlog;
 };
 /* Fills OUT; returns false when not connected. */
 bool db_server_info(const struct db *db, struct db_server *out);
@@ -128,6 +131,17 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
  * For statements without user data, where a prepare would cost a round
  * trip. */
 enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen);
+
+/* Executes text SQL that returns rows of at least NCOLS columns, and calls
+ * ON_ROW(CTX, ROW, NCOLS) for each (a NULL column is NULL). For reads that
+ * a prepared statement cannot make, or must not (--check-server). */
+typedef void db_text_row_fn(void *ctx, const char *const *row, unsigned ncols);
+enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
+			     char *err, size_t errlen);
+
+/* The version the server's greeting gave ("" when not connected): a proxy
+ * may put its own name there. */
+const char *db_server_version(const struct db *db);
 
 /* Thread-safe: shuts down the socket of the call in progress, if any, so a
  * call blocked on a dead peer returns at once with an error. */

@@ -656,6 +656,11 @@ static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql
 	return st;
 }
 
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen)
+{
+	return lease_schema_of(db, sql, sql->table, schema, err, errlen);
+}
+
 /* The DDL that takes the lease table from schema V to V + 1; "" when that
  * step changed the lease table not at all (schema 4 added the history's
  * table only). */
@@ -678,17 +683,15 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 {
 	enum db_status st;
 
-	*from = LEASE_ROWS_SCHEMA;
-	st = db_query(db, sql->create, err, errlen);
-	if (st != DB_OK)
-		return st;
+	/* Look before creating: CREATE TABLE IF NOT EXISTS needs the CREATE
+	 * privilege even when the table is there (issue 27), and deploy
+	 * scripts run --init on every start as the application's own user
+	 * (sql/grants.sql). Two --init at once both create "if not exists". */
+	st = lease_schema_of(db, sql, table, from, err, errlen);
+	if (st != DB_OK || *from == 0)
+		return st == DB_OK ? db_query(db, sql->create, err, errlen) : st;
 	/* A table from an older leaderrun lacks some columns: add them in
 	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
-	st = lease_schema_of(db, sql, table, from, err, errlen);
-	if (st != DB_OK || *from == 0) {
-		*from = LEASE_ROWS_SCHEMA;
-		return st;
-	}
 	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
 		if (lease_upgrade_step(sql, v)[0])
 			st = db_query(db, lease_upgrade_step(sql, v), err, errlen);

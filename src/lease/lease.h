@@ -182,12 +182,19 @@ enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *na
 enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
 			   uint64_t term, bool *held, char *err, size_t errlen);
 
-/* CREATE TABLE IF NOT EXISTS, the DDL of sql/leaderrun.sql; an older
+/* A missing table is created (the DDL of sql/leaderrun.sql); an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
- * every row and term. *FROM receives the schema the table had, 1 to
- * LEASE_ROWS_SCHEMA (the history's table is runmode_init's). */
+ * every row and term; a current one is left alone, so that a user without
+ * CREATE and ALTER may call this. *FROM receives the schema the table had,
+ * 1 to LEASE_ROWS_SCHEMA, or 0 when there was none: on an error, 0 means
+ * the CREATE failed, less than LEASE_ROWS_SCHEMA an ALTER (the history's
+ * table is runmode_init's). */
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
 				  size_t errlen);
+
+/* The schema of SQL's table, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA; 0 when
+ * there is no such table (or the user may not see it). --check-server. */
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen);
 
 /* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
  * leads, and on which followers block instead of polling. It is only a

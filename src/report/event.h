@@ -30,6 +30,7 @@ enum event_id {
 	EV_SERVER,	      /* the first server that answered */
 	EV_SERVER_MOVED,      /* a multi-host DSN moved on to another */
 	EV_GALERA_SLOW,	      /* the timing does not fit the cluster's */
+	EV_SERVER_UNSAFE,     /* the first server voids the promise: as --check-server says it */
 	EV_WAITING,	      /* a holder (new, or another term) is waited for */
 	EV_STANDBY,	      /* STATUS= after every look at a held lease */
 	EV_WAITING_PAUSED,    /* a pause (new, or another end) is waited out */

@@ -90,6 +90,7 @@ SAY(say_galera_slow,
     "Galera: ttl - margin - kill-grace = %s is shorter than evs.suspect_timeout %s + renew interval %s; a node "
     "leaving the cluster stalls writes that long and would stop the command although nothing failed: raise --ttl",
     dur(d->us).s, dur(d->srv->suspect_timeout_us).s, dur(ev->o->timing.renew_us).s)
+SAY(say_server_unsafe, "%s (leaderrun --check-server checks every assumption)", d->err)
 SAY(say_waiting, "waiting: held by %s (term %" PRIu64 "), expires in %s", d->info->holder, d->info->term,
     dur(d->info->expires_in_us).s)
 SAY(status_standby, "standby: waiting for lease %s held by %s (term %" PRIu64 ")", ev->o->lease,
@@ -230,6 +231,7 @@ static const struct event_row rows[EV_COUNT] = {
 	[EV_SERVER] = {"server", NULL, LOG_INFO, .say = say_server},
 	[EV_SERVER_MOVED] = {"server_moved", "server", LOG_WARN, .say = say_server_moved},
 	[EV_GALERA_SLOW] = {"galera_slow", NULL, LOG_WARN, .say = say_galera_slow},
+	[EV_SERVER_UNSAFE] = {"server_unsafe", NULL, LOG_WARN, .say = say_server_unsafe},
 	[EV_WAITING] = {"waiting", "waiting", LOG_INFO, .say = say_waiting},
 	[EV_STANDBY] = {"standby", .sd = SD_STANDBY, .status_say = status_standby},
 	[EV_WAITING_PAUSED] = {"waiting_paused", "waiting", LOG_INFO, .say = say_waiting_paused},

@@ -174,53 +174,125 @@ static enum db_status runmode_has(struct db *db, const struct lease_sql *sql, co
 	return st;
 }
 
-void runmode_init(const struct options *o, struct outcome *out)
+/* What --init found and changed, and on a denial what the failed step
+ * needed: its privileges, on which table, and the file of sql/ that an
+ * administrator can apply instead. */
+struct init_report {
+	int from; /* the lease table's schema: 0 none, 1 to LEASE_SCHEMA */
+	bool history_made;
+	const char *doing, *privilege, *table, *sql_file;
+	char upgrades[64];
+};
+
+/* ALTER TABLE needs CREATE and INSERT besides ALTER (the MySQL manual,
+ * ALTER TABLE Statement); MariaDB asks the same. */
+#define INIT_ALTER_PRIVILEGES "ALTER, CREATE and INSERT"
+
+static void runmode_init_needs(struct init_report *r, const char *doing, const char *privilege, const char *table,
+			       const char *sql_file)
+{
+	r->doing = doing;
+	r->privilege = privilege;
+	r->table = table;
+	r->sql_file = sql_file;
+}
+
+/* The lease table and the run history's, each created or upgraded only
+ * when it has to be: a current pair takes no DDL, and so no privilege
+ * beyond those of sql/grants.sql (issue 27). */
+static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r, char *err,
+					  size_t errlen)
 {
 	struct lease_sql sql;
+	struct history_sql hsql;
+	bool had_history, has_slot = true;
+	enum db_status st;
+
+	lease_sql_render(&sql, o->table);
+	history_sql_render(&hsql, o->history_table, o->table);
+	st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err, errlen);
+	if (st == DB_OK && had_history)
+		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err, errlen);
+	if (st == DB_OK)
+		st = lease_create_table(db, &sql, o->table, &r->from, err, errlen);
+	if (r->from == 0)
+		runmode_init_needs(r, "creating the lease table", "CREATE", o->table, "sql/leaderrun.sql");
+	else {
+		snprintf(r->upgrades, sizeof(r->upgrades), "sql/upgrade-%d-to-%d.sql%s", r->from, r->from + 1,
+			 r->from + 1 < LEASE_SCHEMA ? " and the later ones" : "");
+		runmode_init_needs(r, "upgrading the lease table", INIT_ALTER_PRIVILEGES, o->table, r->upgrades);
+	}
+	if (st != DB_OK)
+		return st;
+	/* Schema 4: the run history's table, next to the lease table; schema
+	 * 5: a history of schema 4 gains the slot in its key. */
+	if (!had_history) {
+		runmode_init_needs(r, "creating the run history's table", "CREATE", o->history_table,
+				   "sql/upgrade-3-to-4.sql");
+		st = db_query(db, hsql.create, err, errlen);
+	} else if (!has_slot) {
+		runmode_init_needs(r, "upgrading the run history's table", INIT_ALTER_PRIVILEGES, o->history_table,
+				   "sql/upgrade-4-to-5.sql");
+		st = db_query(db, hsql.upgrade, err, errlen);
+	}
+	r->history_made = !had_history || !has_slot;
+	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
+	if (r->from == LEASE_ROWS_SCHEMA && had_history && !has_slot)
+		r->from = 4;
+	else if (r->from == 3 && had_history)
+		r->from = 4;
+	return st;
+}
+
+/* TABLE as "db.name": the DSN's database unless it names its own. */
+static const char *runmode_qualified(const struct options *o, const char *table, char *buf, size_t len)
+{
+	if (strchr(table, '.') || !o->dsn.database)
+		return table;
+	snprintf(buf, len, "%s.%s", o->dsn.database, table);
+	return buf;
+}
+
+static void runmode_init_report(const struct options *o, enum db_status st, const struct init_report *r,
+				const char *err)
+{
+	char t[200], h[200];
+
+	if (st == DB_DENIED)
+		log_error("--init: access denied: %s needs %s on %s; run --init once as an administrator, or apply "
+			  "%s by hand (%s)",
+			  r->doing, r->privilege, runmode_qualified(o, r->table, t, sizeof(t)), r->sql_file, err);
+	else if (st != DB_OK)
+		log_error("--init: %s: %s", dberr_name(st), err);
+	else if (r->from == 0)
+		log_event(LOG_NOTICE, NULL, "--init: table %s created (schema %d), with the run history's table %s",
+			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
+			  runmode_qualified(o, o->history_table, h, sizeof(h)));
+	else if (r->from < LEASE_SCHEMA)
+		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, r->from,
+			 LEASE_SCHEMA);
+	else if (r->history_made)
+		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); made the run history's table %s",
+			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
+			  runmode_qualified(o, o->history_table, h, sizeof(h)));
+	else
+		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d), and so is %s: nothing to do",
+			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
+			  runmode_qualified(o, o->history_table, h, sizeof(h)));
+}
+
+void runmode_init(const struct options *o, struct outcome *out)
+{
+	struct init_report r = {.from = LEASE_SCHEMA};
 	struct db *db = runmode_open(o, out);
 	enum db_status st;
-	int from = LEASE_SCHEMA;
-	bool had_lease = false, had_history = false;
-	struct history_sql hsql;
 	char err[512];
 
 	if (!db)
 		return;
-	lease_sql_render(&sql, o->table);
-	/* Schema 4: the run history's table, next to the lease table. A new
-	 * lease table gets it too, and is no upgrade. */
-	st = runmode_has(db, &sql, o->table, NULL, &had_lease, err, sizeof(err));
-	if (st == DB_OK)
-		st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err, sizeof(err));
-	if (st == DB_OK)
-		st = lease_create_table(db, &sql, o->table, &from, err, sizeof(err));
-	history_sql_render(&hsql, o->history_table, o->table);
-	if (st == DB_OK && !had_history)
-		st = db_query(db, hsql.create, err, sizeof(err));
-	else if (st == DB_OK) {
-		/* Schema 5: a history of schema 4 gains the slot in its key. */
-		bool has_slot;
-		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err, sizeof(err));
-		if (st == DB_OK && !has_slot)
-			st = db_query(db, hsql.upgrade, err, sizeof(err));
-	}
-	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
-	if (!had_lease || (from == LEASE_ROWS_SCHEMA && had_history))
-		from = LEASE_SCHEMA;
-	else if (from == 3 && had_history)
-		from = 4;
+	st = runmode_init_tables(db, o, &r, err, sizeof(err));
 	out->kind = runmode_outcome_of(st);
-	if (st == DB_OK && from < LEASE_SCHEMA)
-		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, from,
-			 LEASE_SCHEMA);
-	else if (st == DB_OK)
-		log_info("table %s is ready", o->table);
-	else if (st == DB_DENIED)
-		log_error("--init: access denied (%s); run it as a user with the CREATE privilege (and ALTER to "
-			  "upgrade a table), or apply sql/ as an administrator (sql/upgrade-4-to-5.sql: schema 5)",
-			  err);
-	else
-		log_error("--init: %s: %s", dberr_name(st), err);
+	runmode_init_report(o, st, &r, err);
 	runmode_close(db);
 }
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/duration.h"
+#include "db/promise.h"
 #include "report/sdnotify.h"
 #include "sup.h"
 #include "worker.h"
@@ -146,6 +147,21 @@ bool sup_reap(struct sup *s)
 	return exited;
 }
 
+/* The first server's settings that void the promise, in --check-server's
+ * words (issue 27), from what the connect's probe read with its own
+ * statement: none of the run's own. */
+static void sup_warn_unsafe(struct sup *s, const struct db_server *srv)
+{
+	struct promise_line lines[2];
+	size_t n = promise_durability(srv->flush_at_commit, srv->log_bin, srv->sync_binlog, lines);
+	char line[1400];
+
+	for (size_t i = 0; i < n; i++) {
+		promise_format(srv->name, &lines[i], line, sizeof(line));
+		event_emit(&s->ev, EV_SERVER_UNSAFE, &(struct event){.err = line, .srv = srv});
+	}
+}
+
 /* Says which server answered, when that changes (a multi-host DSN moved
  * on), and checks the timing against a Galera cluster's once. */
 static void sup_note_server(struct sup *s, const struct db_server *srv)
@@ -154,6 +170,8 @@ static void sup_note_server(struct sup *s, const struct db_server *srv)
 
 	if (!srv->name[0] || strcmp(srv->name, s->ev.server) == 0)
 		return;
+	if (!s->ev.server[0])
+		sup_warn_unsafe(s, srv);
 	/* The first once: whether the replies that decide who runs are
 	 * verified (issue 20). */
 	event_emit(&s->ev, s->ev.server[0] ? EV_SERVER_MOVED : EV_SERVER, &(struct event){.srv = srv});

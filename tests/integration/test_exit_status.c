@@ -212,7 +212,7 @@ Test(exit_status, init_without_create_privilege_is_77)
 {
 	struct h_proc p;
 	cr_assert_eq(run((const char *const[]){"--table", "not_allowed", "--init", NULL}, &p), 77);
-	assert_one_line_error(&p, "CREATE privilege");
+	assert_one_line_error(&p, "needs CREATE on");
 }
 
 Test(exit_status, malformed_inputs_are_64_with_one_line_each)

@@ -265,3 +265,60 @@ Test(operator, bash_completion_knows_options_and_their_values)
 	/* After "--" it completes commands. */
 	cr_assert(strstr(complete("leaderrun -l x -- sleep"), "sleep"), "%s", complete("leaderrun -l x -- sleep"));
 }
+
+/* Issue 27: a deploy script runs --init on every start, as the
+ * application's own user (sql/grants.sql: no CREATE, no ALTER). On a
+ * table that is current there is nothing to do and nothing to deny. */
+Test(operator, init_by_the_application_user_on_a_current_table_exits_0_and_says_current)
+{
+	struct h_proc p;
+
+	cr_assert_eq(run(&p, (const char *const[]){"--init", NULL}), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "is current"), "%s", h_slurp(p.err));
+}
+
+/* Only a table to create or upgrade needs the privileges, and the one
+ * error line says which privilege, on which table. */
+static void assert_init_denied(const char *table, const char *privilege, const char *on)
+{
+	struct h_proc p;
+	char want[256];
+	const char *e;
+
+	cr_assert_eq(run(&p, (const char *const[]){"--table", table, "--init", NULL}), 77, "%s", h_slurp(p.err));
+	e = h_slurp(p.err);
+	snprintf(want, sizeof(want), "%s on %s.%s;", privilege, getenv("LR_DB_NAME"), on);
+	cr_assert(strstr(e, want), "stderr lacks '%s':\n%s", want, e);
+	cr_assert_eq(strchr(e, '\n'), e + strlen(e) - 1, "want exactly one line:\n%s", e);
+}
+
+Test(operator, init_by_the_application_user_names_the_privilege_a_change_needs)
+{
+	char table[64], history[80], user[128];
+
+	snprintf(table, sizeof(table), "lp_%ld", (long)getpid());
+	assert_init_denied(table, "CREATE", table);
+	/* A schema-3 table the user may use (and a current history): the
+	 * upgrade needs ALTER on the lease table, and the rows stay. */
+	h_sql("CREATE TABLE %s (name VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+	      "holder VARCHAR(255) NOT NULL DEFAULT '', term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+	      "acquired_at DATETIME(6) NULL, renewed_at DATETIME(6) NULL, "
+	      "expires_at DATETIME(6) NOT NULL DEFAULT '1970-01-01 00:00:00', last_exit INT NULL, "
+	      "finished_at DATETIME(6) NULL, revoked_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+	      "paused_until DATETIME(6) NULL, paused_by VARCHAR(255) NOT NULL DEFAULT '', "
+	      "last_slot DATETIME(6) NULL, slot_term BIGINT UNSIGNED NULL, PRIMARY KEY (name))",
+	      table);
+	h_sql("INSERT INTO %s (name, term) VALUES ('kept', 7)", table);
+	snprintf(user, sizeof(user), "'%s'@'localhost', '%s'@'127.0.0.1'", getenv("LR_DB_USER"), getenv("LR_DB_USER"));
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s TO %s", table, user);
+	assert_init_denied(table, "ALTER, CREATE and INSERT", table);
+	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='kept'", table), "7");
+	/* Upgraded by an administrator, but the history's table missing:
+	 * CREATE on that one. */
+	h_sql("ALTER TABLE %s ADD COLUMN slot SMALLINT UNSIGNED NOT NULL DEFAULT 0 AFTER name, "
+	      "ADD COLUMN slots SMALLINT UNSIGNED NOT NULL DEFAULT 1 AFTER slot, DROP PRIMARY KEY, "
+	      "ADD PRIMARY KEY (name, slot)",
+	      table);
+	snprintf(history, sizeof(history), "%s_history", table);
+	assert_init_denied(table, "CREATE", history);
+}

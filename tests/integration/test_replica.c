@@ -233,6 +233,14 @@ Test(replica, read_only_replica_is_passed_over_until_promoted)
 	LR_REPLICA(&p, &pair, "-n", "-l", "ro", "--", "true");
 	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "read-only"), "%s", h_slurp(p.err));
+	/* --check-server (issue 27) names it, and holds the semi-synchronous
+	 * primary's replication. */
+	LR(&p, &pair, "--check-server");
+	cr_assert_eq(h_finish(&p, 30000), 1, "%s%s", h_slurp(p.out), h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.out), ": replication: held: semi-synchronous replication on"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), ": binary log: held: log_bin=ON, sync_binlog=1"), "%s", h_slurp(p.out));
+	cr_assert(strstr(h_slurp(p.out), ": writable: not held: read_only=ON: an asynchronous replica"), "%s",
+		  h_slurp(p.out));
 	pair_cmd(&pair, "promote", NULL);
 	LR_REPLICA(&p, &pair, "-n", "-l", "ro", "--", "true");
 	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
