@@ -63,10 +63,13 @@ enum db_status dberr_classify_tls(unsigned errnum, const char *msg)
 {
 	/* CR_SSL_CONNECTION_ERROR carries both kinds; the reason tells them
 	 * apart. Words of OpenSSL's X509_verify_cert_error_string and of the
-	 * libraries' own messages ("SSL is required, but the server does not
-	 * support it", "Validation of SSL server certificate failed"). */
-	static const char *const words[] = {"certificate", "not support", "verif",    "Validation", "issuer",
-					    "self-signed", "self signed", "hostname", "expired",    "not yet valid"};
+	 * libraries' own messages (Connector/C's "SSL is required, but the
+	 * server does not support it", "Validation of SSL server certificate
+	 * failed"; libmysqlclient's "SSL is required but the server doesn't
+	 * support it"). */
+	static const char *const words[] = {"certificate", "not support", "n't support",  "verif",
+					    "Validation",  "issuer",	  "self-signed",  "self signed",
+					    "hostname",	   "expired",	  "not yet valid"};
 
 	if (errnum == 2026 && msg)
 		for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)

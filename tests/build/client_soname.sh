@@ -6,7 +6,8 @@
 # tree against fake client libraries (a header, a .pc file and a shared
 # library with the soname given) and reads the build's config.h:
 #   1. a libmysqlclient whose soname is libmysqlclient.so.24 (8.4, 9.x);
-#   2. one whose soname is libmysqlclient.so.21 (8.0);
+#   2. one whose soname is libmysqlclient.so.21 (8.0); both times --version
+#      names it "MySQL libmysqlclient 9.7.4" (the fake's version);
 #   3. one with no soname: the configure fails and says why.
 #
 # Usage: tests/build/client_soname.sh   (meson test --suite build)
@@ -60,6 +61,12 @@ for soname in libmysqlclient.so.24 libmysqlclient.so.21; do
         ok "a client library whose soname is $soname is loaded as $soname"
     else
         bad "built against $soname, config.h says: $(grep CLIENT_SONAME "$work/$soname/build/config.h" || echo nothing)"
+    fi
+    # --version names it (config.h's LEADERRUN_CLIENT).
+    if grep -qx '#define LEADERRUN_CLIENT "MySQL libmysqlclient 9.7.4"' "$work/$soname/build/config.h"; then
+        ok "--version names it MySQL libmysqlclient 9.7.4"
+    else
+        bad "built against Oracle's 9.7.4, config.h says: $(grep 'CLIENT ' "$work/$soname/build/config.h" || echo nothing)"
     fi
 done
 

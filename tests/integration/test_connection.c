@@ -42,6 +42,24 @@ Test(connection, dsn_over_the_unix_socket)
 	    0, "%s", h_slurp(p.err));
 }
 
+/* MySQL 8 and later log users in with caching_sha2_password: over TCP
+ * without TLS, while the server has not cached the password (a first
+ * login, after FLUSH PRIVILEGES or a restart), the password goes RSA-
+ * encrypted under the server's public key, which the client must ask
+ * for. Connector/C asks by itself; Oracle's libmysqlclient only when told
+ * (MYSQL_OPT_GET_SERVER_PUBLIC_KEY): a build against it failed every such
+ * login with error 2061 "Authentication requires secure connection". On
+ * MariaDB the statement only clears the privilege tables' cache. */
+Test(connection, a_tcp_login_without_tls_passes_while_the_server_has_not_cached_the_password)
+{
+	struct h_proc p;
+	h_sql("FLUSH PRIVILEGES");
+	cr_assert_eq(run((const char *const[]){h_bin(), "-d", h_dsn(), "--ssl-mode", "DISABLED", "-n", "-l",
+					       h_lease("cold"), "--", "true", NULL},
+			 NULL, &p),
+		     0, "%s", h_slurp(p.err));
+}
+
 Test(connection, defaults_file_client_group)
 {
 	struct h_proc p;
@@ -306,6 +324,23 @@ static int trickle_start(const char *arg)
 	return atoi(h_slurp(p.out));
 }
 
+/* The bound these tests pin is Connector/C's: it lets leaderrun do every
+ * wait on the socket (MARIADB_OPT_IO_WAIT, db.c). Oracle's libmysqlclient
+ * has no such hook, nor a non-blocking prepared statement, so a build
+ * against it bounds each read and not the call: the known limit that
+ * SECURITY in leaderrun-safety(7) names ("Slow and hostile servers"). The
+ * tests skip there, saying so, rather than fail on a documented gap. */
+static void skip_on_oracles_library(void)
+{
+	char version[256];
+
+	h_run((const char *const[]){h_bin(), "--version", NULL}, version, sizeof(version));
+	if (strstr(version, "libmysqlclient"))
+		cr_skip_test("known limit: built against Oracle's libmysqlclient (%s), each read is bounded, not the "
+			     "call (leaderrun-safety(7), Slow and hostile servers)",
+			     version);
+}
+
 /* mysql://USER:PW@127.0.0.1:PORT/DB?connect-timeout=2 */
 static const char *dsn_of_port(int port)
 {
@@ -331,6 +366,7 @@ static void assert_ends_unavailable(const char *const argv[], const char *what)
 
 Test(connection, a_trickling_server_cannot_stretch_a_no_wait_run_past_the_connect_timeout)
 {
+	skip_on_oracles_library();
 	const char *dsn = dsn_of_port(trickle_start("plain"));
 
 	assert_ends_unavailable(
@@ -339,6 +375,7 @@ Test(connection, a_trickling_server_cannot_stretch_a_no_wait_run_past_the_connec
 
 Test(connection, a_trickling_server_cannot_stretch_a_wait_timeout)
 {
+	skip_on_oracles_library();
 	const char *dsn = dsn_of_port(trickle_start("plain"));
 
 	assert_ends_unavailable(
@@ -348,6 +385,7 @@ Test(connection, a_trickling_server_cannot_stretch_a_wait_timeout)
 
 Test(connection, a_trickling_server_cannot_stretch_status)
 {
+	skip_on_oracles_library();
 	const char *dsn = dsn_of_port(trickle_start("plain"));
 
 	assert_ends_unavailable((const char *const[]){h_bin(), "-d", dsn, "--status", h_lease("trickle_s"), NULL},
@@ -356,6 +394,7 @@ Test(connection, a_trickling_server_cannot_stretch_status)
 
 Test(connection, a_trickling_tls_handshake_cannot_stretch_a_connect)
 {
+	skip_on_oracles_library();
 	/* The trickle inside the TLS handshake: Connector/C's TLS layer reads
 	 * the socket itself, not through the wait it reads plain packets
 	 * with. */
@@ -368,6 +407,7 @@ Test(connection, a_trickling_tls_handshake_cannot_stretch_a_connect)
 
 Test(connection, several_hosts_a_trickling_first_host_is_passed_over)
 {
+	skip_on_oracles_library();
 	int trickler = trickle_start("plain"), db = atoi(getenv("LR_DB_PORT"));
 	const char *dsn = dsn_of_ports(trickler, db, "?connect-timeout=2");
 	int64_t t0 = h_now_ms();
@@ -386,6 +426,7 @@ Test(connection, several_hosts_a_trickling_first_host_is_passed_over)
 
 Test(connection, a_renew_reconnect_passes_a_trickling_host_and_the_lease_is_kept)
 {
+	skip_on_oracles_library();
 	/* The holder reaches the server through a proxy, the first host; a
 	 * trickler is the second, the server itself the third. The proxy goes
 	 * silent: the hung renew is cut off, the reconnect meets the trickler

@@ -210,7 +210,7 @@ static void sandbox(struct soak *s, const char *cmd)
 /* scripts/sandbox-galera CMD DIR NODE */
 static void cluster(struct soak *s, const char *cmd, int node)
 {
-	char n[8];
+	char n[12]; /* any int: GCC 16 checks (-Wformat-truncation) */
 
 	snprintf(n, sizeof(n), "%d", node);
 	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, n, NULL}, NULL) != 0) {
