@@ -1,0 +1,101 @@
+# shellcheck shell=bash
+# lib/cut.sh - what scripts/sandbox-galera and scripts/sandbox-gr share to
+# cut one server of a cluster off from the others with iptables, and to heal
+# it: a chain of the sandbox's own (PROG-HASH, HASH from DIR's path, named in
+# DIR/iptables-chain before it exists), jumped to from the top of INPUT for
+# loopback packets (or from where CUT_HOOK says), holding the DROP rules the
+# caller computes; other sandboxes are untouched. A server directory under DIR that is cut off holds
+# a `partitioned` marker, made before its rules and removed after them, so
+# that `heal` and `stop` find them however far a partition got.
+#
+# Sourced after lib/mariadb.sh (die, PROG).
+
+sandbox_id() { # 8 hex digits from DIR's path
+    local sum
+    read -r sum _ < <(printf '%s' "$1" | cksum)
+    printf '%08x' "$sum"
+}
+
+# The built-in chain and match of the jump: INPUT sees every loopback
+# packet; a rule that matches the sending process's cgroup needs OUTPUT.
+CUT_HOOK=(INPUT -i lo)
+
+chain_name() { echo "$PROG-$(sandbox_id "$1")"; }
+
+ipt() { iptables -w 5 "$@"; }
+
+need_iptables() { # need_iptables WHAT
+    ((EUID == 0)) || die "$1 needs root (iptables); run it as root"
+    command -v iptables >/dev/null 2>&1 || die "$1 needs iptables (apt-get install iptables)"
+    local err
+    err=$(ipt -S INPUT 2>&1 >/dev/null) ||
+        die "$1: iptables is unusable here: ${err%%$'\n'*}"
+}
+
+# remove_chain CHAIN: the jump from INPUT, then the chain (one step: the
+# rules live only there).
+remove_chain() {
+    local chain=$1
+    while ipt -D "${CUT_HOOK[@]}" -j "$chain" 2>/dev/null; do :; done
+    if ipt -S "$chain" >/dev/null 2>&1; then
+        ipt -F "$chain" && ipt -X "$chain" || return 1
+    fi
+}
+
+# cut_off DIR SDIR RULES_FN N: mark SDIR partitioned and append the rules
+# that RULES_FN DIR N prints (one line of iptables arguments after the
+# chain's name each) to DIR's chain, made first if need be.
+cut_off() {
+    local dir=$1 sdir=$2 rules_fn=$3 n=$4 chain rule
+    need_iptables partition
+    [[ ! -f $sdir/partitioned ]] || die "$sdir is partitioned already"
+    chain=$(chain_name "$dir")
+    echo "$chain" >"$dir/iptables-chain" # before the chain exists: stop removes it
+    if ! ipt -S "$chain" >/dev/null 2>&1; then
+        ipt -N "$chain" || die "cannot create iptables chain $chain"
+    fi
+    ipt -C "${CUT_HOOK[@]}" -j "$chain" 2>/dev/null || ipt -I "${CUT_HOOK[0]}" 1 "${CUT_HOOK[@]:1}" -j "$chain" ||
+        die "cannot add the jump to $chain in ${CUT_HOOK[0]}"
+    : >"$sdir/partitioned" # before the rules: heal and stop find them
+    while read -r rule; do
+        # shellcheck disable=SC2086 # the rule is split into words on purpose
+        ipt -A "$chain" $rule || die "iptables refused: -A $chain $rule"
+    done < <("$rules_fn" "$dir" "$n")
+}
+
+# cut_heal DIR SDIR RULES_FN N: delete those rules, unmark SDIR, and remove
+# the chain once no server directory of DIR is partitioned.
+cut_heal() {
+    local dir=$1 sdir=$2 rules_fn=$3 n=$4 chain rule
+    need_iptables heal
+    chain=$(chain_name "$dir")
+    if [[ -f $sdir/partitioned ]]; then
+        while read -r rule; do
+            # shellcheck disable=SC2086
+            while ipt -D "$chain" $rule 2>/dev/null; do :; done
+        done < <("$rules_fn" "$dir" "$n")
+        rm -f "$sdir/partitioned"
+    fi
+    if ! compgen -G "$dir/*/partitioned" >/dev/null; then
+        remove_chain "$chain" || die "cannot remove iptables chain $chain"
+        rm -f "$dir/iptables-chain"
+    fi
+}
+
+# cut_forget DIR: at stop, the chain of DIR/iptables-chain, if any.
+cut_forget() {
+    local dir=$1 chain
+    [[ -f $dir/iptables-chain ]] || return 0
+    chain=$(<"$dir/iptables-chain")
+    ((EUID == 0)) || die "$dir has iptables rules (chain $chain) that only root can remove; run stop as root"
+    remove_chain "$chain" || die "cannot remove iptables chain $chain; $dir kept"
+    rm -f "$dir/iptables-chain"
+}
+
+# cut_leftover DIR: at start, a chain of the same name can only be a
+# leftover of an earlier sandbox in the same DIR.
+cut_leftover() {
+    if ((EUID == 0)) && command -v iptables >/dev/null 2>&1; then
+        remove_chain "$(chain_name "$1")" 2>/dev/null || true
+    fi
+}
