@@ -3,7 +3,7 @@
 # cut one server of a cluster off from the others with iptables, and to heal
 # it: a chain of the sandbox's own (PROG-HASH, HASH from DIR's path, named in
 # DIR/iptables-chain before it exists), jumped to from the top of INPUT for
-# loopback packets (or from where CUT_HOOK says), holding the DROP rules the
+# loopback packets (or from where CUT_HOOKS say), holding the DROP rules the
 # caller computes; other sandboxes are untouched. A server directory under DIR that is cut off holds
 # a `partitioned` marker, made before its rules and removed after them, so
 # that `heal` and `stop` find them however far a partition got.
@@ -16,9 +16,11 @@ sandbox_id() { # 8 hex digits from DIR's path
     printf '%08x' "$sum"
 }
 
-# The built-in chain and match of the jump: INPUT sees every loopback
-# packet; a rule that matches the sending process's cgroup needs OUTPUT.
-CUT_HOOK=(INPUT -i lo)
+# The built-in chains and matches of the jumps, one a word list: INPUT sees
+# every loopback packet. A rule that matches a socket's cgroup sees the
+# sender's in OUTPUT, and the receiver's in INPUT (for an established TCP
+# connection, which early demux finds before the INPUT hook).
+CUT_HOOKS=("INPUT -i lo")
 
 chain_name() { echo "$PROG-$(sandbox_id "$1")"; }
 
@@ -35,8 +37,11 @@ need_iptables() { # need_iptables WHAT
 # remove_chain CHAIN: the jump from INPUT, then the chain (one step: the
 # rules live only there).
 remove_chain() {
-    local chain=$1
-    while ipt -D "${CUT_HOOK[@]}" -j "$chain" 2>/dev/null; do :; done
+    local chain=$1 hook
+    for hook in "${CUT_HOOKS[@]}"; do
+        # shellcheck disable=SC2086 # a hook is a word list
+        while ipt -D $hook -j "$chain" 2>/dev/null; do :; done
+    done
     if ipt -S "$chain" >/dev/null 2>&1; then
         ipt -F "$chain" && ipt -X "$chain" || return 1
     fi
@@ -46,7 +51,7 @@ remove_chain() {
 # that RULES_FN DIR N prints (one line of iptables arguments after the
 # chain's name each) to DIR's chain, made first if need be.
 cut_off() {
-    local dir=$1 sdir=$2 rules_fn=$3 n=$4 chain rule
+    local dir=$1 sdir=$2 rules_fn=$3 n=$4 chain rule hook
     need_iptables partition
     [[ ! -f $sdir/partitioned ]] || die "$sdir is partitioned already"
     chain=$(chain_name "$dir")
@@ -54,8 +59,11 @@ cut_off() {
     if ! ipt -S "$chain" >/dev/null 2>&1; then
         ipt -N "$chain" || die "cannot create iptables chain $chain"
     fi
-    ipt -C "${CUT_HOOK[@]}" -j "$chain" 2>/dev/null || ipt -I "${CUT_HOOK[0]}" 1 "${CUT_HOOK[@]:1}" -j "$chain" ||
-        die "cannot add the jump to $chain in ${CUT_HOOK[0]}"
+    for hook in "${CUT_HOOKS[@]}"; do
+        # shellcheck disable=SC2086 # a hook is a word list
+        ipt -C $hook -j "$chain" 2>/dev/null || ipt -I ${hook%% *} 1 ${hook#* } -j "$chain" ||
+            die "cannot add the jump to $chain in ${hook%% *}"
+    done
     : >"$sdir/partitioned" # before the rules: heal and stop find them
     while read -r rule; do
         # shellcheck disable=SC2086 # the rule is split into words on purpose
