@@ -1,14 +1,23 @@
 # shellcheck shell=bash
-# lib/cut.sh - what scripts/sandbox-galera and scripts/sandbox-gr share to
-# cut one server of a cluster off from the others with iptables, and to heal
-# it: a chain of the sandbox's own (PROG-HASH, HASH from DIR's path, named in
+# lib/cluster.sh - what scripts/sandbox-galera and scripts/sandbox-gr, the
+# sandboxes of three servers, share on top of lib/mariadb.sh (which it
+# sources). To cut one server off from the others with iptables, and to
+# heal it: a chain of the sandbox's own (PROG-HASH, HASH from DIR's path, named in
 # DIR/iptables-chain before it exists), jumped to from the top of INPUT for
 # loopback packets (or from where CUT_HOOKS say), holding the DROP rules the
 # caller computes; other sandboxes are untouched. A server directory under DIR that is cut off holds
 # a `partitioned` marker, made before its rules and removed after them, so
 # that `heal` and `stop` find them however far a partition got.
 #
-# Sourced after lib/mariadb.sh (die, PROG).
+# Also what both say of their servers: which run (scan_servers), one
+# server's state line (server_state), and whether the test database has
+# replicated to them all (wait_provisioned).
+#
+# Sourced, not run; the caller sets PROG and SCRIPT_DIR first, as for
+# lib/mariadb.sh, and defines scan (a scan_servers of its own servers).
+
+# shellcheck source=lib/mariadb.sh
+. "${BASH_SOURCE[0]%/*}/mariadb.sh"
 
 sandbox_id() { # 8 hex digits from DIR's path
     local sum
@@ -106,4 +115,56 @@ cut_leftover() {
     if ((EUID == 0)) && command -v iptables >/dev/null 2>&1; then
         remove_chain "$(chain_name "$1")" 2>/dev/null || true
     fi
+}
+
+# scan_servers DIR PREFIX N...: set UP (the N whose server DIR/PREFIXN
+# runs), PIDS ("P1 P2 P3", "-" for one that is down) and SIZE (those
+# expected in the cluster's view: running and not partitioned).
+scan_servers() {
+    local dir=$1 prefix=$2 n pid pids=()
+    shift 2
+    UP=() SIZE=0
+    for n; do
+        if pid=$(server_pid "$dir/$prefix$n"); then
+            UP+=("$n")
+            [[ -f $dir/$prefix$n/partitioned ]] || SIZE=$((SIZE + 1))
+        else
+            pid=-
+        fi
+        pids+=("$pid")
+    done
+    # shellcheck disable=SC2034 # for the caller
+    PIDS=${pids[*]}
+}
+
+# server_state SDIR LINE_FN ARGS...: "down" (no server process),
+# "unresponsive" (LINE_FN ARGS failed: no answer), or the line that
+# LINE_FN ARGS printed.
+server_state() {
+    local sdir=$1
+    shift
+    if ! server_pid "$sdir" >/dev/null; then
+        echo down
+    elif ! "$@"; then
+        echo unresponsive
+    fi
+}
+
+# wait_provisioned DIR PREFIX WHAT: the lease table and the test user have
+# replicated to every running server DIR/PREFIXN (the caller's scan says
+# which run); WHAT names one in the error ("node").
+wait_provisioned() {
+    local dir=$1 prefix=$2 n i got
+    scan "$dir"
+    for n in "${UP[@]}"; do
+        for ((i = 0; ; i++)); do
+            got=$(root_sql "$dir/$prefix$n" --connect-timeout=2 -N -e "SELECT
+                (SELECT COUNT(*) FROM information_schema.TABLES
+                 WHERE TABLE_SCHEMA = '$DB_NAME' AND TABLE_NAME = 'leaderrun_lease')
+                + (SELECT COUNT(*) FROM mysql.user WHERE User = '$DB_USER')" 2>/dev/null) || got=
+            [[ $got != "$((1 + ${#DB_HOSTS[@]}))" ]] || break
+            ((i < 200)) || die "the test table or user did not replicate to $3 $n"
+            sleep 0.05
+        done
+    done
 }
