@@ -457,9 +457,9 @@ stop_server() {
     local pid=$1
     kill -TERM "$pid" 2>/dev/null || return 0
     if ! wait_gone "$pid" "$STOP_TICKS"; then
-        warn "mariadbd $pid ignored SIGTERM for $((STOP_TICKS / 20)) s; sending SIGKILL"
+        warn "$SERVER_COMM $pid ignored SIGTERM for $((STOP_TICKS / 20)) s; sending SIGKILL"
         kill -KILL "$pid" 2>/dev/null || true
-        wait_gone "$pid" 100 || die "mariadbd $pid survived SIGKILL"
+        wait_gone "$pid" 100 || die "$SERVER_COMM $pid survived SIGKILL"
     fi
     forget_faketime "$pid"
 }
@@ -470,7 +470,7 @@ kill_server() {
     local dir=$1 pid i
     pid=$(server_pid "$dir") || return 0 # already down
     kill -KILL "$pid" 2>/dev/null || true
-    wait_gone "$pid" 200 || die "mariadbd $pid survived SIGKILL"
+    wait_gone "$pid" 200 || die "$SERVER_COMM $pid survived SIGKILL"
     forget_faketime "$pid"
     # The kernel closes a dying process's sockets before it turns zombie, so
     # this should pass at once; it is what the tests rely on, so check it.
@@ -478,7 +478,7 @@ kill_server() {
         socket_answers "$dir" || return 0
         sleep 0.05
     done
-    die "$dir/mysqld.sock still answers after killing mariadbd $pid"
+    die "$dir/mysqld.sock still answers after killing $SERVER_COMM $pid"
 }
 
 # check_ours DIR MARKER: refuse to delete a directory that is not empty and

@@ -646,16 +646,16 @@ void db_fail_over(struct db *db)
 
 /* The status of a failed call: an error number of 0 (a client library
  * that failed without one) is still a failure. */
-static enum db_status db_status_of(unsigned errnum)
+static enum db_status db_status_of(unsigned errnum, const char *msg)
 {
-	enum db_status st = dberr_classify(errnum);
+	enum db_status st = dberr_classify_msg(errnum, msg);
 
 	return st == DB_OK ? DB_ERROR : st;
 }
 
 static enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen)
 {
-	enum db_status st = db_status_of(errnum);
+	enum db_status st = db_status_of(errnum, msg);
 
 	snprintf(err, errlen, "%s (error %u)", msg, errnum);
 	db_note_timeout(db, err, errlen);
@@ -734,7 +734,7 @@ failed:
 	e = lib.mysql_errno(m);
 	snprintf(why, len, "%s (error %u)", lib.mysql_error(m), e);
 	db_note_timeout(db, why, len);
-	return db_status_of(e);
+	return db_status_of(e, lib.mysql_error(m));
 }
 
 /* Closes M, a connect that failed. The wait may have told db_abort its
@@ -855,7 +855,8 @@ static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host
 	}
 	/* A deadline that ran out is that, whatever TLS made of the cut it
 	 * met. */
-	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m)) : db_status_of(e);
+	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m))
+						       : db_status_of(e, lib.mysql_error(m));
 	if (st == DB_UNTRUSTED)
 		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)", tlspolicy_mode_name(mode),
 			 tlspolicy_verifies(mode) ? " against " : "", tlspolicy_verifies(mode) && ca ? ca : "",

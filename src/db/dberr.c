@@ -1,6 +1,7 @@
 #include "dberr.h"
 
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
@@ -27,6 +28,11 @@ enum db_status dberr_classify(unsigned errnum)
 		return DB_NO_DATABASE;
 	case 1205: /* ER_LOCK_WAIT_TIMEOUT */
 	case 1213: /* ER_LOCK_DEADLOCK, also Galera certification failure */
+	/* Group Replication's certification failed the COMMIT: a transaction
+	 * on another member changed the row first (multi-primary), or came
+	 * in the backlog a new primary had yet to apply. Rolled back: the
+	 * row is as the winner left it (issue 27). */
+	case 3101: /* ER_TRANSACTION_ROLLBACK_DURING_COMMIT */
 		return DB_CONFLICT;
 	case 1290: /* ER_OPTION_PREVENTS_STATEMENT: --read-only */
 	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
@@ -38,6 +44,20 @@ enum db_status dberr_classify(unsigned errnum)
 	 * never "busy" either: try again, elsewhere. */
 	case 1047: /* ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node" */
 	case 1180: /* ER_ERROR_DURING_COMMIT */
+	/* A Group Replication member that cannot commit now: not ONLINE
+	 * (recovering, in ERROR, leaving), or its plugin stopping. Another
+	 * member may be fine. */
+	case 3100: /* ER_RUN_HOOK_ERROR: "... replication hook 'before_commit'" */
+	case 3796: /* ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED: member state */
+	case 3797: /* ER_GRP_TRX_CONSISTENCY_BEFORE: the wait for preceding ones failed */
+	case 3798: /* ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN */
+	case 3799: /* ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED: plugin stopping */
+	/* offline_mode (MySQL): no new sessions but an admin's; Group
+	 * Replication turns it on in a member that left the group on a
+	 * failure (group_replication_exit_state_action=OFFLINE_MODE, the
+	 * default from 8.4). */
+	case 3032: /* ER_SERVER_OFFLINE_MODE */
+	case 6400: /* ER_SERVER_OFFLINE_MODE_REASON (MySQL 9) */
 	case 1040: /* ER_CON_COUNT_ERROR */
 	case 1053: /* ER_SERVER_SHUTDOWN */
 	case 1077: /* ER_NORMAL_SHUTDOWN */
@@ -57,6 +77,23 @@ enum db_status dberr_classify(unsigned errnum)
 			return DB_UNAVAILABLE;
 		return DB_ERROR;
 	}
+}
+
+enum db_status dberr_classify_msg(unsigned errnum, const char *msg)
+{
+	const char *got = errnum == 1180 && msg ? strstr(msg, "Got error ") : NULL;
+
+	/* "Got error 149 - 'Lock deadlock; Retry transaction' during COMMIT"
+	 * (MySQL; MariaDB quotes the text otherwise): the handler's deadlock
+	 * (149) or lock wait timeout (146). A Group Replication member's
+	 * applier aborted this transaction for a conflicting one certified
+	 * first, as 1213 and 1205 say outside a COMMIT. */
+	if (got) {
+		long h = strtol(got + strlen("Got error "), NULL, 10);
+		if (h == 149 || h == 146)
+			return DB_CONFLICT;
+	}
+	return dberr_classify(errnum);
 }
 
 enum db_status dberr_classify_tls(unsigned errnum, const char *msg)

@@ -18,6 +18,12 @@ enum db_status {
 
 enum db_status dberr_classify(unsigned errnum);
 
+/* The same, for a failure whose meaning lies in its text as well: a
+ * COMMIT that failed (1180) because a conflicting transaction won is a
+ * conflict; on a Galera node cut off from the primary component it is
+ * the node's failure. */
+enum db_status dberr_classify_msg(unsigned errnum, const char *msg);
+
 /* A connect that failed with ERRNUM and MSG while TLS was required: a
  * verification failure (wrong CA, wrong name, expired, no TLS offered) is
  * DB_UNTRUSTED, a setting no retry fixes; a network failure during the

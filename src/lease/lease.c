@@ -1,5 +1,6 @@
 #include "lease.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -208,9 +209,14 @@ static void lease_rollback(struct db *db, enum db_status why)
 	/* A transaction that Galera aborted (a certification failure, seen
 	 * as a deadlock) can leave the session's prepared statements unknown
 	 * to the server (error 1243 on the next execute, measured on MariaDB
-	 * 10.11 with two first uses through two nodes): a new session, then. */
+	 * 10.11 with two first uses through two nodes): a new session, then,
+	 * with the next host first. A session merely closed here kept the
+	 * worker's fail-over from moving on (it moves from the host of an
+	 * open session only): a lock wait on a Group Replication member cut
+	 * off from the majority, whose stalled commit holds the rows' locks,
+	 * came back to that member at every try (issue 27). */
 	if (why == DB_CONFLICT || (db_connected(db) && db_query(db, "ROLLBACK", err, sizeof(err)) != DB_OK))
-		db_disconnect(db);
+		db_fail_over(db);
 }
 
 /* Makes rows 0..N-1 of NAME exist with N slots, in one transaction that
@@ -356,6 +362,29 @@ static bool lease_refuse(const struct lease_sql *sql, int needs, const char *wha
 	return true;
 }
 
+/* Did the compare-and-set just tried wait in vain for a row lock (1205,
+ * innodb_lock_wait_timeout=1)? A winner's compare-and-set holds it for
+ * milliseconds; a second is a transaction that does not end. */
+static bool lease_lock_waited(enum db_status st, const char *err)
+{
+	return st == DB_CONFLICT && strstr(err, "(error 1205)") != NULL;
+}
+
+/* The row is free as read, and the last compare-and-set waited in vain
+ * for its lock: a transaction that holds it does not end, such as a
+ * commit stalled on a Group Replication member cut off from the majority
+ * (it blocks until the partition heals), or a session an operator left
+ * open. Not "busy": nobody holds the lease. This server is stuck for
+ * this lease; another host may not be (the worker fails over). */
+static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t errlen)
+{
+	snprintf(err, errlen,
+		 "the lease's row is free but another transaction keeps it locked (error 1205): a stalled "
+		 "server, such as a Group Replication member cut off from the majority");
+	*st = DB_UNAVAILABLE;
+	return LEASE_ERROR;
+}
+
 static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const char *name,
 					     const char *holder, int64_t ttl_us, int64_t period_us, unsigned slots,
 					     bool look_first, int64_t *slot_us, struct lease_info *info,
@@ -400,15 +429,19 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	 * slot is free, try it: once more with one slot, up to N more times
 	 * with N (a -n run gives up only when every slot is taken). */
 	for (unsigned tries = 0;; tries++) {
+		bool locked;
 		o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, info, sent_at, st, err, errlen);
 		if (o != LEASE_BUSY)
 			return o;
+		locked = lease_lock_waited(*st, err);
 		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
 		if (o != LEASE_OK)
 			return o;
 		info->why = lease_why(info, period_us);
-		if (!lease_free(info, &l, period_us) || tries >= slots)
+		if (!lease_free(info, &l, period_us))
 			return LEASE_BUSY;
+		if (tries >= slots)
+			return locked ? lease_stalled(st, err, errlen) : LEASE_BUSY;
 	}
 }
 

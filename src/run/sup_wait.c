@@ -144,6 +144,20 @@ static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outco
 	}
 }
 
+/* The longest pause between attempts after database errors: a renew
+ * interval (at least the retry interval, at most 30 s). A replicated
+ * database that fails over refuses writes until it has a new primary, 10
+ * to 25 s for Group Replication with its default timeouts, and longer for
+ * a replica promoted by hand; with pauses doubling to 30 s a standby
+ * whose retries began during the outage started its command up to 16 s
+ * after the new primary took writes (issue 27). Bounded so, it is late by
+ * a renew interval at most, and it costs what a holder's renews cost: one
+ * statement, or one connect per host, a renew interval. */
+static int64_t sup_backoff_cap(const struct options *o)
+{
+	return sup_min64(o->timing.renew_us > o->retry_us ? o->timing.renew_us : o->retry_us, 30 * USEC_PER_SEC);
+}
+
 /* A database error while waiting: fatal ones end the run, the rest are
  * retried with backoff. A server out of connections (1040) is a wait, said
  * once. */
@@ -162,7 +176,7 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	w->last_was_error = true;
 	s->looked_at = 0;
 	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
-	w->backoff = sup_min64(w->backoff * 2, 30 * USEC_PER_SEC);
+	w->backoff = sup_min64(w->backoff * 2, sup_backoff_cap(s->o));
 	d.us = w->pause;
 	event_emit(&s->ev, !refused ? EV_RETRYING : w->refused ? EV_STILL_REFUSED : EV_REFUSED, &d);
 	w->refused = w->refused || refused;

@@ -252,8 +252,8 @@ Test(waiting, follower_refused_with_too_many_connections_waits_with_one_warning_
 	cr_assert_geq(count_of(h_slurp(f.err), "still refused"), 1, "it kept trying: %s", h_slurp(f.err));
 	cr_assert_eq(count_of(h_slurp(f.err), "warning"), 1, "no other warnings: %s", h_slurp(f.err));
 	/* The holder lets go: its connection is the one that frees up. The
-	 * follower's next try (backoff by now at most 8 s) gets in and takes
-	 * the free lease. */
+	 * follower's next try (its backoff doubles to the renew interval, 1 s
+	 * here, at least --retry-interval) gets in and takes the free lease. */
 	kill(holder.pid, SIGTERM);
 	h_finish(&holder, 10000);
 	t0 = h_now_ms();

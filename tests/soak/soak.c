@@ -52,6 +52,11 @@
  * after which the holder either keeps its lease through another node or
  * exits 76, and nobody else's command starts while its runs.
  *
+ * With -G the same with a 3-member single-primary MySQL Group Replication
+ * group (scripts/sandbox-gr, LR_SANDBOX_GR) for the cluster: nodekill and
+ * nodepart hit the member the holder uses, the primary; the others elect
+ * a new one (10 to 25 s), and the operator's --release lists every member.
+ *
  * With -S N the contenders run with --slots N (N+1 of them unless -n says
  * more, so that one always waits), each command is tests/soak/slot-probe.sh
  * (LR_SLOT_PROBE), and every check holds per slot. The probe holds two
@@ -152,6 +157,7 @@ struct soak {
 	int slots; /* -S: --slots N; 0 without */
 	int ttl_ms;
 	bool galera, root;
+	bool gr; /* -G: the cluster is a Group Replication group (galera set too) */
 	int node_port[3];
 	struct contender c[MAX_CONTENDERS];
 	struct stats st;
@@ -607,7 +613,11 @@ static void operator_release(struct soak *s, int hs)
 {
 	char dsn[512], out[512], slot[16];
 
-	if (s->galera)
+	if (s->gr)
+		/* Only the primary takes writes: the DSN finds it. */
+		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user,
+			 s->password, s->node_port[0], s->node_port[1], s->node_port[2], s->dbname);
+	else if (s->galera)
 		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0],
 			 s->dbname);
 	else
@@ -1013,10 +1023,10 @@ static void set_setting(void *ctx, const char *name, const char *val)
 		snprintf(s->password, sizeof(s->password), "%s", val);
 	else if (!strcmp(name, "LR_DB_NAME"))
 		snprintf(s->dbname, sizeof(s->dbname), "%s", val);
-	else if (!strcmp(name, "LR_GALERA_SOCKETS"))
+	else if (!strcmp(name, "LR_GALERA_SOCKETS") || !strcmp(name, "LR_GR_SOCKETS"))
 		/* Root's SQL goes to node 1, which every episode starts with. */
 		snprintf(s->socket, sizeof(s->socket), "%.*s", (int)strcspn(val, " "), val);
-	else if (!strcmp(name, "LR_GALERA_PORTS"))
+	else if (!strcmp(name, "LR_GALERA_PORTS") || !strcmp(name, "LR_GR_PORTS"))
 		sscanf(val, "%d %d %d", &s->node_port[0], &s->node_port[1], &s->node_port[2]);
 }
 
@@ -1043,7 +1053,7 @@ int main(int argc, char *argv[])
 	s.ncont = 3;
 	s.ttl_ms = 0;
 	s.only = -1;
-	while ((opt = getopt(argc, argv, "ge:d:n:t:s:S:f:h")) != -1) {
+	while ((opt = getopt(argc, argv, "gGe:d:n:t:s:S:f:h")) != -1) {
 		switch (opt) {
 		case 'f':
 			for (int k = 0; k < F_COUNT; k++)
@@ -1056,6 +1066,9 @@ int main(int argc, char *argv[])
 			break;
 		case 'g':
 			s.galera = true;
+			break;
+		case 'G':
+			s.galera = s.gr = true;
 			break;
 		case 'e':
 			episodes = atoi(optarg);
@@ -1079,7 +1092,7 @@ int main(int argc, char *argv[])
 			break;
 		default:
 			fprintf(stderr,
-				"usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] "
+				"usage: soak [-g | -G | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS 2-5] "
 				"[-t TTL_MS] [-s SEED] [-f FAULT]\n"
 				"  -f FAULT  inject only FAULT (one of the mode's, as named above)\n"
 				"  -S SLOTS  the contenders run with --slots SLOTS (1-%d; SLOTS+1 contenders\n"
@@ -1108,7 +1121,7 @@ int main(int argc, char *argv[])
 		return 64;
 	}
 	s.bin = getenv("LEADERRUN_BIN");
-	s.sandbox = getenv(s.galera ? "LR_SANDBOX_GALERA" : "LR_SANDBOX");
+	s.sandbox = getenv(s.gr ? "LR_SANDBOX_GR" : s.galera ? "LR_SANDBOX_GALERA" : "LR_SANDBOX");
 	s.root = geteuid() == 0;
 	s.probe = getenv("LR_PROBE");
 	s.slot_probe = getenv("LR_SLOT_PROBE");
@@ -1122,7 +1135,9 @@ int main(int argc, char *argv[])
 	}
 	if (!s.bin || !s.sandbox || !s.probe) {
 		fprintf(stderr, "soak: LEADERRUN_BIN, LR_SANDBOX%s and LR_PROBE must be set (use scripts/soak)\n",
-			s.galera ? "_GALERA" : "");
+			s.gr	   ? "_GR"
+			: s.galera ? "_GALERA"
+				   : "");
 		return 64;
 	}
 	if (s.slots && !s.slot_probe) {
@@ -1133,8 +1148,9 @@ int main(int argc, char *argv[])
 	if (!s.rng)
 		s.rng = 1;
 	printf("soak: seed %llu, %d contenders, ttl %d ms, %s\n", (unsigned long long)s.rng, s.ncont, s.ttl_ms,
-	       s.galera ? (s.root ? "3-node Galera cluster" : "3-node Galera cluster, no partitions (not root)")
-			: "one server");
+	       s.gr	  ? "3-member Group Replication group, single-primary"
+	       : s.galera ? (s.root ? "3-node Galera cluster" : "3-node Galera cluster, no partitions (not root)")
+			  : "one server");
 	if (s.slots)
 		printf("soak: --slots %d: %d run at once, %d wait\n", s.slots, s.slots, s.ncont - s.slots);
 

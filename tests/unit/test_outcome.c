@@ -111,6 +111,28 @@ Test(outcome, galera_errors_never_count_as_success)
 	cr_assert_eq(lease_outcome_of(dberr_classify(1180), 1, 0), LEASE_ERROR);
 }
 
+Test(outcome, group_replication_conflicts_are_busy_and_unready_members_are_elsewhere)
+{
+	/* Certification failed the COMMIT, or the applier aborted it for a
+	 * transaction certified first: someone else's write won (issue 27). */
+	cr_assert_eq(dberr_classify(3101), DB_CONFLICT);
+	cr_assert_eq(dberr_classify_msg(1180, "Got error 149 - 'Lock deadlock; Retry transaction' during COMMIT"),
+		     DB_CONFLICT);
+	cr_assert_eq(dberr_classify_msg(1180, "Got error 149 \"Lock deadlock; Retry transaction\" during COMMIT"),
+		     DB_CONFLICT);
+	cr_assert_eq(lease_outcome_of(dberr_classify_msg(3101, "Plugin instructed the server to rollback"), 1, 1),
+		     LEASE_BUSY);
+	/* Any other failed COMMIT (a Galera node cut off) stays the node's. */
+	cr_assert_eq(dberr_classify_msg(1180, "Got error 6 \"No such device or address\" during COMMIT"),
+		     DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify_msg(1180, NULL), DB_UNAVAILABLE);
+	/* A member that cannot commit now, or one in offline_mode. */
+	cr_assert_eq(dberr_classify(3100), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(3799), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(6400), DB_UNAVAILABLE);
+	cr_assert_eq(dberr_classify(3032), DB_UNAVAILABLE);
+}
+
 Test(outcome, table_names_are_identifiers)
 {
 	char err[256];
