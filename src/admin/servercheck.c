@@ -265,19 +265,13 @@ void servercheck_run(const struct options *o, struct outcome *out)
 	struct lease_sql sql;
 	enum db_status st, worst = DB_OK;
 	unsigned reached = 0, n;
-	char err[512];
 
 	memset(out, 0, sizeof(*out));
-	runmode_db_config(o, &cfg);
+	if (runmode_library(o, &cfg, out) < 0)
+		return;
 	/* Every host, read-only ones and replicas included: they are what
 	 * the check is about. */
 	cfg.need_writable = false;
-	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		out->kind = OUTCOME_INTERNAL;
-		return;
-	}
-	runmode_warn_unverified(o);
 	lease_sql_render(&sql, o->table);
 	if (so.json)
 		fputs("[", stdout);

@@ -38,6 +38,7 @@
 	X(mysql_error)                                                                                                 \
 	X(mysql_query)                                                                                                 \
 	X(mysql_store_result)                                                                                          \
+	X(mysql_num_fields)                                                                                            \
 	X(mysql_fetch_row)                                                                                             \
 	X(mysql_free_result)                                                                                           \
 	X(mysql_get_host_info)                                                                                         \
@@ -1066,25 +1067,26 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
 	return st;
 }
 
+struct db_first_int {
+	int64_t *out;
+	bool seen;
+};
+
+static void db_first_int(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct db_first_int *f = ctx;
+
+	if (!f->seen && ncols > 0 && row[0])
+		*f->out = strtoll(row[0], NULL, 10);
+	f->seen = true;
+}
+
 enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen)
 {
-	MYSQL_RES *res = NULL;
-	MYSQL_ROW row;
-	/* The statement and its row, under one deadline. */
-	bool armed = db_arm_io(db);
-	enum db_status st = db_query(db, sql, err, errlen);
+	struct db_first_int f = {out, false};
 
 	*out = -1;
-	if (st == DB_OK && !(res = lib.mysql_store_result(db->mysql)))
-		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
-	if (res) {
-		row = lib.mysql_fetch_row(res);
-		if (row && row[0])
-			*out = strtoll(row[0], NULL, 10);
-		lib.mysql_free_result(res);
-	}
-	db_disarm(armed);
-	return st;
+	return db_query_rows(db, sql, 1, db_first_int, &f, err, errlen);
 }
 
 static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long *len, db_bool *is_null)
@@ -1344,7 +1346,14 @@ enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_
 
 	if (st == DB_OK && !(res = lib.mysql_store_result(db->mysql)))
 		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
-	while (res && (row = lib.mysql_fetch_row(res)))
+	/* ON_ROW reads NCOLS columns: a result of fewer (a proxy, another
+	 * server's SHOW) is refused, not read past its end. */
+	if (res && lib.mysql_num_fields(res) < ncols) {
+		snprintf(err, errlen, "the server answered %u column(s) where %u were expected: %s",
+			 lib.mysql_num_fields(res), ncols, sql);
+		st = DB_ERROR;
+	}
+	while (st == DB_OK && (row = lib.mysql_fetch_row(res)))
 		on_row(ctx, (const char *const *)row, ncols);
 	if (res)
 		lib.mysql_free_result(res);

@@ -5,17 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static void quote_table(char *out, size_t len, const char *table)
-{
-	const char *dot = strchr(table, '.');
-
-	/* Validated names: no backtick can occur inside. */
-	if (dot)
-		snprintf(out, len, "`%.*s`.`%s`", (int)(dot - table), table, dot + 1);
-	else
-		snprintf(out, len, "`%s`", table);
-}
-
 void history_sql_render(struct history_sql *s, const char *history, const char *lease_table)
 {
 	char h[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 8], hdb[96];
@@ -27,8 +16,8 @@ void history_sql_render(struct history_sql *s, const char *history, const char *
 		snprintf(hdb, sizeof(hdb), "'%.*s'", (int)(dot - history), history);
 	else
 		snprintf(hdb, sizeof(hdb), "DATABASE()");
-	quote_table(h, sizeof(h), history);
-	quote_table(l, sizeof(l), lease_table);
+	lease_sql_quote_table(h, sizeof(h), history);
+	lease_sql_quote_table(l, sizeof(l), lease_table);
 	/* Each HISTORY_STMT of stmts.def, from the names above. */
 #define LEASE_STMT(...)
 #define HISTORY_STMT(id, member, params, columns, ...) STMT_RENDER(s, member, __VA_ARGS__)

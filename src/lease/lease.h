@@ -112,6 +112,9 @@ int lease_name_validate(const char *what, const char *name, size_t max, char *er
  * DB_NO_TABLE and a line naming it and 'leaderrun --init'. */
 void lease_sql_render(struct lease_sql *sql, const char *table);
 
+/* TABLE (a validated name, DB.TABLE or TABLE) quoted for SQL into OUT. */
+void lease_sql_quote_table(char *out, size_t len, const char *table);
+
 /* True once, after a lease call found the table older than this build
  * and adapted its statements: MSG says so and what --init would add. The
  * caller logs it (the protocol's files say nothing themselves). */

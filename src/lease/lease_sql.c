@@ -93,7 +93,7 @@ bad:
 	return -1;
 }
 
-static void quote_table(char *out, size_t len, const char *table)
+void lease_sql_quote_table(char *out, size_t len, const char *table)
 {
 	const char *dot = strchr(table, '.');
 
@@ -187,7 +187,7 @@ void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 	if (table != s->table) /* lease_adapt renders again from its own copy */
 		snprintf(s->table, sizeof(s->table), "%s", table);
 	s->schema = schema;
-	quote_table(t, sizeof(t), table);
+	lease_sql_quote_table(t, sizeof(t), table);
 	/* Each LEASE_STMT of stmts.def, from t and c; one that the schema
 	 * cannot hold is left empty (lease_refuse turns its feature down). */
 #define LEASE_STMT(id, member, since, params, columns, ...)                                                            \

@@ -104,6 +104,20 @@ void runmode_warn_unverified(const struct options *o)
 			 o->unverified_host);
 }
 
+int runmode_library(const struct options *o, struct db_config *cfg, struct outcome *out)
+{
+	char err[512];
+
+	runmode_db_config(o, cfg);
+	if (db_library_init(cfg, err, sizeof(err)) < 0) {
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+		return -1;
+	}
+	runmode_warn_unverified(o);
+	return 0;
+}
+
 struct db *runmode_open(const struct options *o, struct outcome *out)
 {
 	struct db_server srv;
@@ -113,12 +127,8 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 	char err[512];
 
 	memset(out, 0, sizeof(*out));
-	runmode_db_config(o, &cfg);
-	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		out->kind = OUTCOME_INTERNAL;
+	if (runmode_library(o, &cfg, out) < 0)
 		return NULL;
-	}
 	db = db_new(&cfg);
 	if (!db) {
 		log_error("out of memory");
@@ -126,7 +136,6 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 		db_library_end();
 		return NULL;
 	}
-	runmode_warn_unverified(o);
 	st = db_connect(db, err, sizeof(err));
 	if (st != DB_OK) {
 		log_error("%s: %s%s%s", dberr_name(st), err, st == DB_UNTRUSTED ? "; " : "",
@@ -393,13 +402,8 @@ void runmode_run(const struct options *o, struct outcome *out)
 	supervisor_block_signals();
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
 		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
-	runmode_db_config(o, &cfg);
-	if (db_library_init(&cfg, err, sizeof(err)) < 0) {
-		log_error("%s", err);
-		out->kind = OUTCOME_INTERNAL;
+	if (runmode_library(o, &cfg, out) < 0)
 		return;
-	}
-	runmode_warn_unverified(o);
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);

@@ -11,6 +11,11 @@ void runmode_init(const struct options *o, struct outcome *out);
 /* The connection settings that O describes. */
 void runmode_db_config(const struct options *o, struct db_config *c);
 
+/* The connection settings of O into CFG, the client library loaded for
+ * them, and the warning about an unverified networked host. -1, with OUT
+ * filled and the reason logged, when the library cannot be loaded. */
+int runmode_library(const struct options *o, struct db_config *cfg, struct outcome *out);
+
 /* Initialises the client library and connects for a one-shot mode (--init,
  * --status, --release, --check). NULL, with OUT filled and the reason
  * logged, on failure. */
