@@ -78,9 +78,35 @@ static void judge_binlog(int64_t log_bin, int64_t sync_binlog, struct promise_li
 		    sync_binlog);
 }
 
+/* What reads a member's state and role; the application's own grants
+ * (sql/grants.sql) lack it. */
+#define GR_GRANT "grant SELECT on performance_schema.replication_group_members (with performance_schema on)"
+
 static bool gr_secondary(const struct promise_facts *f)
 {
 	return f->gr && strcmp(f->gr_member_state, "ONLINE") == 0 && strcmp(f->gr_member_role, "SECONDARY") == 0;
+}
+
+/* A read-only member of a group: a secondary is one the group may elect,
+ * not an asynchronous replica (leaderrun-safety(7), Group Replication:
+ * list every member in the DSN), so it passes. Without SELECT on the
+ * members' table (the application's own grants lack it) the role is not
+ * known, and neither is whether it passes. */
+static void judge_writable_gr(const struct promise_facts *f, const char *sro, struct promise_line *l)
+{
+	if (gr_secondary(f))
+		say(l, PROMISE_HELD, NULL,
+		    "read_only=ON%s: a Group Replication secondary, passed over until it is elected primary", sro);
+	else if (!f->gr_member_state[0])
+		say(l, PROMISE_UNKNOWN, GR_GRANT,
+		    "read_only=ON%s: a Group Replication member whose state and role could not be read (a secondary "
+		    "passes, a member out of the group does not)",
+		    sro);
+	else
+		say(l, PROMISE_NOT_HELD, "rejoin it (START GROUP_REPLICATION) or take it out of the DSN",
+		    "read_only=ON%s: a Group Replication member %s%s%s, passed over; it may lack the group's last "
+		    "commits",
+		    sro, f->gr_member_state, f->gr_member_role[0] ? " " : "", f->gr_member_role);
 }
 
 /* read_only, and super_read_only where it exists (not on MariaDB). */
@@ -96,9 +122,8 @@ static void judge_writable(const struct promise_facts *f, struct promise_line *l
 		    "read_only could not be read");
 	else if (f->read_only == 0 && f->super_read_only <= 0)
 		say(l, PROMISE_HELD, NULL, "read_only=OFF%s", sro);
-	else if (gr_secondary(f))
-		say(l, PROMISE_HELD, NULL,
-		    "read_only=ON%s: a Group Replication secondary, passed over until it is elected primary", sro);
+	else if (f->gr)
+		judge_writable_gr(f, sro, l);
 	else
 		say(l, PROMISE_NOT_HELD,
 		    "take it out of the DSN, or make its replication semi-synchronous; " SEE_REPLICATION,
@@ -143,14 +168,13 @@ static void judge_gr(const struct promise_facts *f, struct promise_line *l)
 	char what[200];
 
 	snprintf(what, sizeof(what), "Group Replication, %s member%s%s, %s, group_replication_consistency=%s",
-		 f->gr_member_state[0] ? f->gr_member_state : "not a", f->gr_member_role[0] ? " " : "",
-		 f->gr_member_role, f->gr_single_primary == 0 ? "multi-primary" : "single-primary",
+		 f->gr_member_state[0] ? f->gr_member_state : "a",
+		 f->gr_member_role[0] ? " " : " of unread state and role", f->gr_member_role,
+		 f->gr_single_primary == 0 ? "multi-primary" : "single-primary",
 		 f->gr_consistency[0] ? f->gr_consistency : "unknown");
 	if (!f->gr_member_state[0])
-		say(l, PROMISE_UNKNOWN,
-		    "grant SELECT on performance_schema.replication_group_members (with performance_schema on), "
-		    "or start it (START GROUP_REPLICATION), or take it out of the DSN",
-		    "%s: this server's membership could not be read", what);
+		say(l, PROMISE_UNKNOWN, GR_GRANT ", or start it (START GROUP_REPLICATION), or take it out of the DSN",
+		    "%s: this server's state and role in the group could not be read", what);
 	else if (strcmp(f->gr_member_state, "ONLINE") != 0)
 		say(l, PROMISE_NOT_HELD, "rejoin it (START GROUP_REPLICATION) or take it out of the DSN",
 		    "%s: a member that is not ONLINE may lack the group's last commits", what);

@@ -312,3 +312,143 @@ Test(gr, eventual_consistency_failover_still_never_overlaps, .fini = repair_grou
 	cr_assert_leq(f.next_ms, f.election_ms + 4000 + 1000, "next command %lld ms after the kill, election %lld ms",
 		      (long long)f.next_ms, (long long)f.election_ms);
 }
+
+/* leaderrun --check-server with the members listed in ORDER: its exit,
+ * its standard output in OUT (standard error appended, for the message). */
+static int check_server(const char *order, char *out, size_t len)
+{
+	struct h_proc p;
+	int rc;
+
+	LR(&p, order, "--check-server");
+	rc = h_finish(&p, 60000);
+	snprintf(out, len, "%s", h_slurp(p.out));
+	snprintf(out + strlen(out), len - strlen(out), "%s", h_slurp(p.err));
+	return rc;
+}
+
+/* The line "127.0.0.1:PORT: CHECK: ..." of member N in OUT (static). */
+static const char *check_line(const char *out, int n, const char *check)
+{
+	static char line[2048];
+	char prefix[128];
+	const char *at, *end;
+
+	snprintf(prefix, sizeof(prefix), "127.0.0.1:%d: %s: ", member_port(n), check);
+	at = strstr(out, prefix);
+	cr_assert_not_null(at, "no line '%s' in:\n%s", prefix, out);
+	end = strchr(at, '\n');
+	snprintf(line, sizeof(line), "%.*s", (int)(end ? end - at : (long)strlen(at)), at);
+	return line;
+}
+
+static int count_of(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (const char *at = strstr(s, needle); at; at = strstr(at + 1, needle))
+		n++;
+	return n;
+}
+
+/* Root SQL on member N (sandbox-gr sql): STATEMENT, its failure fatal. */
+static void member_sql(int n, const char *statement)
+{
+	char arg[4], out[4096];
+	const char *argv[] = {getenv("LR_SANDBOX"), "sql", getenv("LR_GR_DIR"), arg, "-e", statement, NULL};
+	int rc;
+
+	snprintf(arg, sizeof(arg), "%d", n);
+	rc = h_run(argv, out, sizeof(out));
+	cr_assert_eq(rc, 0, "member %d: %s: %s", n, statement, out);
+}
+
+/* GRANT or REVOKE (VERB) reading the members' table for the test's user,
+ * on every host entry it has; through the primary P, so the group has it. */
+static void members_table(int p, const char *verb)
+{
+	char sql[1024];
+
+	snprintf(
+	    sql, sizeof(sql),
+	    "SET @u = '%s'; "
+	    "SELECT GROUP_CONCAT(CONCAT(QUOTE(user), '@', QUOTE(host))) INTO @who FROM mysql.user WHERE user = @u; "
+	    "SET @s = CONCAT('%s SELECT ON performance_schema.replication_group_members %s ', @who); "
+	    "PREPARE st FROM @s; EXECUTE st; DEALLOCATE PREPARE st",
+	    getenv("LR_DB_USER"), verb, strcmp(verb, "GRANT") == 0 ? "TO" : "FROM");
+	member_sql(p, sql);
+}
+
+/* leaderrun-safety(7), Group Replication: list every member in the DSN.
+ * A secondary is super_read_only, but it is a member the group will elect,
+ * not an asynchronous replica: it must not fail the check as one would.
+ * The application's least privileges (sql/grants.sql) cannot read a
+ * member's role: then the writable and replication lines are unknown,
+ * naming the grant, never "not held" for an asynchronous replica. */
+Test(gr, check_server_single_primary_holds_on_every_member_and_eventual_is_not_held, .fini = repair_group)
+{
+	static char out[16384];
+	int p, rc;
+
+	group("mode", "single-primary");
+	group("consistency", "BEFORE_ON_PRIMARY_FAILOVER");
+	p = writable_primary(0);
+	cr_assert(p > 0, "no writable primary");
+	rc = check_server("123", out, sizeof(out));
+	cr_assert_eq(rc, 1, "the members' roles unread: exit %d\n%s", rc, out);
+	cr_assert_eq(count_of(out, ": not held: "), 0, "a secondary is no asynchronous replica:\n%s", out);
+	for (int n = 1; n <= 3; n++) {
+		const char *l = check_line(out, n, "replication");
+
+		cr_assert(strstr(l, ": replication: unknown: ") &&
+			      strstr(l, "grant SELECT on performance_schema.replication_group_members"),
+			  "member %d: %s", n, l);
+		l = check_line(out, n, "writable");
+		if (n == p)
+			cr_assert(strstr(l, ": writable: held: read_only=OFF"), "%s", l);
+		else
+			cr_assert(strstr(l, ": writable: unknown: read_only=ON, super_read_only=ON") &&
+				      strstr(l, "grant SELECT on performance_schema.replication_group_members"),
+				  "%s", l);
+	}
+
+	/* With the grant the fix names: held on every member, exit 0. */
+	members_table(p, "GRANT");
+	rc = check_server("123", out, sizeof(out));
+	cr_assert_eq(rc, 0, "a safe single-primary group: exit %d\n%s", rc, out);
+	cr_assert_eq(count_of(out, ": not held: ") + count_of(out, ": unknown: "), 0, "%s", out);
+	for (int n = 1; n <= 3; n++) {
+		const char *role = n == p ? "ONLINE member PRIMARY" : "ONLINE member SECONDARY";
+		const char *l = check_line(out, n, "replication");
+
+		cr_assert(strstr(l, ": replication: held: Group Replication, ") && strstr(l, role) &&
+			      strstr(l, "single-primary, group_replication_consistency=BEFORE_ON_PRIMARY_FAILOVER"),
+			  "member %d: %s", n, l);
+		l = check_line(out, n, "writable");
+		if (n == p)
+			cr_assert(strstr(l, ": writable: held: read_only=OFF, super_read_only=OFF"), "%s", l);
+		else
+			cr_assert(strstr(l, ": writable: held: read_only=ON, super_read_only=ON: a Group "
+					    "Replication secondary"),
+				  "%s", l);
+	}
+
+	/* EVENTUAL: a new primary would answer from a row lacking renews. Not
+	 * held on every member, with what to set; the rest still holds. */
+	group("consistency", "EVENTUAL");
+	rc = check_server("123", out, sizeof(out));
+	members_table(p, "REVOKE");
+	cr_assert_eq(rc, 1, "EVENTUAL: exit %d\n%s", rc, out);
+	cr_assert_eq(count_of(out, ": not held: "), 3, "only the replication lines:\n%s", out);
+	cr_assert_eq(count_of(out, ": unknown: "), 0, "%s", out);
+	for (int n = 1; n <= 3; n++) {
+		const char *l = check_line(out, n, "replication");
+
+		cr_assert(strstr(l, ": replication: not held: ") &&
+			      strstr(l, "group_replication_consistency=EVENTUAL") &&
+			      strstr(l, "; SET PERSIST group_replication_consistency='BEFORE_ON_PRIMARY_FAILOVER' on "
+					"every member"),
+			  "member %d: %s", n, l);
+		cr_assert(strstr(check_line(out, n, "writable"), ": writable: held: "), "member %d:\n%s", n, out);
+	}
+}

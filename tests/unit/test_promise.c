@@ -100,6 +100,24 @@ Test(promise, group_replication_needs_online_single_primary_and_consistency)
 	assert_state(&f, "writable", PROMISE_HELD, "secondary");
 }
 
+Test(promise, group_replication_member_read_only_is_no_asynchronous_replica)
+{
+	struct promise_facts f;
+
+	safe(&f);
+	f.log_bin = 1;
+	f.gr = true;
+	f.gr_single_primary = 1;
+	strcpy(f.gr_consistency, "BEFORE_ON_PRIMARY_FAILOVER");
+	f.read_only = f.super_read_only = 1;
+	/* The application's own grants cannot read the members' table: a
+	 * secondary or an expelled member, it cannot tell which. */
+	assert_state(&f, "writable", PROMISE_UNKNOWN, "state and role could not be read");
+	assert_state(&f, "replication", PROMISE_UNKNOWN, "could not be read");
+	strcpy(f.gr_member_state, "ERROR");
+	assert_state(&f, "writable", PROMISE_NOT_HELD, "Group Replication member ERROR");
+}
+
 Test(promise, galera_needs_synced)
 {
 	struct promise_facts f;
