@@ -531,3 +531,94 @@ const char *h_unshare_propagation(void)
 	}
 	return plain ? "private" : "unchanged";
 }
+
+int h_cluster_port(const struct h_cluster *c, int n)
+{
+	char ports[128], *save = NULL, *tok;
+
+	snprintf(ports, sizeof(ports), "%s", getenv(c->ports_var));
+	tok = strtok_r(ports, " ", &save);
+	for (int i = 1; tok && i < n; i++)
+		tok = strtok_r(NULL, " ", &save);
+	cr_assert_not_null(tok, "no port for member %d in %s='%s'", n, c->ports_var, getenv(c->ports_var));
+	return atoi(tok);
+}
+
+const char *h_cluster_dsn(const struct h_cluster *c, const char *order)
+{
+	static char bufs[4][512];
+	static int k;
+	char *b = bufs[k++ % 4];
+	int n = snprintf(b, 512, "LEADERRUN_DSN=mysql://%s:%s@", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"));
+
+	for (const char *o = order; *o; o++)
+		n += snprintf(b + n, 512 - (size_t)n, "%s127.0.0.1:%d", o == order ? "" : ",",
+			      h_cluster_port(c, *o - '0'));
+	snprintf(b + n, 512 - (size_t)n, "/%s", getenv("LR_DB_NAME"));
+	return b;
+}
+
+void h_cluster_do(const struct h_cluster *c, const char *subcommand, const char *arg)
+{
+	char out[4096];
+	const char *argv[] = {getenv("LR_SANDBOX"), subcommand, getenv(c->dir_var), arg, NULL};
+	int rc = h_run(argv, out, sizeof(out));
+
+	cr_assert_eq(rc, 0, "%s %s %s failed (%d): %s", argv[0], subcommand, arg ? arg : "", rc, out);
+}
+
+void h_cluster_lr(const struct h_cluster *c, struct h_proc *p, const char *order, const char *const args[])
+{
+	const char *argv[32];
+	size_t n = 0;
+
+	argv[n++] = h_bin();
+	for (size_t i = 0; args[i] && n < 31; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	h_start(p, argv, (const char *const[]){h_cluster_dsn(c, order), NULL});
+}
+
+void h_cluster_race(const struct h_cluster *c, int rounds, const char *hold)
+{
+	for (int round = 0; round < rounds; round++) {
+		char lease[64];
+		struct h_proc a, b;
+		int ra, rb;
+
+		snprintf(lease, sizeof(lease), "race-%d-%d", (int)getpid(), round);
+		h_cluster_lr(c, &a, "12", (const char *const[]){"-n", "-l", lease, "--", "sleep", hold, NULL});
+		h_cluster_lr(c, &b, "21", (const char *const[]){"-n", "-l", lease, "--", "sleep", hold, NULL});
+		ra = h_finish(&a, 30000);
+		rb = h_finish(&b, 30000);
+		cr_assert((ra == 0 && rb == 75) || (ra == 75 && rb == 0), "round %d: exits %d and %d\n%s\n%s", round,
+			  ra, rb, h_slurp(a.err), h_slurp(b.err));
+	}
+}
+
+void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *const orders[6], const char *hold)
+{
+	enum { N = 6 };
+
+	for (int round = 0; round < rounds; round++) {
+		char lease[64], why[4096];
+		struct h_proc p[N];
+		int ran = 0, busy = 0, n = 0;
+
+		snprintf(lease, sizeof(lease), "slots-%d-%d", (int)getpid(), round);
+		for (int i = 0; i < N; i++)
+			h_cluster_lr(
+			    c, &p[i], orders[i],
+			    (const char *const[]){"--slots", "2", "-n", "-l", lease, "--", "sleep", hold, NULL});
+		for (int i = 0; i < N; i++) {
+			int rc = h_finish(&p[i], 30000);
+			ran += rc == 0;
+			busy += rc == 75;
+			if (rc != 0 && rc != 75 && n < (int)sizeof(why))
+				n += snprintf(why + n, sizeof(why) - (size_t)n, "\n%d: exit %d: %s", i, rc,
+					      h_slurp(p[i].err));
+		}
+		why[n < (int)sizeof(why) ? n : (int)sizeof(why) - 1] = '\0';
+		cr_assert(ran == 2 && busy == N - 2, "round %d: %d ran, %d busy%s", round, ran, busy, n ? why : "");
+	}
+}

@@ -122,4 +122,35 @@ const char *h_probe(void);
  * MAX of them in order. */
 int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms, int max);
 
+/* A replicated cluster that a sandbox script (LR_SANDBOX) started for a
+ * whole suite: test_galera.c's and test_gr.c's. Its directory is in the
+ * environment variable DIR_VAR, its members' SQL ports in PORTS_VAR
+ * ("P1 P2 P3"). */
+struct h_cluster {
+	const char *ports_var, *dir_var;
+};
+
+/* The SQL port of member N (1-3). */
+int h_cluster_port(const struct h_cluster *c, int n);
+
+/* LEADERRUN_DSN=... listing the members in ORDER ("231": member 2 first);
+ * four such strings live at once. */
+const char *h_cluster_dsn(const struct h_cluster *c, const char *order);
+
+/* LR_SANDBOX SUBCOMMAND DIR [ARG]; fails the test on error. */
+void h_cluster_do(const struct h_cluster *c, const char *subcommand, const char *arg);
+
+/* Starts leaderrun ARGS (NULL-terminated) with the members listed in
+ * ORDER. */
+void h_cluster_lr(const struct h_cluster *c, struct h_proc *p, const char *order, const char *const args[]);
+
+/* ROUNDS of two `-n -- sleep HOLD` on a fresh lease each, through members
+ * 1 and 2 in turn ("12" and "21"), at once: exactly one runs, the other
+ * exits 75 (not acquired), never an error. */
+void h_cluster_race(const struct h_cluster *c, int rounds, const char *hold);
+
+/* ROUNDS of six first uses of a 2-slot lease at once, listed in ORDERS[6]:
+ * exactly two run and four exit 75, none fails. */
+void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *const orders[6], const char *hold);
+
 #endif

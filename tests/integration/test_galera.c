@@ -10,56 +10,20 @@ HARNESS_MAIN
 
 TestSuite(galera, .timeout = 240);
 
-/* The SQL port of node N (1-3). */
+static const struct h_cluster galera = {"LR_GALERA_PORTS", "LR_GALERA_DIR"};
+
 static int node_port(int n)
 {
-	char ports[128], *save = NULL, *tok;
-
-	snprintf(ports, sizeof(ports), "%s", getenv("LR_GALERA_PORTS"));
-	tok = strtok_r(ports, " ", &save);
-	for (int i = 1; tok && i < n; i++)
-		tok = strtok_r(NULL, " ", &save);
-	cr_assert_not_null(tok, "no port for node %d in '%s'", n, getenv("LR_GALERA_PORTS"));
-	return atoi(tok);
+	return h_cluster_port(&galera, n);
 }
 
-/* LEADERRUN_DSN=... listing the nodes in ORDER ("231": node 2 first). */
-static const char *dsn_env(const char *order)
-{
-	static char bufs[4][512];
-	static int k;
-	char *b = bufs[k++ % 4];
-	int n = snprintf(b, 512, "LEADERRUN_DSN=mysql://%s:%s@", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"));
-
-	for (const char *o = order; *o; o++)
-		n += snprintf(b + n, 512 - (size_t)n, "%s127.0.0.1:%d", o == order ? "" : ",", node_port(*o - '0'));
-	snprintf(b + n, 512 - (size_t)n, "/%s", getenv("LR_DB_NAME"));
-	return b;
-}
-
-/* scripts/sandbox-galera SUBCOMMAND DIR [ARG]; fails the test on error. */
 static void cluster(const char *subcommand, const char *arg)
 {
-	char out[4096];
-	const char *argv[] = {getenv("LR_SANDBOX"), subcommand, getenv("LR_GALERA_DIR"), arg, NULL};
-	int rc = h_run(argv, out, sizeof(out));
-	cr_assert_eq(rc, 0, "sandbox-galera %s %s failed (%d): %s", subcommand, arg ? arg : "", rc, out);
+	h_cluster_do(&galera, subcommand, arg);
 }
 
 /* leaderrun ARGS with the nodes listed in ORDER. */
-static void lr(struct h_proc *p, const char *order, const char *const args[])
-{
-	const char *argv[32];
-	size_t n = 0;
-
-	argv[n++] = h_bin();
-	for (size_t i = 0; args[i] && n < 31; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	h_start(p, argv, (const char *const[]){dsn_env(order), NULL});
-}
-
-#define LR(p, order, ...) lr(p, order, (const char *const[]){__VA_ARGS__, NULL})
+#define LR(p, order, ...) h_cluster_lr(&galera, p, order, (const char *const[]){__VA_ARGS__, NULL})
 
 Test(galera, contenders_writing_through_different_nodes_never_overlap)
 {
@@ -89,19 +53,7 @@ Test(galera, acquire_races_through_two_nodes_have_exactly_one_winner)
 {
 	/* The compare-and-set certified on two nodes at once: the loser sees
 	 * 0 rows or a certification failure, never a lease. */
-	for (int round = 0; round < 8; round++) {
-		char lease[64];
-		struct h_proc a, b;
-		int ra, rb;
-
-		snprintf(lease, sizeof(lease), "race-%d-%d", (int)getpid(), round);
-		LR(&a, "12", "-n", "-l", lease, "--", "sleep", "3");
-		LR(&b, "21", "-n", "-l", lease, "--", "sleep", "3");
-		ra = h_finish(&a, 30000);
-		rb = h_finish(&b, 30000);
-		cr_assert((ra == 0 && rb == 75) || (ra == 75 && rb == 0), "round %d: exits %d and %d\n%s\n%s", round,
-			  ra, rb, h_slurp(a.err), h_slurp(b.err));
-	}
+	h_cluster_race(&galera, 8, "3");
 }
 
 Test(galera, slot_races_through_three_nodes_fill_exactly_the_slots)
@@ -116,27 +68,8 @@ Test(galera, slot_races_through_three_nodes_fill_exactly_the_slots)
 	 * and three conflicts in a row, each try locking rows that the
 	 * winners' acquires then took (exit 69, a round in 80). */
 	static const char *const orders[] = {"12", "21", "31", "12", "21", "31"};
-	enum { N = 6 };
 
-	for (int round = 0; round < 6; round++) {
-		char lease[64], why[4096];
-		struct h_proc p[N];
-		int ran = 0, busy = 0, n = 0;
-
-		snprintf(lease, sizeof(lease), "slots-%d-%d", (int)getpid(), round);
-		for (int i = 0; i < N; i++)
-			LR(&p[i], orders[i], "--slots", "2", "-n", "-l", lease, "--", "sleep", "3");
-		for (int i = 0; i < N; i++) {
-			int rc = h_finish(&p[i], 30000);
-			ran += rc == 0;
-			busy += rc == 75;
-			if (rc != 0 && rc != 75 && n < (int)sizeof(why))
-				n += snprintf(why + n, sizeof(why) - (size_t)n, "\n%d: exit %d: %s", i, rc,
-					      h_slurp(p[i].err));
-		}
-		why[n < (int)sizeof(why) ? n : (int)sizeof(why) - 1] = '\0';
-		cr_assert(ran == 2 && busy == N - 2, "round %d: %d ran, %d busy%s", round, ran, busy, n ? why : "");
-	}
+	h_cluster_slot_race(&galera, 6, orders, "3");
 }
 
 /* A fault left by a test that failed half-way is repaired before the next

@@ -13,40 +13,16 @@ HARNESS_MAIN
 
 TestSuite(gr, .timeout = 300);
 
-/* The SQL port of member N (1-3). */
+static const struct h_cluster gr = {"LR_GR_PORTS", "LR_GR_DIR"};
+
 static int member_port(int n)
 {
-	char ports[128], *save = NULL, *tok;
-
-	snprintf(ports, sizeof(ports), "%s", getenv("LR_GR_PORTS"));
-	tok = strtok_r(ports, " ", &save);
-	for (int i = 1; tok && i < n; i++)
-		tok = strtok_r(NULL, " ", &save);
-	cr_assert_not_null(tok, "no port for member %d in '%s'", n, getenv("LR_GR_PORTS"));
-	return atoi(tok);
+	return h_cluster_port(&gr, n);
 }
 
-/* LEADERRUN_DSN=... listing the members in ORDER ("231": member 2 first). */
-static const char *dsn_env(const char *order)
-{
-	static char bufs[4][512];
-	static int k;
-	char *b = bufs[k++ % 4];
-	int n = snprintf(b, 512, "LEADERRUN_DSN=mysql://%s:%s@", getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"));
-
-	for (const char *o = order; *o; o++)
-		n += snprintf(b + n, 512 - (size_t)n, "%s127.0.0.1:%d", o == order ? "" : ",", member_port(*o - '0'));
-	snprintf(b + n, 512 - (size_t)n, "/%s", getenv("LR_DB_NAME"));
-	return b;
-}
-
-/* scripts/sandbox-gr SUBCOMMAND DIR [ARG]; fails the test on error. */
 static void group(const char *subcommand, const char *arg)
 {
-	char out[4096];
-	const char *argv[] = {getenv("LR_SANDBOX"), subcommand, getenv("LR_GR_DIR"), arg, NULL};
-	int rc = h_run(argv, out, sizeof(out));
-	cr_assert_eq(rc, 0, "sandbox-gr %s %s failed (%d): %s", subcommand, arg ? arg : "", rc, out);
+	h_cluster_do(&gr, subcommand, arg);
 }
 
 static void member(const char *subcommand, int n)
@@ -82,19 +58,7 @@ static int writable_primary(int skip)
 }
 
 /* leaderrun ARGS with the members listed in ORDER. */
-static void lr(struct h_proc *p, const char *order, const char *const args[])
-{
-	const char *argv[32];
-	size_t n = 0;
-
-	argv[n++] = h_bin();
-	for (size_t i = 0; args[i] && n < 31; i++)
-		argv[n++] = args[i];
-	argv[n] = NULL;
-	h_start(p, argv, (const char *const[]){dsn_env(order), NULL});
-}
-
-#define LR(p, order, ...) lr(p, order, (const char *const[]){__VA_ARGS__, NULL})
+#define LR(p, order, ...) h_cluster_lr(&gr, p, order, (const char *const[]){__VA_ARGS__, NULL})
 
 /* The wall clock in ms: the probe stamps its lines with `date +%s%N`. */
 static int64_t wall_ms(void)
@@ -121,48 +85,17 @@ Test(gr, multi_primary_acquire_races_through_two_members_have_exactly_one_winner
 	 * loser's fails at COMMIT (3101, or 1180 when the winner's applier
 	 * aborted it) or matches no row. Either way "not acquired", 75,
 	 * never a database error (69: 7 to 10 rounds in 10 before issue 27). */
-	for (int round = 0; round < 10; round++) {
-		char lease[64];
-		struct h_proc a, b;
-		int ra, rb;
-
-		snprintf(lease, sizeof(lease), "race-%d-%d", (int)getpid(), round);
-		LR(&a, "12", "-n", "-l", lease, "--", "sleep", "2");
-		LR(&b, "21", "-n", "-l", lease, "--", "sleep", "2");
-		ra = h_finish(&a, 30000);
-		rb = h_finish(&b, 30000);
-		cr_assert((ra == 0 && rb == 75) || (ra == 75 && rb == 0), "round %d: exits %d and %d\n%s\n%s", round,
-			  ra, rb, h_slurp(a.err), h_slurp(b.err));
-	}
+	h_cluster_race(&gr, 10, "2");
 }
 
 Test(gr, multi_primary_slot_races_through_three_members_fill_exactly_the_slots)
 {
 	static const char *const orders[] = {"12", "23", "31", "12", "23", "31"};
-	enum { N = 6 };
 
 	group("mode", "multi-primary");
 	/* The rows' first-use transaction and the slots' compare-and-sets,
 	 * certified against each other through three members at once. */
-	for (int round = 0; round < 5; round++) {
-		char lease[64], why[4096];
-		struct h_proc p[N];
-		int ran = 0, busy = 0, n = 0;
-
-		snprintf(lease, sizeof(lease), "slots-%d-%d", (int)getpid(), round);
-		for (int i = 0; i < N; i++)
-			LR(&p[i], orders[i], "--slots", "2", "-n", "-l", lease, "--", "sleep", "2");
-		for (int i = 0; i < N; i++) {
-			int rc = h_finish(&p[i], 30000);
-			ran += rc == 0;
-			busy += rc == 75;
-			if (rc != 0 && rc != 75 && n < (int)sizeof(why))
-				n += snprintf(why + n, sizeof(why) - (size_t)n, "\n%d: exit %d: %s", i, rc,
-					      h_slurp(p[i].err));
-		}
-		why[n < (int)sizeof(why) ? n : (int)sizeof(why) - 1] = '\0';
-		cr_assert(ran == 2 && busy == N - 2, "round %d: %d ran, %d busy%s", round, ran, busy, n ? why : "");
-	}
+	h_cluster_slot_race(&gr, 5, orders, "2");
 }
 
 Test(gr, multi_primary_holders_renewing_through_every_member_never_overlap)
