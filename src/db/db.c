@@ -858,9 +858,12 @@ static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host
 	 * met. */
 	st = mode >= DB_TLS_REQUIRED && !db->timed_out ? dberr_classify_tls(e, lib.mysql_error(m))
 						       : db_status_of(e, lib.mysql_error(m));
+	/* Leaderrun's words first, the library's after: they differ between
+	 * Connector/C and libmysqlclient, and only the first say "TLS". */
 	if (st == DB_UNTRUSTED)
-		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (error %u)", tlspolicy_mode_name(mode),
-			 tlspolicy_verifies(mode) ? " against " : "", tlspolicy_verifies(mode) && ca ? ca : "",
+		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (%s, error %u)",
+			 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
+			 tlspolicy_verifies(mode) && ca ? ca : "", dberr_tls_reason(e, lib.mysql_error(m)),
 			 lib.mysql_error(m), e);
 	else
 		snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
@@ -960,8 +963,8 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	 * file it read) made of the options, a required mode never carries
 	 * on in plain text. */
 	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
-		snprintf(err, errlen, "--ssl-mode %s requires TLS, but the server does not offer it",
-			 tlspolicy_mode_name(mode));
+		snprintf(err, errlen, "--ssl-mode %s refused the server: %s", tlspolicy_mode_name(mode),
+			 DBERR_TLS_ABSENT);
 		db_close_failed(db, m);
 		return DB_UNTRUSTED;
 	}

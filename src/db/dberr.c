@@ -115,6 +115,15 @@ enum db_status dberr_classify_tls(unsigned errnum, const char *msg)
 	return dberr_classify(errnum);
 }
 
+const char *dberr_tls_reason(unsigned errnum, const char *msg)
+{
+	/* The two libraries word "no TLS on offer" apart (see above); users
+	 * are told one thing on both, and what they can do about it. */
+	if (errnum == 2026 && msg && (strstr(msg, "not support") || strstr(msg, "n't support")))
+		return DBERR_TLS_ABSENT;
+	return "its TLS certificate failed verification";
+}
+
 int db_tls_parse(const char *name)
 {
 	static const char *const names[] = {"DISABLED", "PREFERRED", "REQUIRED", "VERIFY_CA", "VERIFY_IDENTITY"};

@@ -30,6 +30,13 @@ enum db_status dberr_classify_msg(unsigned errnum, const char *msg);
  * handshake stays what dberr_classify says. */
 enum db_status dberr_classify_tls(unsigned errnum, const char *msg);
 
+/* What a DB_UNTRUSTED refusal with ERRNUM and MSG means, in leaderrun's
+ * own words whichever library wrote MSG ("SSL connection error: ..." or
+ * "TLS/SSL error: ..."): DBERR_TLS_ABSENT, or that the certificate failed
+ * verification. */
+#define DBERR_TLS_ABSENT "the server offers no TLS"
+const char *dberr_tls_reason(unsigned errnum, const char *msg);
+
 /* "unavailable", "access denied", ... for messages. */
 const char *dberr_name(enum db_status st);
 

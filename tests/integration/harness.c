@@ -458,6 +458,14 @@ bool h_server_mysql(void)
 	return base && strcmp(base, "/sandbox-mysql") == 0;
 }
 
+bool h_client_oracle(void)
+{
+	char version[256];
+
+	h_run((const char *const[]){h_bin(), "--version", NULL}, version, sizeof(version));
+	return strstr(version, "libmysqlclient") != NULL;
+}
+
 void h_sandbox(const char *subcommand)
 {
 	int rc = run_argv(

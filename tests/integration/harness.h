@@ -96,6 +96,10 @@ int h_kill_connections(const char *user);
  * scripts/sandbox-mysql), false for MariaDB. */
 bool h_server_mysql(void);
 
+/* True when leaderrun is built against Oracle's libmysqlclient (its
+ * --version names the library), false for MariaDB Connector/C. */
+bool h_client_oracle(void);
+
 /* Runs scripts/sandbox-db SUBCOMMAND on this suite's sandbox. */
 void h_sandbox(const char *subcommand);
 

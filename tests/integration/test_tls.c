@@ -117,8 +117,7 @@ Test(tls, wrong_ca_fails_with_a_clear_message)
 	paths(tls_server("IP:127.0.0.1,DNS:127.0.0.1"));
 	cr_assert_eq(lr(&p, (const char *const[]){"--ssl-mode", "VERIFY_CA", "--ssl-ca", other, NULL}), 77, "%s",
 		     h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "TLS"), "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "certificate"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "its TLS certificate failed verification"), "%s", h_slurp(p.err));
 }
 
 Test(tls, wrong_host_name_fails_verify_identity_only)
@@ -130,7 +129,7 @@ Test(tls, wrong_host_name_fails_verify_identity_only)
 		     h_slurp(p.err));
 	cr_assert_eq(lr(&p, (const char *const[]){"--ssl-mode", "VERIFY_IDENTITY", "--ssl-ca", ca, NULL}), 77, "%s",
 		     h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "TLS"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "its TLS certificate failed verification"), "%s", h_slurp(p.err));
 }
 
 Test(tls, required_against_a_server_without_tls_fails)
@@ -424,7 +423,8 @@ Test(tls_netns, server_without_tls_is_refused_before_the_login)
 		args[n++] = "true";
 		cr_assert_eq(ns_lr(&p, NULL, args), 77, "%s %s: %s", modes[i][0], modes[i][1], h_slurp(p.err));
 		assert_refusal_line(h_slurp(p.err), "db.test");
-		cr_assert(strstr(h_slurp(p.err), "does not support it"), "%s", h_slurp(p.err));
+		/* The same words on both libraries (they word it apart). */
+		cr_assert(strstr(h_slurp(p.err), "refused the server: the server offers no TLS"), "%s", h_slurp(p.err));
 	}
 	/* The operator modes too. */
 	cr_assert_eq(
@@ -526,10 +526,16 @@ Test(tls, loopback_and_socket_keep_the_library_default)
 	struct h_proc p;
 
 	/* A certificate that names neither: the default does not verify
-	 * loopback or the socket, as before issue 20. */
+	 * loopback or the socket, as before issue 20. The library's own
+	 * default decides whether there is TLS (--ssl-mode in leaderrun(1)):
+	 * Connector/C none without a certificate option, libmysqlclient
+	 * PREFERRED. */
 	paths(tls_server("DNS:db.test"));
 	cr_assert_eq(lr(&p, (const char *const[]){"-v", NULL}), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "no TLS"), "%s", h_slurp(p.err));
+	if (h_client_oracle())
+		cr_assert(strstr(h_slurp(p.err), "certificate not verified"), "%s", h_slurp(p.err));
+	else
+		cr_assert(strstr(h_slurp(p.err), ": no TLS"), "%s", h_slurp(p.err));
 	h_start(&p,
 		(const char *const[]){h_bin(), "-d", h_dsn_socket(), "-n", "-l", h_lease("tls"), "--", "true", NULL},
 		NULL);

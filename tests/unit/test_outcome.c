@@ -98,6 +98,21 @@ Test(outcome, tls_refusals_are_untrusted_network_failures_are_not)
 	cr_assert_str_eq(dberr_name(DB_UNTRUSTED), "server not verified");
 }
 
+Test(outcome, tls_refusals_are_told_in_the_same_words_on_both_libraries)
+{
+	/* Connector/C's and libmysqlclient's wordings of each. */
+	cr_assert_str_eq(dberr_tls_reason(2026, "TLS/SSL error: SSL is required, but the server does not support it"),
+			 "the server offers no TLS");
+	cr_assert_str_eq(
+	    dberr_tls_reason(2026, "SSL connection error: SSL is required but the server doesn't support it"),
+	    "the server offers no TLS");
+	cr_assert_str_eq(dberr_tls_reason(2026, "TLS/SSL error: unable to get local issuer certificate"),
+			 "its TLS certificate failed verification");
+	cr_assert_str_eq(
+	    dberr_tls_reason(2026, "SSL connection error: error:0A000086:SSL routines::certificate verify failed"),
+	    "its TLS certificate failed verification");
+}
+
 Test(outcome, galera_errors_never_count_as_success)
 {
 	/* A node cut off from the primary component: go elsewhere. */
