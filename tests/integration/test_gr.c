@@ -27,7 +27,7 @@ static void group(const char *subcommand, const char *arg)
 
 static void member(const char *subcommand, int n)
 {
-	char arg[4];
+	char arg[12];
 
 	snprintf(arg, sizeof(arg), "%d", n);
 	group(subcommand, arg);
@@ -37,7 +37,7 @@ static void member(const char *subcommand, int n)
 static const char *member_state(int n)
 {
 	static char out[512];
-	char arg[4];
+	char arg[12];
 	const char *argv[] = {getenv("LR_SANDBOX"), "state", getenv("LR_GR_DIR"), arg, NULL};
 
 	snprintf(arg, sizeof(arg), "%d", n);
@@ -118,7 +118,7 @@ Test(gr, multi_primary_holders_renewing_through_every_member_never_overlap)
 /* scripts/sandbox-gr SUBCOMMAND DIR N, its failure left to the caller. */
 static int member_try(const char *subcommand, int n)
 {
-	char arg[4];
+	char arg[12];
 	const char *argv[] = {getenv("LR_SANDBOX"), subcommand, getenv("LR_GR_DIR"), arg, NULL};
 
 	snprintf(arg, sizeof(arg), "%d", n);
@@ -287,7 +287,7 @@ static int count_of(const char *s, const char *needle)
 /* Root SQL on member N (sandbox-gr sql): STATEMENT, its failure fatal. */
 static void member_sql(int n, const char *statement)
 {
-	char arg[4], out[4096];
+	char arg[12], out[4096];
 	const char *argv[] = {getenv("LR_SANDBOX"), "sql", getenv("LR_GR_DIR"), arg, "-e", statement, NULL};
 	int rc;
 
