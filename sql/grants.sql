@@ -10,9 +10,13 @@ GRANT SELECT, INSERT, UPDATE ON ops.leaderrun_lease TO 'leaderrun'@'%';
 -- --history-keep runs per lease (hence DELETE, on this table only).
 GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_history TO 'leaderrun'@'%';
 -- Schema 6, the fence: leaderrun moves it to each new term, and ends the
--- session of a transaction that holds it with a stale term.
+-- session of a transaction that holds it with a stale term
+-- (leaderrun_fence_end; the other two only let `leaderrun --init` see that
+-- the fence is complete).
 GRANT SELECT, INSERT, UPDATE ON ops.leaderrun_fence TO 'leaderrun'@'%';
 GRANT EXECUTE ON PROCEDURE ops.leaderrun_fence_end TO 'leaderrun'@'%';
+GRANT EXECUTE ON PROCEDURE ops.leaderrun_fence TO 'leaderrun'@'%';
+GRANT EXECUTE ON PROCEDURE ops.leaderrun_fence_slot TO 'leaderrun'@'%';
 
 -- The job's own account (not leaderrun's) needs nothing of these tables: it
 -- fences through the procedures, which run with their definer's rights.

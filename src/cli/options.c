@@ -1241,27 +1241,24 @@ static int options_take_table(struct parse *p)
 	return 0;
 }
 
-/* The history table sits next to the lease table, in the same database:
- * PREFIX_lease -> PREFIX_history (leaderrun_lease -> leaderrun_history),
- * any other NAME -> NAME_history. A PREFIX must be left: "_lease" alone
- * is a NAME. After options_name_listed, whose message comes first when
- * both fail. */
+/* The history table and the fence sit next to the lease table, in the same
+ * database (lease_sql_sibling: leaderrun_lease -> leaderrun_history,
+ * leaderrun_fence). After options_name_listed, whose message comes first
+ * when both fail. */
 static int options_take_history_table(struct parse *p)
 {
 	struct options *o = p->o;
-	const char *dot = strchr(o->table, '.');
-	const char *base = dot ? dot + 1 : o->table;
-	size_t n = strlen(base);
-	char name[LEASE_TABLE_MAX + 16];
+	char fence[LEASE_TABLE_MAX + 16];
 
-	if (n > 6 && strcmp(base + n - 6, "_lease") == 0)
-		n -= 6;
-	snprintf(name, sizeof(name), "%.*s%.*s_history", dot ? (int)(dot - o->table + 1) : 0, o->table, (int)n, base);
-	if (n + 8 > 64)
+	if (lease_sql_sibling(o->table, "_history", o->history_table, sizeof(o->history_table)) < 0)
 		FAIL("--table %s: the name is too long to add _history for its history table; use at most 56 "
 		     "characters",
 		     o->table);
-	snprintf(o->history_table, sizeof(o->history_table), "%s", name);
+	/* The longest of the fence's names is its procedure NAME_fence_slot. */
+	if (lease_sql_sibling(o->table, "_fence_slot", fence, sizeof(fence)) < 0)
+		FAIL("--table %s: the name is too long to add _fence_slot for its fence's procedures; use at most 53 "
+		     "characters (without a _lease suffix)",
+		     o->table);
 	return 0;
 }
 

@@ -66,18 +66,21 @@ struct lease_sql {
 #undef HISTORY_STMT
 #undef LEASE_STMT
 	char table[LEASE_TABLE_MAX + 1];
-	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
-	int older;	    /* lease.c adapted the statements to this older schema; 0: current */
-	bool older_said;    /* lease_sql_older gave its warning */
-	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
-	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
+	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table, as the options name tables */
+	int schema;			  /* the lease table's that the statements are for (lease_sql_render_schema) */
+	int older;			  /* lease.c adapted the statements to this older schema; 0: current */
+	bool older_said;		  /* lease_sql_older gave its warning */
+	char hint_name[32];		  /* the wake-up hint's name for table and lease, before the database's part */
+	char hint_db[72];		  /* SQL for the database of the table: 'DB' or DATABASE() */
 };
 
 /* The schema this build writes; --init upgrades older tables to it.
  * Schema 4 is schema 3's lease table plus the run history, a table of its
  * own (history_sql.h). Schema 5 gives the lease table a row a slot
- * (--slots): the key is (name, slot), and slot 0 is the row of old. */
-#define LEASE_SCHEMA	  5
+ * (--slots): the key is (name, slot), and slot 0 is the row of old.
+ * Schema 6 adds the fence, a table and procedures of their own
+ * (lease_fence_move). */
+#define LEASE_SCHEMA	  6
 #define LEASE_ROWS_SCHEMA 5 /* the lease table's own columns */
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
@@ -111,6 +114,12 @@ int lease_name_validate(const char *what, const char *name, size_t max, char *er
  * warn once; a feature the table cannot hold is refused then, with
  * DB_NO_TABLE and a line naming it and 'leaderrun --init'. */
 void lease_sql_render(struct lease_sql *sql, const char *table);
+
+/* The name of a table next to TABLE (in its database), for the run
+ * history (SUFFIX "_history") and the fence ("_fence"): PREFIX_lease ->
+ * PREFIX_SUFFIX, any other NAME -> NAME_SUFFIX ("_lease" alone is a NAME).
+ * Returns -1 when the name would be longer than MySQL's 64. */
+int lease_sql_sibling(const char *table, const char *suffix, char *out, size_t len);
 
 /* TABLE (a validated name, DB.TABLE or TABLE) quoted for SQL into OUT. */
 void lease_sql_quote_table(char *out, size_t len, const char *table);
@@ -226,6 +235,27 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsig
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
 			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
+
+/* The fence (schema 6): a job's transaction proves its term with CALL
+ * leaderrun_fence; an acquisition moves the fence to its new TERM of SLOT
+ * before the command starts. The move waits for the transactions fenced
+ * with an older term; one still open after a lock wait has its session
+ * ended (*ENDED: its connection id; 0: none) and the move is tried again,
+ * until GIVE_UP (CLOCK_BOOTTIME us). ERR says why it did not move. */
+enum lease_fence {
+	FENCE_MOVED,	   /* the command may start */
+	FENCE_UNAVAILABLE, /* no fence here (an older schema, no grant): run without, and say so */
+	FENCE_BLOCKED,	   /* a stale transaction still holds it at GIVE_UP */
+	FENCE_NEWER,	   /* a newer term has moved it: this one is stale */
+	FENCE_FAILED,	   /* the database failed (*ST) */
+};
+enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				  uint64_t term, int64_t give_up, uint64_t *ended, enum db_status *st, char *err,
+				  size_t errlen);
+
+/* --init: creates the fence's table and procedures when any is missing
+ * (*MADE says whether it did). */
+enum db_status lease_fence_create(struct db *db, const struct lease_sql *sql, bool *made, char *err, size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

@@ -179,15 +179,63 @@ bool lease_sql_older(struct lease_sql *s, char *msg, size_t msglen)
 	return true;
 }
 
+int lease_sql_sibling(const char *table, const char *suffix, char *out, size_t len)
+{
+	const char *dot = strchr(table, '.');
+	const char *base = dot ? dot + 1 : table;
+	size_t n = strlen(base);
+
+	if (n > 6 && strcmp(base + n - 6, "_lease") == 0)
+		n -= 6;
+	snprintf(out, len, "%.*s%.*s%s", dot ? (int)(dot - table + 1) : 0, table, (int)n, base, suffix);
+	return n + strlen(suffix) > 64 ? -1 : 0;
+}
+
+/* The fence's names for the statements (stmts.def says which is which). */
+struct fence_names {
+	char f[LEASE_TABLE_MAX + 24], fs[LEASE_TABLE_MAX + 24], fp[LEASE_TABLE_MAX + 24], fe[LEASE_TABLE_MAX + 24];
+	char fu[65], fdb[68]; /* a name of at most 64 (lease_sql_sibling), 'DB' */
+};
+
+/* TABLE's sibling named with SUFFIX, quoted. Names too long were refused
+ * with the options (options.c). */
+static void fence_quoted(const char *table, const char *suffix, char *out, size_t len)
+{
+	char name[LEASE_TABLE_MAX + 16];
+
+	(void)lease_sql_sibling(table, suffix, name, sizeof(name));
+	lease_sql_quote_table(out, len, name);
+}
+
+static void fence_names_of(struct lease_sql *s, const char *table, struct fence_names *n)
+{
+	const char *dot;
+
+	fence_quoted(table, "_fence", n->f, sizeof(n->f));
+	fence_quoted(table, "_fence", n->fp, sizeof(n->fp));
+	fence_quoted(table, "_fence_slot", n->fs, sizeof(n->fs));
+	fence_quoted(table, "_fence_end", n->fe, sizeof(n->fe));
+	(void)lease_sql_sibling(table, "_fence", s->fence, sizeof(s->fence));
+	dot = strchr(s->fence, '.');
+	snprintf(n->fu, sizeof(n->fu), "%.64s", dot ? dot + 1 : s->fence);
+	if (dot) /* a database's name has at most 64 characters (lease_table_validate) */
+		snprintf(n->fdb, sizeof(n->fdb), "'%.*s'", (int)(dot - s->fence > 64 ? 64 : dot - s->fence), s->fence);
+	else
+		snprintf(n->fdb, sizeof(n->fdb), "DATABASE()");
+}
+
 void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 {
 	char t[LEASE_TABLE_MAX + 8];
 	struct cols c = cols_of(schema);
+	struct fence_names fn;
+	const char *f = fn.f, *fs = fn.fs, *fp = fn.fp, *fe = fn.fe, *fu = fn.fu, *fdb = fn.fdb;
 
 	if (table != s->table) /* lease_adapt renders again from its own copy */
 		snprintf(s->table, sizeof(s->table), "%s", table);
 	s->schema = schema;
 	lease_sql_quote_table(t, sizeof(t), table);
+	fence_names_of(s, table, &fn);
 	/* Each LEASE_STMT of stmts.def, from t and c; one that the schema
 	 * cannot hold is left empty (lease_refuse turns its feature down). */
 #define LEASE_STMT(id, member, since, params, columns, ...)                                                            \

@@ -63,6 +63,8 @@ enum event_id {
 	/* 2. the command starts */
 	EV_LOOP_FAILED,	      /* no signalfd or timerfd */
 	EV_READY_FILE_STALE,  /* a --ready-file left behind could not be removed */
+	EV_FENCE_ENDED,	      /* the session of a stale fenced transaction was ended */
+	EV_FENCE_UNAVAILABLE, /* the table has no fence: the command runs without */
 	EV_ACQUIRED,	      /* the lease is ours */
 	EV_START_FAILED,      /* the command could not be started */
 	EV_EXEC_FAILED,	      /* ... it started and could not exec (126, 127) */
@@ -137,6 +139,7 @@ struct event {
 	enum event_skip skip;	       /* a skip's why */
 	const struct lease_info *info; /* the row as a look saw it */
 	const struct db_server *srv;   /* the server that answered */
+	uint64_t session;	       /* a connection id on the server */
 	bool revoked;		       /* the lease's end: revoked, not lost */
 };
 

@@ -156,6 +156,15 @@ SAY(say_ready_file_failed, "--ready-file %s", d->err)
 SAY(say_err, "%s", d->err)
 SAY(status_cannot_start, "exiting: cannot start %s", ev->cmd)
 
+SAY(say_fence_ended,
+    "ended session %" PRIu64 " on the server: its transaction had fenced lease %s with an older term and was "
+    "still open, so term %" PRIu64 "'s command could not start",
+    d->session, ev->o->lease, ev->term)
+SAY(say_fence_unavailable,
+    "the fence is off: %s; the command runs, and its transactions cannot fence (CALL leaderrun_fence); "
+    "'leaderrun --init' creates the fence, or sql/upgrade-5-to-6.sql and sql/grants.sql",
+    d->err)
+
 static void say_acquired(const struct events *ev, const struct event *d, char *buf, size_t len)
 {
 	const struct options *o = ev->o;
@@ -271,6 +280,8 @@ static const struct event_row rows[EV_COUNT] = {
 	/* 2. the start */
 	[EV_LOOP_FAILED] = {"loop_failed", NULL, LOG_ERROR, .say = say_loop_failed},
 	[EV_READY_FILE_STALE] = {"ready_file_stale", NULL, LOG_WARN, .say = say_ready_file_stale},
+	[EV_FENCE_ENDED] = {"fence_ended", NULL, LOG_WARN, .say = say_fence_ended},
+	[EV_FENCE_UNAVAILABLE] = {"fence_unavailable", NULL, LOG_WARN, .say = say_fence_unavailable},
 	[EV_ACQUIRED] = {"acquired", "acquired", LOG_INFO, .say = say_acquired, .notify = "acquired",
 		.tell = TELL_RUN, .metric = MET_ACQUIRED, .history_begin = true},
 	[EV_START_FAILED] = {"start_failed", NULL, LOG_ERROR, .say = say_err, .sd = SD_STOPPING,

@@ -191,6 +191,7 @@ struct init_report {
 	bool history_made;
 	const char *doing, *privilege, *table, *sql_file;
 	char upgrades[64];
+	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table (schema 6) */
 };
 
 /* ALTER TABLE needs CREATE and INSERT besides ALTER (the MySQL manual,
@@ -214,7 +215,7 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 {
 	struct lease_sql sql;
 	struct history_sql hsql;
-	bool had_history, has_slot = true;
+	bool had_history, has_slot = true, fence_made = false;
 	enum db_status st;
 
 	lease_sql_render(&sql, o->table);
@@ -245,11 +246,21 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 		st = db_query(db, hsql.upgrade, err, errlen);
 	}
 	r->history_made = !had_history || !has_slot;
-	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's. */
+	/* Schema 6: the fence, a table and procedures of its own. */
+	if (st == DB_OK) {
+		snprintf(r->fence, sizeof(r->fence), "%s", sql.fence);
+		runmode_init_needs(r, "creating the fence", "CREATE and CREATE ROUTINE", r->fence,
+				   "sql/upgrade-5-to-6.sql");
+		st = lease_fence_create(db, &sql, &fence_made, err, errlen);
+	}
+	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's, 6
+	 * the fence's. */
 	if (r->from == LEASE_ROWS_SCHEMA && had_history && !has_slot)
 		r->from = 4;
 	else if (r->from == 3 && had_history)
 		r->from = 4;
+	else if (r->from == LEASE_ROWS_SCHEMA && !r->history_made && !fence_made)
+		r->from = LEASE_SCHEMA;
 	return st;
 }
 
@@ -265,7 +276,7 @@ static const char *runmode_qualified(const struct options *o, const char *table,
 static void runmode_init_report(const struct options *o, enum db_status st, const struct init_report *r,
 				const char *err)
 {
-	char t[200], h[200];
+	char t[200], h[200], f[200];
 
 	if (st == DB_DENIED)
 		log_error("--init: access denied: %s needs %s on %s; run --init once as an administrator, or apply "
@@ -274,9 +285,11 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 	else if (st != DB_OK)
 		log_error("--init: %s: %s", dberr_name(st), err);
 	else if (r->from == 0)
-		log_event(LOG_NOTICE, NULL, "--init: table %s created (schema %d), with the run history's table %s",
+		log_event(LOG_NOTICE, NULL,
+			  "--init: table %s created (schema %d), with the run history's table %s and the fence %s",
 			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
-			  runmode_qualified(o, o->history_table, h, sizeof(h)));
+			  runmode_qualified(o, o->history_table, h, sizeof(h)),
+			  runmode_qualified(o, r->fence, f, sizeof(f)));
 	else if (r->from < LEASE_SCHEMA)
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, r->from,
 			 LEASE_SCHEMA);
@@ -332,6 +345,7 @@ static void runmode_wind_down(struct worker *w, struct history *h)
 static void runmode_job(const struct options *o, struct lease_sql *sql, struct worker_job *job)
 {
 	job->min_hold_us = o->min_hold_us;
+	job->fence_us = o->timing.renew_us;
 	job->period_us = o->once_per_us;
 	job->slots = o->slots;
 	/* A --no-wait run takes no wake-up hint: it never waits itself, and

@@ -194,6 +194,11 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 		s->ev.term = r->info.term;
 		s->ev.slot = r->info.slot;
 		s->acquire_sent_at = r->sent_at;
+		/* Before the acquisition's line: both happened before it. */
+		if (r->fence_ended)
+			event_emit(&s->ev, EV_FENCE_ENDED, &(struct event){.session = r->fence_ended});
+		if (r->fence == FENCE_UNAVAILABLE)
+			event_emit(&s->ev, EV_FENCE_UNAVAILABLE, &(struct event){.status = r->status, .err = r->err});
 		return STEP_TAKEN;
 	}
 	if (r->outcome == LEASE_SLOTS_DIFFER) {

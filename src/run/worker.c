@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -121,6 +122,32 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
 	return true;
 }
 
+/* The lease is ours: the fence moves to its term before the command may
+ * start. When it cannot, the term is given back at once (the command never
+ * ran, so there is nothing to wait for) and R is an error to retry; the
+ * fence unavailable (an older schema) is not one: R says so, and the run
+ * goes on without it. */
+static bool worker_fence(struct worker *w, struct worker_result *r)
+{
+	const struct worker_job *j = &w->job;
+	enum db_status st, ignored;
+	char err[256];
+
+	r->fence = lease_fence_move(w->db, &w->sql, j->name, r->info.slot, r->info.term, r->sent_at + j->fence_us,
+				    &r->fence_ended, &st, r->err, sizeof(r->err));
+	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE)
+		return true;
+	if (r->fence == FENCE_NEWER)
+		snprintf(r->err, sizeof(r->err), "the fence %s has moved past term %llu: a newer term took the lease",
+			 w->sql.fence, (unsigned long long)r->info.term);
+	if (db_connected(w->db))
+		(void)lease_release(w->db, &w->sql, j->name, r->info.slot, j->holder, r->info.term, 0, -1, &ignored,
+				    err, sizeof(err));
+	r->outcome = LEASE_ERROR;
+	r->status = r->fence == FENCE_FAILED ? st : DB_CONFLICT;
+	return false;
+}
+
 /* WORKER_ACQUIRE and WORKER_LOOK; Q->term is the term whose hint woke this
  * follower, or 0 (worker_submit). */
 static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -134,7 +161,10 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 	 * follower woken by it has it already). A follower that did not win
 	 * gives it back, for the next leader to take, unless its leader died
 	 * (worker_keeps_hint). */
-	if (r->outcome == LEASE_OK) {
+	if (r->outcome == LEASE_OK && !worker_fence(w, r)) {
+		if (w->hint_held && db_connected(w->db))
+			worker_drop_hint(w);
+	} else if (r->outcome == LEASE_OK) {
 		w->slot = r->info.slot;
 		worker_take_hint(w, w->slot, r->info.term);
 	} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, q->term))

@@ -25,6 +25,7 @@ struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
 	const struct lease_sql *sql;
 	int64_t ttl_us;
+	int64_t fence_us;    /* the longest an acquisition's fence move may take after its send: a renew interval */
 	int64_t min_hold_us; /* --min-hold, for the release */
 	int64_t period_us;   /* --once-per; 0: off */
 	unsigned slots;	     /* --slots */
@@ -44,6 +45,10 @@ struct worker_result {
 	bool hint_held;		 /* this session holds the hint now */
 	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
 	struct db_server server; /* the connection's server; name "" when none */
+	/* An acquisition's fence (lease.h): FENCE_MOVED or FENCE_UNAVAILABLE
+	 * (then ERR says why); FENCE_ENDED, the stale session it ended. */
+	enum lease_fence fence;
+	uint64_t fence_ended;
 	char err[384];
 };
 

@@ -66,3 +66,20 @@ int procs_load_env(const char *path, void (*set)(void *ctx, const char *name, co
 	fclose(f);
 	return 0;
 }
+
+int procs_children_of(pid_t pid, pid_t *out, int max)
+{
+	char path[96];
+	int n = 0;
+	FILE *f;
+	long c;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (n < max && fscanf(f, "%ld", &c) == 1)
+		out[n++] = (pid_t)c;
+	fclose(f);
+	return n;
+}

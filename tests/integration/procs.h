@@ -18,4 +18,8 @@ void procs_sleep_ms(int ms);
  * DIR/env and calls SET for each. Returns -1 if the file cannot be read. */
 int procs_load_env(const char *path, void (*set)(void *ctx, const char *name, const char *value), void *ctx);
 
+/* Pids of PID's children, from /proc (its main thread's list), at most
+ * MAX of them into OUT. Returns how many. */
+int procs_children_of(pid_t pid, pid_t *out, int max);
+
 #endif

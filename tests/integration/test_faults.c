@@ -3,6 +3,7 @@
 #include <signal.h>
 
 #include "harness.h"
+#include "procs.h"
 #include "proxy.h"
 
 HARNESS_MAIN
@@ -144,24 +145,6 @@ Test(faults, kill_grace_is_honoured_when_renewing_fails)
 		  h_slurp(holder.out), h_slurp(holder.err));
 }
 
-/* Pids of PID's children, from /proc (every thread's list). */
-static int children_of(pid_t pid, pid_t *out, int max)
-{
-	char path[96];
-	int n = 0;
-	FILE *f;
-	long c;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid, (int)pid);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	while (n < max && fscanf(f, "%ld", &c) == 1)
-		out[n++] = (pid_t)c;
-	fclose(f);
-	return n;
-}
-
 Test(faults, sigstop_of_leaderrun_alone_still_stops_the_command_at_the_deadline)
 {
 	struct h_proc holder, standby;
@@ -191,7 +174,7 @@ Test(faults, whole_freeze_past_the_ttl_kills_the_stale_command_on_thaw)
 	LR(&holder, "-t", "2s", "-l", h_lease("freeze"), "--", "sh", "-c", "echo $$; exec sleep 60");
 	cr_assert(h_wait_file(holder.out, "\n", 10000));
 	cr_assert_eq(sscanf(h_slurp(holder.out), "%d", &command), 1);
-	n = children_of(holder.pid, kids, 8);
+	n = procs_children_of(holder.pid, kids, 8);
 	for (int i = 0; i < n; i++)
 		if (kids[i] != command)
 			watcher = kids[i];
