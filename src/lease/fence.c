@@ -98,7 +98,8 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 	else
 		snprintf(err, errlen,
 			 "the fence %s is held by a transaction of an older term, and its session could not be ended "
-			 "(%s): let %s's definer end sessions (CONNECTION ADMIN), or end it by hand",
+			 "(%s): grant leaderrun's account EXECUTE on %s_end (sql/grants.sql) and its definer "
+			 "CONNECTION ADMIN, or end that session by hand",
 			 sql->fence, why[0] ? why : "it kept conflicting", sql->fence);
 	return FENCE_BLOCKED;
 }

@@ -322,3 +322,37 @@ Test(fence, init_makes_the_fence_of_a_schema_5_database)
 	h_sql("START TRANSACTION; CALL five_fence('x', 7); COMMIT");
 	cr_assert_str_eq(h_sql("SELECT fences FROM five_fence"), "1");
 }
+
+Test(fence, a_stale_session_that_cannot_be_ended_keeps_the_command_from_starting)
+{
+	struct h_proc stale, p;
+	const char *lease = h_lease("noend");
+	char sql[512], dsn[512];
+	const char *db = getenv("LR_DB_NAME");
+
+	/* An account like sql/grants.sql's, without the right to end sessions
+	 * (no EXECUTE on leaderrun_fence_end). */
+	h_sql("CREATE USER IF NOT EXISTS 'noend'@'localhost' IDENTIFIED BY 'noend-pw'");
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s.leaderrun_lease TO 'noend'@'localhost'", db);
+	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leaderrun_history TO 'noend'@'localhost'", db);
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s.leaderrun_fence TO 'noend'@'localhost'", db);
+	snprintf(dsn, sizeof(dsn), "mysql://noend:noend-pw@localhost/%s?socket=%s", db, getenv("LR_DB_SOCKET"));
+	rows_table();
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql),
+		 "START TRANSACTION; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, "
+		 "'stale'); SELECT SLEEP(60); COMMIT",
+		 lease, lease);
+	session(&stale, 0, sql);
+	wait_for_sleeper();
+	h_start(&p, (const char *const[]){h_bin(), "-n", "-d", dsn, "-l", lease, "--", "echo", "ran", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "could not be ended"), "%s", h_slurp(p.err));
+	/* The term it took was given back at once. */
+	cr_assert_str_eq(h_sql("SELECT expires_at <= UTC_TIMESTAMP(6) FROM leaderrun_lease WHERE name='%s'", lease),
+			 "1");
+	kill(stale.pid, SIGTERM);
+	h_finish(&stale, 10000);
+}
