@@ -266,10 +266,14 @@ static void judge_schema(const struct promise_facts *f, struct promise_line *l)
 		    "%s missing", f->table);
 	else if (f->schema < f->schema_newest)
 		say(l, PROMISE_NOT_HELD,
-		    "run leaderrun --init (as a user with ALTER, CREATE and INSERT), or apply sql/upgrade-*.sql",
+		    f->schema == 5 ? "run leaderrun --init (as a user with CREATE and CREATE ROUTINE), or apply "
+				     "sql/upgrade-5-to-6.sql; and the grants of sql/grants.sql, which let this user "
+				     "see the fence"
+				   : "run leaderrun --init (as a user with ALTER, CREATE and INSERT), or apply "
+				     "sql/upgrade-*.sql",
 		    "%s has schema %d, older than this build's %d: runs use the older statements, without the newer "
-		    "features",
-		    f->table, f->schema, f->schema_newest);
+		    "features%s",
+		    f->table, f->schema, f->schema_newest, f->schema == 5 ? " (the fence: FENCED WRITES)" : "");
 	else
 		say(l, PROMISE_HELD, NULL, "%s is current (schema %d)", f->table, f->schema);
 }

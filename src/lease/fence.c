@@ -39,8 +39,11 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 	if (*st == DB_OK)
 		return r.affected == 1 ? FENCE_MOVED : FENCE_NEWER;
 	/* No such table (an older schema) or no grant on it: the lease runs
-	 * as before, and the caller says the fence is off. */
-	return *st == DB_NO_TABLE || *st == DB_DENIED ? FENCE_UNAVAILABLE : FENCE_FAILED;
+	 * as before, and the caller says the fence is off, unless the lease
+	 * table's own warning (lease_sql_older) names it already. */
+	if (*st == DB_NO_TABLE || *st == DB_DENIED)
+		return sql->older ? FENCE_OFF_OLDER : FENCE_UNAVAILABLE;
+	return FENCE_FAILED;
 }
 
 /* A lock wait ran out: ends the session whose transaction fenced with an
@@ -104,17 +107,26 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 	return FENCE_BLOCKED;
 }
 
+enum db_status lease_fence_exists(struct db *db, const struct lease_sql *sql, bool *exists, char *err, size_t errlen)
+{
+	int64_t n = 0;
+	enum db_status st = db_query_int(db, sql->fence_objects, &n, err, errlen);
+
+	*exists = st == DB_OK && n == 4;
+	return st;
+}
+
 enum db_status lease_fence_create(struct db *db, const struct lease_sql *sql, bool *made, char *err, size_t errlen)
 {
 	const char *ddl[] = {sql->fence_create, sql->fence_proc_slot, sql->fence_proc, sql->fence_proc_end};
-	int64_t n = 0;
+	bool exists;
 	enum db_status st;
 
 	/* Look first: a user without CREATE and CREATE ROUTINE runs --init
 	 * on a current database (sql/grants.sql lets it see all four). */
 	*made = false;
-	st = db_query_int(db, sql->fence_objects, &n, err, errlen);
-	for (size_t k = 0; st == DB_OK && n < 4 && k < sizeof(ddl) / sizeof(ddl[0]); k++) {
+	st = lease_fence_exists(db, sql, &exists, err, errlen);
+	for (size_t k = 0; st == DB_OK && !exists && k < sizeof(ddl) / sizeof(ddl[0]); k++) {
 		st = db_query(db, ddl[k], err, errlen);
 		*made = st == DB_OK;
 	}

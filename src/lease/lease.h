@@ -244,7 +244,8 @@ enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char 
  * until GIVE_UP (CLOCK_BOOTTIME us). ERR says why it did not move. */
 enum lease_fence {
 	FENCE_MOVED,	   /* the command may start */
-	FENCE_UNAVAILABLE, /* no fence here (an older schema, no grant): run without, and say so */
+	FENCE_UNAVAILABLE, /* no fence here (schema 5, no grant): run without, and say so */
+	FENCE_OFF_OLDER,   /* the same on an older lease table, whose warning says it */
 	FENCE_BLOCKED,	   /* a stale transaction still holds it at GIVE_UP */
 	FENCE_NEWER,	   /* a newer term has moved it: this one is stale */
 	FENCE_FAILED,	   /* the database failed (*ST) */
@@ -252,6 +253,10 @@ enum lease_fence {
 enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
 				  uint64_t term, int64_t give_up, uint64_t *ended, enum db_status *st, char *err,
 				  size_t errlen);
+
+/* Whether the fence's table and its three procedures all exist (that the
+ * user can see: sql/grants.sql lets leaderrun's account see them). */
+enum db_status lease_fence_exists(struct db *db, const struct lease_sql *sql, bool *exists, char *err, size_t errlen);
 
 /* --init: creates the fence's table and procedures when any is missing
  * (*MADE says whether it did). */

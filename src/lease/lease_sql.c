@@ -172,10 +172,9 @@ bool lease_sql_older(struct lease_sql *s, char *msg, size_t msglen)
 	s->older_said = true;
 	snprintf(msg, msglen,
 		 "lease table %s has the columns of schema %d, older than this leaderrun's %d: leases run as "
-		 "before, without --slots above 1%s and the run history; 'leaderrun --init' upgrades it in place "
-		 "(or sql/upgrade-*.sql)",
-		 s->table, s->older, LEASE_ROWS_SCHEMA,
-		 s->older < 3 ? ", --release's revocation, --pause, --once-per" : "");
+		 "before, without --slots above 1%s, the run history and the fence; 'leaderrun --init' upgrades "
+		 "it in place (or sql/upgrade-*.sql)",
+		 s->table, s->older, LEASE_SCHEMA, s->older < 3 ? ", --release's revocation, --pause, --once-per" : "");
 	return true;
 }
 

@@ -135,7 +135,7 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 
 	r->fence = lease_fence_move(w->db, &w->sql, j->name, r->info.slot, r->info.term, r->sent_at + j->fence_us,
 				    &r->fence_ended, &st, r->err, sizeof(r->err));
-	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE)
+	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE || r->fence == FENCE_OFF_OLDER)
 		return true;
 	if (r->fence == FENCE_NEWER)
 		snprintf(r->err, sizeof(r->err), "the fence %s has moved past term %llu: a newer term took the lease",
