@@ -138,7 +138,10 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE || r->fence == FENCE_OFF_OLDER)
 		return true;
 	if (r->fence == FENCE_NEWER)
-		snprintf(r->err, sizeof(r->err), "the fence %s has moved past term %llu: a newer term took the lease",
+		snprintf(r->err, sizeof(r->err),
+			 "the fence %s holds term %llu or a later one already: a newer term took the lease, or the "
+			 "lease table's terms went back (restored from a backup?): then raise the lease's term above "
+			 "the fence's",
 			 w->sql.fence, (unsigned long long)r->info.term);
 	if (db_connected(w->db))
 		(void)lease_release(w->db, &w->sql, j->name, r->info.slot, j->holder, r->info.term, 0, -1, &ignored,

@@ -356,3 +356,25 @@ Test(fence, a_stale_session_that_cannot_be_ended_keeps_the_command_from_starting
 	kill(stale.pid, SIGTERM);
 	h_finish(&stale, 10000);
 }
+
+Test(fence, a_lease_whose_terms_went_back_below_its_fence_never_runs)
+{
+	struct h_proc p;
+	const char *lease = h_lease("back");
+
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* A lease table restored from an old backup: term 1 again, while
+	 * the fence (and the jobs' writes) saw term 5. */
+	h_sql("UPDATE leaderrun_fence SET term = 5 WHERE lease = '%s'", lease);
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "terms went back"), "%s", h_slurp(p.err));
+	/* Raised above the fence, the lease runs again, with a term the
+	 * fence has not seen. */
+	h_sql("UPDATE leaderrun_lease SET term = 5 WHERE name = '%s'", lease);
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "6\n");
+}
