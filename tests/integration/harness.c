@@ -630,3 +630,287 @@ void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *cons
 		cr_assert(ran == 2 && busy == N - 2, "round %d: %d ran, %d busy%s", round, ran, busy, n ? why : "");
 	}
 }
+
+/* ------------------------------------------------------------------ */
+/* Fenced writes across members (issue 28). The jobs are the mariadb CLI as
+ * the suite's user, writing one row per committed transaction into
+ * fenced_rows: its term, who wrote it, and for a new term's command how
+ * many rows of older terms it saw committed when it began. */
+
+const char *h_cluster_sql(const struct h_cluster *c, int n, const char *fmt, ...)
+{
+	static char out[4096];
+	char sql[2048], full[2304], arg[12];
+	const char *argv[] = {getenv("LR_SANDBOX"), "sql", getenv(c->dir_var), arg, "-N", "-B", "-e", full, NULL};
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	vsnprintf(sql, sizeof(sql), fmt, ap);
+	va_end(ap);
+	snprintf(arg, sizeof(arg), "%d", n);
+	snprintf(full, sizeof(full), "%s; %s", c->causal, sql);
+	rc = h_run(argv, out, sizeof(out));
+	cr_assert_eq(rc, 0, "member %d: %s: exit %d: %s", n, sql, rc, out);
+	return out;
+}
+
+static void fence_rows_table(const struct h_cluster *c)
+{
+	char hosts[512], *save = NULL;
+
+	h_cluster_sql(c, 1,
+		      "CREATE TABLE IF NOT EXISTS fenced_rows (lease VARCHAR(64) NOT NULL, term BIGINT UNSIGNED NOT "
+		      "NULL, who VARCHAR(16) NOT NULL, saw INT NULL, PRIMARY KEY (lease, term, who))");
+	/* The sandbox makes the user once per host it may come from. */
+	snprintf(hosts, sizeof(hosts), "%s",
+		 h_cluster_sql(c, 1, "SELECT host FROM mysql.user WHERE user='%s'", getenv("LR_DB_USER")));
+	for (char *host = strtok_r(hosts, "\n", &save); host; host = strtok_r(NULL, "\n", &save))
+		h_cluster_sql(c, 1, "GRANT SELECT, INSERT ON fenced_rows TO '%s'@'%s'", getenv("LR_DB_USER"), host);
+	/* A causal read on every member: the table and the grants are there. */
+	for (int n = 1; n <= 3; n++)
+		h_cluster_sql(c, n, "SELECT COUNT(*) FROM fenced_rows WHERE lease = ''");
+}
+
+/* The suite's user's mariadb CLI to member N: a shell command prefix. */
+static const char *fence_client(char *buf, size_t len, const struct h_cluster *c, int n)
+{
+	snprintf(buf, len, "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P%d -u%s -p%s -N -B --unbuffered %s",
+		 h_cluster_port(c, n), getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"), getenv("LR_DB_NAME"));
+	return buf;
+}
+
+/* ORDER: member FIRST, then the other two. */
+static void fence_order(char order[4], int first)
+{
+	order[0] = (char)('0' + first);
+	order[1] = (char)('0' + first % 3 + 1);
+	order[2] = (char)('0' + (first + 1) % 3 + 1);
+	order[3] = '\0';
+}
+
+/* A transaction of term 1 through member N, its statements read from a
+ * pipe: it fences, writes its row, says "fenced" and stays open until a
+ * line arrives on the FIFO GO (fence_go); then it commits and says
+ * "committed". The CLI stops at the first error, exit 1. */
+static void fence_stale_start(const struct h_cluster *c, struct h_proc *p, int n, const char *lease, const char *go)
+{
+	char client[512], sh[2048];
+
+	cr_assert_eq(mkfifo(go, 0600), 0, "mkfifo %s: %s", go, strerror(errno));
+	snprintf(sh, sizeof(sh),
+		 "{ echo \"START TRANSACTION; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows (lease, term, "
+		 "who) VALUES ('%s', 1, 'stale'); SELECT 'fenced';\"; read -r _ < %s; echo \"COMMIT; SELECT "
+		 "'committed';\"; } | %s",
+		 lease, lease, go, fence_client(client, sizeof(client), c, n));
+	/* timeout ends the shell and its client with it (a process group)
+	 * when a failed test never sends the COMMIT: an open transaction left
+	 * behind would hold fenced_rows for the next test. */
+	h_start(p, (const char *const[]){"timeout", "60", "/bin/sh", "-c", sh, NULL}, NULL);
+	for (int k = 0; k < 2000 && !strstr(h_slurp(p->out), "fenced") && h_wait(p, 0) < 0; k++)
+		h_sleep_ms(10);
+	cr_assert(strstr(h_slurp(p->out), "fenced"), "the term-1 transaction never fenced:\n%s", h_slurp(p->err));
+}
+
+/* Sends the transaction of fence_stale_start its COMMIT. */
+static void fence_go(const char *go)
+{
+	int fd = -1;
+
+	/* Its shell opens the FIFO right after its first statements. */
+	for (int k = 0; k < 1000 && fd < 0; k++) {
+		fd = open(go, O_WRONLY | O_NONBLOCK);
+		if (fd < 0)
+			h_sleep_ms(5);
+	}
+	cr_assert(fd >= 0, "nobody reads %s: %s", go, strerror(errno));
+	cr_assert_eq(write(fd, "\n", 1), 1);
+	close(fd);
+}
+
+/* The new term's command, through member N: its first action is a causal
+ * read of the rows older terms committed so far; then it writes its own
+ * row, fenced with its term. */
+static const char *fence_new_command(char *buf, size_t len, const struct h_cluster *c, int n)
+{
+	char client[512];
+
+	snprintf(buf, len,
+		 "%s -e \"%s; SELECT COUNT(*) INTO @saw FROM fenced_rows WHERE lease = '$LEADERRUN_LEASE' AND term < "
+		 "$LEADERRUN_TERM; START TRANSACTION; CALL leaderrun_fence('$LEADERRUN_LEASE', $LEADERRUN_TERM); "
+		 "INSERT INTO fenced_rows VALUES ('$LEADERRUN_LEASE', $LEADERRUN_TERM, 'new', @saw); COMMIT\"",
+		 fence_client(client, sizeof(client), c, n), c->causal);
+	return buf;
+}
+
+/* LEASE's committed rows ("1:stale,2:new:1": term, who, and what a new
+ * command saw), read causally on every member, which must agree. */
+static const char *fence_rows(const struct h_cluster *c, const char *lease)
+{
+	static char rows[3][1024];
+
+	for (int n = 1; n <= 3; n++)
+		snprintf(rows[n - 1], sizeof(rows[0]), "%s",
+			 h_cluster_sql(c, n,
+				       "SELECT COALESCE(GROUP_CONCAT(CONCAT(term, ':', who, IFNULL(CONCAT(':', saw), "
+				       "'')) ORDER BY term, who), '') FROM fenced_rows WHERE lease = '%s'",
+				       lease));
+	cr_assert(strcmp(rows[0], rows[1]) == 0 && strcmp(rows[0], rows[2]) == 0,
+		  "the members disagree on what committed: '%s', '%s', '%s'", rows[0], rows[1], rows[2]);
+	return rows[0];
+}
+
+/* The error code of a failed mariadb CLI ("ERROR 1213 (40001) at line 2:
+ * ..."), 0 if none. */
+static int fence_error(const struct h_proc *p)
+{
+	const char *e = strstr(h_slurp(p->err), "ERROR ");
+	int code = 0;
+
+	return e && sscanf(e, "ERROR %d", &code) == 1 ? code : 0;
+}
+
+static int fence_term(const struct h_cluster *c, const char *lease)
+{
+	return atoi(
+	    h_cluster_sql(c, 1, "SELECT COALESCE(MAX(term), 0) FROM leaderrun_fence WHERE lease = '%s'", lease));
+}
+
+static void fence_wait_term(const struct h_cluster *c, const char *lease, int term)
+{
+	for (int k = 0; k < 200 && fence_term(c, lease) != term; k++)
+		h_sleep_ms(50);
+	cr_assert_eq(fence_term(c, lease), term, "the fence never reached term %d", term);
+}
+
+/* On every member, as the suite's user: the fence takes TERM inside a
+ * transaction and refuses TERM - 1 with 45000, naming both terms. */
+static void fence_check_members(const struct h_cluster *c, const char *lease, int term)
+{
+	char client[512], sql[512], want[256];
+	struct h_proc p;
+
+	snprintf(want, sizeof(want),
+		 "(45000) at line 1: leaderrun_fence: lease '%s' term %d is stale; the current term is %d", lease,
+		 term - 1, term);
+	for (int n = 1; n <= 3; n++) {
+		fence_client(client, sizeof(client), c, n);
+		for (int t = term; t >= term - 1; t--) {
+			snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', %d); ROLLBACK", lease,
+				 t);
+			h_start(&p, (const char *const[]){"/bin/sh", "-c", "exec $0 -e \"$1\"", client, sql, NULL},
+				NULL);
+			if (t == term) {
+				cr_assert_eq(h_finish(&p, 20000), 0, "member %d, term %d: %s", n, t, h_slurp(p.err));
+			} else {
+				cr_assert_eq(h_finish(&p, 20000), 1, "member %d took stale term %d", n, t);
+				cr_assert(strstr(h_slurp(p.err), want), "member %d: want '%s' in:\n%s", n, want,
+					  h_slurp(p.err));
+			}
+		}
+	}
+}
+
+int h_cluster_fence_takeover(const struct h_cluster *c)
+{
+	const char *lease = h_lease("fence-takeover"), *go = h_path("go");
+	struct h_proc holder, stale, next;
+	char cmd[1024];
+	int rc;
+
+	fence_rows_table(c);
+	h_cluster_lr(c, &holder, "123", (const char *const[]){"-l", lease, "--", "sleep", "2", NULL});
+	fence_wait_term(c, lease, 1);
+	fence_stale_start(c, &stale, 1, lease, go);
+	h_cluster_lr(c, &next, "213",
+		     (const char *const[]){"-w", "30s", "-l", lease, "--", "sh", "-c",
+					   fence_new_command(cmd, sizeof(cmd), c, 2), NULL});
+	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&next, 30000), 0, "%s", h_slurp(next.err));
+	/* The new term's command has committed its row: now term 1's. */
+	fence_go(go);
+	rc = h_finish(&stale, 20000);
+	cr_assert_null(strstr(h_slurp(stale.out), "committed"), "term 1 committed after the takeover: %s",
+		       fence_rows(c, lease));
+	cr_assert_eq(rc, 1, "the term-1 transaction exited %d:\n%s", rc, h_slurp(stale.err));
+	cr_assert_str_eq(fence_rows(c, lease), "2:new:0");
+	fence_check_members(c, lease, 2);
+	return fence_error(&stale);
+}
+
+/* Counts a refusal's error CODE in R. */
+static void fence_count(struct h_fence_race *r, int code)
+{
+	for (int i = 0; i < 4; i++) {
+		if (r->codes[i] == code || r->counts[i] == 0) {
+			r->codes[i] = code;
+			r->counts[i]++;
+			return;
+		}
+	}
+	cr_assert_fail("more than four error codes: %d", code);
+}
+
+/* One round of h_cluster_fence_race: term 1 through member S, term 2
+ * through member M, the COMMIT sent OFFSET ms after term 2's holder starts
+ * (before it, when negative). */
+static void fence_round(const struct h_cluster *c, int round, int s, int m, int offset, struct h_fence_race *r)
+{
+	char lease[64], go[32], order[4], cmd[1024];
+	struct h_proc first, stale, next;
+	const char *rows;
+	int rs;
+
+	snprintf(lease, sizeof(lease), "fence-race-%d-%d", (int)getpid(), round);
+	snprintf(go, sizeof(go), "go%d", round);
+	fence_order(order, s);
+	h_cluster_lr(c, &first, order, (const char *const[]){"-n", "-l", lease, "--", "true", NULL});
+	cr_assert_eq(h_finish(&first, 20000), 0, "%s", h_slurp(first.err));
+	fence_stale_start(c, &stale, s, lease, h_path(go));
+	if (offset < 0) {
+		fence_go(h_path(go));
+		h_sleep_ms(-offset);
+	}
+	fence_order(order, m);
+	h_cluster_lr(c, &next, order,
+		     (const char *const[]){"-n", "-l", lease, "--", "sh", "-c",
+					   fence_new_command(cmd, sizeof(cmd), c, m), NULL});
+	if (offset >= 0) {
+		h_sleep_ms(offset);
+		fence_go(h_path(go));
+	}
+	rs = h_finish(&stale, 30000);
+	cr_assert_eq(h_finish(&next, 30000), 0, "round %d: %s", round, h_slurp(next.err));
+	rows = fence_rows(c, lease);
+	if (rs == 0) {
+		/* Committed: before the move, so before the new command's read. */
+		cr_assert_str_eq(rows, "1:stale,2:new:1",
+				 "round %d (term 1 through member %d, term 2 through %d, commit at %+d ms): term 1 "
+				 "committed after term 2's command began (committed: %s)",
+				 round, s, m, offset, rows);
+		r->committed_first++;
+	} else {
+		cr_assert_eq(rs, 1, "round %d: the term-1 transaction exited %d: %s", round, rs, h_slurp(stale.err));
+		cr_assert_str_eq(rows, "2:new:0", "round %d: refused (%s), yet committed: %s", round,
+				 h_slurp(stale.err), rows);
+		fence_count(r, fence_error(&stale));
+		r->refused++;
+	}
+	r->rounds++;
+}
+
+void h_cluster_fence_race(const struct h_cluster *c, int rounds, struct h_fence_race *r)
+{
+	memset(r, 0, sizeof(*r));
+	fence_rows_table(c);
+	for (int k = 0; k < rounds; k++) {
+		/* Term 1 through each member in turn, term 2 through each of the
+		 * other two. The commit goes from 10 ms before the holder starts
+		 * to 120 ms after, some 7 ms apart: around its move (15 to 30 ms
+		 * after its start), and past its command's first read (30 to
+		 * 90 ms), before which a late commit would go unseen. */
+		int s = 1 + k % 3, m = 1 + (s + k / 3 % 2) % 3;
+
+		fence_round(c, k, s, m, -10 + k * 47 % 130, r);
+	}
+}

@@ -132,6 +132,9 @@ int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms,
  * ("P1 P2 P3"). */
 struct h_cluster {
 	const char *ports_var, *dir_var;
+	/* The statement that makes a session's reads causal: they see every
+	 * transaction the cluster committed before they began. */
+	const char *causal;
 };
 
 /* The SQL port of member N (1-3). */
@@ -156,5 +159,34 @@ void h_cluster_race(const struct h_cluster *c, int rounds, const char *hold);
 /* ROUNDS of six first uses of a 2-slot lease at once, listed in ORDERS[6]:
  * exactly two run and four exit 75, none fails. */
 void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *const orders[6], const char *hold);
+
+/* Root SQL FMT on member N, its reads causal; its output, trimmed (static
+ * buffer). Fails the test on error. */
+const char *h_cluster_sql(const struct h_cluster *c, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* Fenced writes (issue 28) across members. A lease held at term 1 through
+ * member 1; a transaction of term 1 through member 1 fences, writes its row
+ * and stays open; a new holder through member 2 takes the lease over once
+ * it is released, and its command writes its row through member 2, fenced
+ * with term 2. Then the open transaction commits: refused, and only term
+ * 2's row is committed, on every member; the fence on every member refuses
+ * term 1 and takes term 2. Returns the error code of the refused commit. */
+int h_cluster_fence_takeover(const struct h_cluster *c);
+
+/* What h_cluster_fence_race saw. */
+struct h_fence_race {
+	int rounds;
+	int committed_first;	 /* term 1 committed before the move: allowed */
+	int refused;		 /* term 1's commit failed */
+	int codes[4], counts[4]; /* the refusals' error codes, how many each */
+};
+
+/* ROUNDS of a term-1 transaction through one member committing while a
+ * new term's holder moves the fence through another (the commit sent from
+ * 10 ms before to 120 ms after the holder starts). The new command's first
+ * action is a causal read of term 1's rows: a term-1 row committed in the
+ * end that this read did not see committed after the new command began,
+ * and fails the test. */
+void h_cluster_fence_race(const struct h_cluster *c, int rounds, struct h_fence_race *r);
 
 #endif
