@@ -140,8 +140,28 @@ byte lop[N], ldl[N], lterm[N];
 byte last_term;		/* the highest term ever handed to a command */
 bool acquired_after_crash;
 
+/* The fence (leaderrun_fence, one row) and the jobs' transactions. A job's
+ * transaction runs on a session of its own, which outlives the command: a
+ * killed job's transaction stays open until the server ends the session
+ * (a timeout, a restart) or leaderrun_fence_end KILLs it. */
+#define TX_NONE 0
+#define TX_FENCED 1	/* fenced with tx_term (the row written and locked),
+			 * its data row written; COMMIT to come */
+byte fence_term;	/* the row's committed term */
+byte fence_lock;	/* whose transaction holds the row's X lock: contender + 1 */
+byte tx[N];		/* the job's transaction */
+byte tx_term[N];	/* the LEADERRUN_TERM it fences with */
+
+/* leaderrun's move of the fence to the new term (mv) */
+#define MV_NONE 0
+#define MV_SENT 1	/* UPDATE ... SET term=NEW WHERE term < NEW: waits for the lock */
+#define MV_WAITED 2	/* its lock wait timed out (1205): end the stale session, again */
+#define MV_DONE 3	/* committed: the command may start */
+byte mv[N];
+bool fencing[N];	/* acquired; the command waits for the move */
+
 /* Named in the assertions, so that a trail says which property failed. */
-hidden byte mutual_exclusion, terms_grow, release_after_reap;
+hidden byte mutual_exclusion, terms_grow, release_after_reap, fenced_writes;
 
 /* ---- the server: one statement, executed atomically ------------------- */
 
@@ -198,6 +218,52 @@ inline srv_exec(op, i, t, res, iid, ex)
 		srv_exec(lop[i], i, lterm[i], tres, tid, tex); lop[i] = 0 } \
 	:: atomic { lop[i] != 0 -> lop[i] = 0 }
 
+/* "term < NEW". The liveness run counts terms modulo 4: there every term
+ * but the newest is older. */
+#ifdef LIVENESS
+#define OLDER(t, u) ((t) != (u))
+#else
+#define OLDER(t, u) ((t) < (u))
+#endif
+
+/* The move of the fence, in one autocommit statement: it waits for the
+ * row's lock (innodb_lock_wait_timeout=1 on leaderrun's session), then
+ * sets the row's term, never backwards, and commits; or its lock wait
+ * times out (1205) and leaderrun is told. */
+#ifdef MUTANT_MOVE_NO_WAIT
+#define MOVE_FREE true	/* it commits over an open fenced transaction */
+#else
+#define MOVE_FREE (fence_lock == 0)
+#endif
+#define MOVE_FOR(i) \
+	:: atomic { mv[i] == MV_SENT -> \
+		if \
+		:: MOVE_FREE -> \
+			if :: OLDER(fence_term, term[i]) -> fence_term = term[i] :: else fi; \
+			mv[i] = MV_DONE \
+		:: fence_lock != 0 -> mv[i] = MV_WAITED \
+		fi; \
+		WAKE(i) }
+
+/* A transaction ends (commit or rollback): its lock is let go. */
+inline tx_end(j)
+{
+	if :: fence_lock == j + 1 -> fence_lock = 0 :: else fi;
+	tx[j] = TX_NONE;
+	tx_term[j] = 0
+}
+
+/* CALL leaderrun_fence_end(lease, slot, NEW): reads the row's uncommitted
+ * fenced_by and KILLs that session when the row's term is older. */
+inline fence_end(i)
+{
+	if
+	:: fence_lock == 1 && OLDER(tx_term[0], term[i]) -> tx_end(0)
+	:: fence_lock == 2 && OLDER(tx_term[1], term[i]) -> tx_end(1)
+	:: else
+	fi
+}
+
 
 /* ---- the command and its descendant ----------------------------------- */
 
@@ -207,6 +273,44 @@ inline srv_exec(op, i, t, res, iid, ex)
 	:: atomic { ch[i] == ALIVE -> ch[i] = ZOMBIE; WAKE(i) } \
 	:: atomic { ch[i] == ALIVE && !spawned[i] -> gch[i] = ALIVE; spawned[i] = true } \
 	:: atomic { gch[i] == ALIVE -> gch[i] = ZOMBIE; WAKE(i) }
+
+/* The job's transactions, on a session of its own. One step while the
+ * command runs: START TRANSACTION, CALL leaderrun_fence(lease, its
+ * LEADERRUN_TERM), which waits for the row's lock, then writes the row
+ * (holding its lock to the end) if the term is the row's, else fails with
+ * 45000 and the job rolls back; then the INSERT of a data row tagged with
+ * the term (a row nobody else waits for). Then the transaction may stay
+ * open for any time, the command dead or not (a frozen VM resumed, a
+ * COMMIT delayed in the network, a host cut off), until its COMMIT, or
+ * until its session ends (the server's timeouts, a restart, a KILL from
+ * leaderrun_fence_end): it rolls back. A CALL delivered late adds nothing:
+ * before the move it succeeds as it would have at once, after it it fails.
+ * With one run each, only a transaction begun while the other contender
+ * still waits can turn stale (only a waiting contender acquires a newer
+ * term); the others (the newest term's, or one whose fence the move
+ * already refuses) are left out, which keeps the search small. */
+#ifdef MUTANT_FENCE_NO_LOCK
+#define FENCE_FREE(i) true
+#define FENCE_LOCK(i) skip	/* the term read, the row neither written nor locked */
+#else
+#define FENCE_FREE(i) (fence_lock == 0)
+#define FENCE_LOCK(i) fence_lock = i + 1
+#endif
+#if ROUNDS == 1
+#define MAY_GO_STALE(i) (ph[1 - i] == WAITING)
+#else
+#define MAY_GO_STALE(i) true
+#endif
+#define JOB_FOR(i) \
+	:: atomic { ch[i] == ALIVE && tx[i] == TX_NONE && MAY_GO_STALE(i) && FENCE_FREE(i) -> \
+		if \
+		:: fence_term == term[i] -> FENCE_LOCK(i); tx[i] = TX_FENCED; tx_term[i] = term[i] \
+		:: else	/* 45000: stale; the job rolls back */ \
+		fi } \
+	:: atomic { tx[i] == TX_FENCED -> \
+		assert(fenced_writes || tx_term[i] >= last_term); \
+		tx_end(i) } \
+	:: atomic { tx[i] == TX_FENCED -> tx_end(i) }
 
 
 /* ---- the supervisor (and its worker thread, and its watcher) ---------- */
@@ -268,7 +372,30 @@ inline finish(i)
 #endif
 	stop_sent[i] = false; killed[i] = false; lost[i] = false;
 	draining[i] = false; spawned[i] = false; term[i] = 0;
+	fencing[i] = false; mv[i] = MV_NONE;
 	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0
+}
+
+/* exec: the properties, at the only moment a command starts */
+inline start_command(i)
+{
+	assert(mutual_exclusion || !RUNNING(1 - i));
+#ifndef LIVENESS
+	assert(terms_grow || term[i] > last_term);
+	last_term = term[i];
+#endif
+	ch[i] = ALIVE;
+#ifdef LIVENESS
+	/* The worst case for the takeover: the first contender's job fences
+	 * at once and never ends its transaction (the host is cut off, the
+	 * server keeps the session past the run): only leaderrun_fence_end
+	 * ends it. */
+	if
+	:: i == 0 -> tx[0] = TX_FENCED; tx_term[0] = term[0]; fence_lock = 1
+	:: else
+	fi;
+#endif
+	if :: crashes > 0 -> acquired_after_crash = true :: else fi
 }
 
 /* sup_acquire: one pass of its loop. */
@@ -290,16 +417,17 @@ inline sup_wait(i)
 			/* sup_acquire, child_spawn: the deadline from the send */
 			dl[i] = (age[i] < DLEN -> DLEN - age[i] : 0);
 			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0);
-			/* exec: the properties, at the only moment a command
-			 * starts */
-			assert(mutual_exclusion || !RUNNING(1 - i));
-#ifndef LIVENESS
-			assert(terms_grow || term[i] > last_term);
-			last_term = term[i];
-#endif
-			ch[i] = ALIVE;
 			ph[i] = HOLD;
-			if :: crashes > 0 -> acquired_after_crash = true :: else fi
+#ifdef MUTANT_NO_FENCE_MOVE
+			/* The fence is not moved: only created, with the
+			 * first term, on first use. */
+			if :: fence_term == 0 -> fence_term = term[i] :: else fi;
+			start_command(i)
+#else
+			/* the fence moves to the new term first */
+			fencing[i] = true;
+			mv[i] = MV_SENT
+#endif
 		:: else ->
 			/* Busy: sleep to the expiry read, at most the retry
 			 * interval (the hint may wake it sooner). */
@@ -371,6 +499,22 @@ inline sup_hold(i)
 #ifdef MUTANT_LATE_RENEW
 	fi;
 #endif
+	/* The move of the fence: the command starts once it committed, if
+	 * its time is not up; after a lock wait timed out, the stale session
+	 * is ended and the move tried again. */
+	if
+	:: fencing[i] && (stop_sent[i] || killed[i]) ->
+		fencing[i] = false;	/* too late: no command */
+		mv[i] = MV_NONE
+	:: fencing[i] && !stop_sent[i] && !killed[i] && mv[i] == MV_DONE ->
+		fencing[i] = false;
+		mv[i] = MV_NONE;
+		start_command(i)
+	:: fencing[i] && mv[i] == MV_WAITED ->
+		fence_end(i);
+		mv[i] = MV_SENT
+	:: else
+	fi;
 	/* sup_reap, sup_all_reaped: the command, then orphans of the group */
 	if
 	:: ch[i] == ZOMBIE ->
@@ -396,9 +540,9 @@ inline sup_hold(i)
 	/* all reaped: on to the release, giving up at
 	 * min(deadline, now + renew) */
 #ifdef MUTANT_RELEASE_BEFORE_REAP
-	if :: ch[i] != ALIVE ->
+	if :: !fencing[i] && ch[i] != ALIVE ->
 #else
-	if :: !RUNNING(i) ->
+	if :: !fencing[i] && !RUNNING(i) ->
 #endif
 		ph[i] = RELEASING;
 		rnw[i] = (dl[i] < RENEW -> dl[i] : RENEW);
@@ -453,7 +597,8 @@ inline crash(i)
 	ph[i] = GONE;
 	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0; term[i] = 0; pz[i] = 0;
 	stop_sent[i] = false; killed[i] = false; lost[i] = false;
-	draining[i] = false; spawned[i] = false
+	draining[i] = false; spawned[i] = false;
+	fencing[i] = false; mv[i] = MV_NONE
 #else
 	pz[i] = 0;
 	finish(i)
@@ -478,10 +623,19 @@ end:	do
 
 /* ---- time ---------------------------------------------------------------- */
 
-/* Statements run or are lost within their bound before time moves on. */
+/* Statements run or are lost within their bound before time moves on.
+ * The move of the fence may take any time in the safety runs (the deadline
+ * decides whether the command may still start after it); the liveness run
+ * has it run, or its lock wait time out, within the tick (the lock wait is
+ * 1 s, a tick about 2 s), so that the waiter's command starts in time. */
+#ifdef LIVENESS
+#define MOVED(i) (mv[i] != MV_SENT)
+#else
+#define MOVED(i) true
+#endif
 #define SETTLED(i) \
 	(!((sq[i] == SENT || sq[i] == EXECD) && sdl[i] == 0) && \
-	 !(lop[i] != 0 && ldl[i] == 0))
+	 !(lop[i] != 0 && ldl[i] == 0) && MOVED(i))
 
 /* The clients' clocks, then each supervisor's poll() returns for what is
  * due, unless it is frozen: a freeze starts at a tick and lasts 1..PAUSE
@@ -557,6 +711,8 @@ end:	do
 		if :: sq[0] == SENT || sq[0] == EXECD -> sq[0] = LOST :: else fi;
 		if :: sq[1] == SENT || sq[1] == EXECD -> sq[1] = LOST :: else fi;
 		lop[0] = 0; lop[1] = 0;
+		/* open transactions roll back; a move is retried */
+		tx_end(0); tx_end(1);
 		hint = false }
 	od
 }
@@ -566,6 +722,26 @@ active proctype command()
 end:	do
 	COMMAND_FOR(0)
 	COMMAND_FOR(1)
+	od
+}
+
+#ifndef LIVENESS
+active proctype job()
+{
+end:	do
+	JOB_FOR(0)
+	JOB_FOR(1)
+	od
+}
+#endif
+
+/* leaderrun's move of the fence on the server: a process of its own, so
+ * that weak fairness gives it its turn in the liveness run. */
+active proctype move()
+{
+end:	do
+	MOVE_FOR(0)
+	MOVE_FOR(1)
 	od
 }
 
