@@ -11,12 +11,19 @@
 #   (0 to 1.5 s with the transaction open: the faults land inside it)
 #   CALL soak_commit()            stamps the row with the server's time and
 #                                 commits in the same statement
-# The procedures are the soak's (soak.c, fence_setup). The client stops at
+# It logs when it began to began.log beside the probe's log. The procedures
+# are the soak's (soak.c, fence_setup). The client stops at
 # the first error (a refusal, a killed session) and the writer starts a new
 # session; --skip-reconnect, or a reconnected client would run the rest of a
 # transaction outside it.
 port=$1 db=$2
 shift 2
+# When the command began, for the checker: by the real clock, which the
+# probe's date is not under the clockrate fault (libfaketime, preloaded:
+# contenders at 0.9x logged starts up to seconds early, and the checker took
+# rows committed before them for stale commits). Logged after the exec, so
+# never before the true start.
+echo "began $LEADERRUN_TERM $(env -u LD_PRELOAD date +%s%N) $$" >>"$(dirname -- "$2")/began.log"
 
 transactions() {
 	seed=$$

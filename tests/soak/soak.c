@@ -58,7 +58,8 @@
  * through soak_write) and commit a row of that term stamped with the server's
  * time at the commit (soak_commit), each open 0 to 1.5 s, so that every fault
  * above lands in some. At the end the checker reads the committed rows back
- * with the terms' start times (the probe's start lines; one host, one clock)
+ * with the terms' start times (fenced-job.sh's, by the real clock: the probe's
+ * date runs faked under clockrate; one host, the server's clock too)
  * and counts the rows of a term committed after a newer term's command
  * began: any is a failure. The table adds the fenced transactions
  * committed, refused as stale (45000, recorded by soak_write even when the
@@ -903,15 +904,18 @@ static long fence_count(struct soak *s, const char *q)
 	return atol(out);
 }
 
-/* The terms' start times (the probe's start lines, ns) into soak_starts. */
+/* The terms' start times (fenced-job.sh's began lines, ns, by the real
+ * clock) into soak_starts. */
 static void fence_load_starts(struct soak *s)
 {
 	size_t cap = 1 << 16, len;
-	char *q = malloc(cap), line[256];
-	FILE *f = fopen(s->log, "r");
+	char *q = malloc(cap), line[256], path[340];
+	FILE *f;
 
+	snprintf(path, sizeof(path), "%s/began.log", s->dir);
+	f = fopen(path, "r");
 	if (!q || !f) {
-		fail(s, "fenced writes: cannot read the probe log");
+		fail(s, "fenced writes: cannot read %s", path);
 		free(q);
 		if (f)
 			fclose(f);
@@ -921,7 +925,7 @@ static void fence_load_starts(struct soak *s)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long term;
 		long long ns;
-		if (sscanf(line, "start %llu %lld", &term, &ns) != 2)
+		if (sscanf(line, "began %llu %lld", &term, &ns) != 2)
 			continue;
 		if (len + 64 > cap && !(q = realloc(q, cap *= 2)))
 			break;
