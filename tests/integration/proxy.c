@@ -77,18 +77,28 @@ static int shovel(struct proxy *p, int from, int to, int swallow, int delay_ms)
 static void *pipe_main(void *arg)
 {
 	struct pipe_pair *pp = arg;
+	bool client_gone = false;
 
 	for (;;) {
-		struct pollfd f[2] = {{.fd = pp->client, .events = POLLIN}, {.fd = pp->server, .events = POLLIN}};
+		struct pollfd f[2] = {{.fd = client_gone ? -1 : pp->client, .events = POLLIN},
+				      {.fd = pp->server, .events = POLLIN}};
 		int mode, delay;
-		if (poll(f, 2, -1) < 0 && errno != EINTR)
+		if (poll(f, 2, client_gone ? 50 : -1) < 0 && errno != EINTR)
 			break;
 		mode = atomic_load(&pp->p->mode);
 		delay = mode == PROXY_DELAY ? atomic_load(&pp->p->delay_ms) : 0;
-		if (f[0].revents && shovel(pp->p, pp->client, pp->server, mode == PROXY_BLACKHOLE, delay) < 0)
+		/* The cut healed: the server may learn of the close now. */
+		if (client_gone && mode != PROXY_CUT)
 			break;
-		if (f[1].revents && shovel(NULL, pp->server, pp->client,
-					   mode == PROXY_BLACKHOLE || mode == PROXY_DROP_REPLIES, delay) < 0)
+		if (f[0].revents &&
+		    shovel(pp->p, pp->client, pp->server, mode == PROXY_BLACKHOLE || mode == PROXY_CUT, delay) < 0) {
+			if (mode != PROXY_CUT)
+				break;
+			client_gone = true;
+		}
+		if (f[1].revents &&
+		    shovel(NULL, pp->server, pp->client,
+			   mode == PROXY_BLACKHOLE || mode == PROXY_DROP_REPLIES || mode == PROXY_CUT, delay) < 0)
 			break;
 	}
 	close(pp->client);

@@ -10,6 +10,9 @@ enum proxy_mode {
 	PROXY_BLACKHOLE,    /* swallow everything both ways: no RST, no FIN */
 	PROXY_DROP_REPLIES, /* forward requests, swallow the server's replies */
 	PROXY_DELAY,	    /* forward both ways, each chunk late by the delay */
+	PROXY_CUT,	    /* a host cut off: as blackhole, and a client's close never
+			     * reaches the server either (its session stays open)
+			     * until the mode changes */
 };
 
 struct proxy;

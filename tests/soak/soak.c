@@ -40,6 +40,30 @@
  *              or a blackholed connection (76). An escaper alive when the
  *              next command starts is an overlap (the lock), and one alive
  *              after the takeover is a survivor. Not with -S or -g.
+ *   cut        the holder's host cut off with its job's fenced transaction
+ *              open: the proxy swallows everything and keeps the server's
+ *              side of every connection open after the client died, so the
+ *              server still thinks the job's session alive; the holder
+ *              stops, 76, and the takeover must end that session (the fence's
+ *              lock wait, then leaderrun_fence_end)
+ *   late       the holder's connections delayed by more than the ttl (the
+ *              ttl + 2 s), the job's transaction open (its commit is then
+ *              what arrives late) or between two (its next fence arrives
+ *              late): the holder stops, 76, and the statements it had sent
+ *              reach the server after the takeover
+ *
+ * Fenced writes (LR_FENCED_JOB, one server, not with -S): every command is
+ * tests/soak/fenced-job.sh, the probe plus a writer in the job's group that
+ * runs transactions which fence with the job's term (CALL leaderrun_fence
+ * through soak_write) and commit a row of that term stamped with the server's
+ * time at the commit (soak_commit), each open 0 to 1.5 s, so that every fault
+ * above lands in some. At the end the checker reads the committed rows back
+ * with the terms' start times (fenced-job.sh's, by the real clock: the probe's
+ * date runs faked under clockrate; one host, the server's clock too)
+ * and counts the rows of a term committed after a newer term's command
+ * began: any is a failure. The table adds the fenced transactions
+ * committed, refused as stale (45000, recorded by soak_write even when the
+ * job is dead by then) and ended at a takeover (leaderrun's "ended session").
  *
  * With -g the database is a 3-node Galera cluster (scripts/sandbox-galera,
  * LR_SANDBOX_GALERA), each contender lists the nodes starting with its own,
@@ -74,11 +98,12 @@
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
  * holder that exited with the wrong status, a descendant that survived, or
- * a lease that was never acquired again.
+ * a lease that was never acquired again, or a stale fenced commit.
  *
  * Usage: soak [-g | -S SLOTS] [-e EPISODES] [-d SECONDS] [-n CONTENDERS] [-t TTL_MS] [-s SEED] [-f FAULT]
  * Environment: LEADERRUN_BIN, LR_SANDBOX, LR_SANDBOX_GALERA (with -g),
  * LR_PROBE (set by meson and scripts/soak), LR_SLOT_PROBE (with -S; set by
+ * scripts/soak), LR_FENCED_JOB (fenced writes; set by meson and
  * scripts/soak).
  */
 #include <errno.h>
@@ -116,15 +141,17 @@ enum fault {
 	F_CLOCKRATE,
 	F_DBHINT,
 	F_ESCAPE,
+	F_CUT,
+	F_LATE,
 	F_COUNT
 };
-static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply",   "slow",	 "killconn",
-						 "dbshort",  "dblong",	  "freeze",    "stoplr", "nodekill",
-						 "nodepart", "release",	  "clockrate", "dbhint", "escape"};
+static const char *const fault_names[F_COUNT] = {"kill9",     "blackhole", "noreply", "slow",	  "killconn", "dbshort",
+						 "dblong",    "freeze",	   "stoplr",  "nodekill", "nodepart", "release",
+						 "clockrate", "dbhint",	   "escape",  "cut",	  "late"};
 /* The faults of each mode. */
 static const enum fault single_faults[] = {F_KILL9,	F_BLACKHOLE, F_NOREPLY, F_SLOW,	  F_KILLCONN,
 					   F_DBSHORT,	F_DBLONG,    F_FREEZE,	F_STOPLR, F_RELEASE,
-					   F_CLOCKRATE, F_DBHINT,    F_ESCAPE};
+					   F_CLOCKRATE, F_DBHINT,    F_ESCAPE,	F_CUT,	  F_LATE};
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 
 #define MAX_CONTENDERS 5
@@ -147,10 +174,21 @@ struct stats {
 	int64_t max_stale_ms;
 	int hint_back, hint_restarts;  /* dbhint: followers blocked on the hint again / restarts */
 	int slot_takeovers[MAX_SLOTS]; /* -S: takeovers per slot */
+	/* Each episode's start by the wall clock (µs, the server's clock on
+	 * this host too), the term it faulted, its fault and whether a check
+	 * failed in it: a stale commit's episode. */
+	int64_t ep_us[4096];
+	unsigned long long ep_term[4096];
+	unsigned char ep_fault[4096];
+	bool ep_failed[4096];
+	/* Fenced writes: transactions committed, refused as stale (45000),
+	 * ended at a takeover, and rows committed after a newer term began. */
+	long fenced_committed, fenced_refused, fenced_ended, fenced_stale;
 };
 
 struct soak {
 	const char *bin, *sandbox, *probe, *slot_probe, *faketime_lib;
+	const char *fenced_job; /* LR_FENCED_JOB: the jobs write fenced rows (one server, no -S) */
 	char dir[256], dbdir[300], log[320], lock[320];
 	char socket[300], port[16], user[64], password[128], dbname[64];
 	int ncont;
@@ -254,7 +292,7 @@ static int sql(struct soak *s, const char *q, char *out, size_t len)
 
 static void start_contender(struct soak *s, int i)
 {
-	char dsn[512], ttl[32], errpath[320], slots[16];
+	char dsn[512], ttl[32], errpath[320], slots[16], port[16];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 	char *argv[] = {
@@ -263,7 +301,26 @@ static void start_contender(struct soak *s, int i)
 	char *slot_argv[] = {(char *)s->bin, "-v",  "-d",   dsn,       "-t",  ttl,  "--retry-interval",
 			     "200ms",	     "-l",  LEASE,  "--slots", slots, "--", (char *)s->slot_probe,
 			     s->dir,	     slots, "3600", NULL};
-	char **args = s->slots ? slot_argv : argv;
+	char *fenced_argv[] = {(char *)s->bin,
+			       "-v",
+			       "-d",
+			       dsn,
+			       "-t",
+			       ttl,
+			       "--retry-interval",
+			       "200ms",
+			       "-l",
+			       LEASE,
+			       "--",
+			       (char *)s->fenced_job,
+			       port,
+			       s->dbname,
+			       (char *)s->probe,
+			       s->log,
+			       s->lock,
+			       "3600",
+			       NULL};
+	char **args = s->slots ? slot_argv : s->fenced_job ? fenced_argv : argv;
 
 	if (s->galera) {
 		/* Each contender its own node first, the others after. */
@@ -275,6 +332,9 @@ static void start_contender(struct soak *s, int i)
 			 proxy_port(s->c[i].proxy), s->dbname);
 	snprintf(ttl, sizeof(ttl), "%dms", s->ttl_ms);
 	snprintf(slots, sizeof(slots), "%d", s->slots);
+	/* The job's session goes through the contender's proxy: the host's
+	 * network faults are its too. */
+	snprintf(port, sizeof(port), "%d", s->galera ? 0 : proxy_port(s->c[i].proxy));
 	snprintf(errpath, sizeof(errpath), "%s/contender%d.err", s->dir, i);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -732,6 +792,225 @@ static int64_t renew_phase_ms(struct soak *s)
 	return strtoll(out, NULL, 10);
 }
 
+/* ---- Fenced writes (LR_FENCED_JOB) ---- */
+
+/* The server's wall clock in µs at the moment of the call (SYSDATE, not
+ * NOW: in a procedure NOW is the CALL's start). */
+#define SOAK_NOW_US "CAST(UNIX_TIMESTAMP(SYSDATE(6)) * 1000000 AS SIGNED)"
+
+/* The job's tables, its procedures and its own account (soakjob, which may
+ * only call them). soak_write opens the transaction, fences and writes in
+ * one statement, so that a statement delivered late is the whole fence; a
+ * refusal is recorded in a MyISAM table, which the job's rollback leaves
+ * alone. soak_commit stamps the row and commits in one statement too: the
+ * stamp is the commit's time, not the time of some statement before it. */
+static void fence_setup(struct soak *s)
+{
+	static const char ddl[] =
+	    "CREATE TABLE soak_rows (id BIGINT UNSIGNED AUTO_INCREMENT PRIMARY KEY, term BIGINT UNSIGNED NOT NULL, "
+	    "conn BIGINT UNSIGNED NOT NULL, written_us BIGINT NOT NULL, committed_us BIGINT NULL) ENGINE=InnoDB;\n"
+	    "CREATE TABLE soak_refused (term BIGINT UNSIGNED NOT NULL, conn BIGINT UNSIGNED NOT NULL, "
+	    "at_us BIGINT NOT NULL) ENGINE=MyISAM;\n"
+	    "CREATE TABLE soak_starts (term BIGINT UNSIGNED PRIMARY KEY, start_us BIGINT NOT NULL) ENGINE=InnoDB;\n"
+	    "DELIMITER ;;\n"
+	    "CREATE PROCEDURE soak_write(IN p_lease VARCHAR(191), IN p_term BIGINT UNSIGNED)\n"
+	    "BEGIN\n"
+	    "  DECLARE EXIT HANDLER FOR SQLSTATE '45000' BEGIN\n"
+	    "    INSERT INTO soak_refused VALUES (p_term, CONNECTION_ID(), " SOAK_NOW_US ");\n"
+	    "    RESIGNAL;\n"
+	    "  END;\n"
+	    "  START TRANSACTION;\n"
+	    "  CALL leaderrun_fence(p_lease, p_term);\n"
+	    "  INSERT INTO soak_rows (term, conn, written_us) VALUES (p_term, CONNECTION_ID(), " SOAK_NOW_US ");\n"
+	    "  SET @soak_row = LAST_INSERT_ID();\n"
+	    "END;;\n"
+	    "CREATE PROCEDURE soak_commit()\n"
+	    "BEGIN\n"
+	    "  UPDATE soak_rows SET committed_us = " SOAK_NOW_US " WHERE id = @soak_row;\n"
+	    "  COMMIT;\n"
+	    "END;;\n"
+	    "DELIMITER ;\n";
+	char hosts[1024], q[1024];
+
+	if (sql(s, ddl, NULL, 0) != 0 ||
+	    sql(s, "SELECT host FROM mysql.user WHERE user='leaderrun'", hosts, sizeof(hosts)) != 0 || !hosts[0]) {
+		fprintf(stderr, "soak: cannot make the fenced job's tables, procedures or account\n");
+		exit(2);
+	}
+	/* The account, from wherever leaderrun's may connect. */
+	for (char *save = NULL, *host = strtok_r(hosts, "\n", &save); host; host = strtok_r(NULL, "\n", &save)) {
+		snprintf(q, sizeof(q),
+			 "CREATE USER IF NOT EXISTS 'soakjob'@'%s' IDENTIFIED BY 'soakjob'; GRANT EXECUTE ON PROCEDURE "
+			 "soak_write TO 'soakjob'@'%s'; GRANT EXECUTE ON PROCEDURE soak_commit TO 'soakjob'@'%s'",
+			 host, host, host);
+		if (sql(s, q, NULL, 0) != 0) {
+			fprintf(stderr, "soak: cannot make the fenced job's account soakjob@%s\n", host);
+			exit(2);
+		}
+	}
+}
+
+/* Waits up to TIMEOUT_MS until a job's session has its transaction open
+ * (OPEN), or is between two (connected, no transaction). */
+static bool wait_job_tx(struct soak *s, bool open, int timeout_ms)
+{
+	const char *q =
+	    open ? "SELECT COUNT(*) FROM information_schema.INNODB_TRX t JOIN information_schema.PROCESSLIST "
+		   "p ON p.ID = t.trx_mysql_thread_id WHERE p.USER = 'soakjob'"
+		 : "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER = 'soakjob' AND COMMAND = "
+		   "'Sleep' AND ID NOT IN (SELECT trx_mysql_thread_id FROM information_schema.INNODB_TRX)";
+	int64_t end = procs_now_ms() + timeout_ms;
+	char out[64];
+
+	for (;;) {
+		if (sql(s, q, out, sizeof(out)) == 0 && atoi(out) > 0)
+			return true;
+		if (procs_now_ms() >= end)
+			return false;
+		procs_sleep_ms(20);
+	}
+}
+
+/* The cut and late faults: the holder's proxy in MODE (late: delayed
+ * beyond the ttl) while its job's transaction is open, or for late at
+ * random between two. The fault lasts until a newer command has started:
+ * a close reaching the server earlier would end the session itself, and
+ * the takeover would have nothing to wait for. */
+static void fence_fault(struct soak *s, int h, enum fault f, unsigned long long term, int64_t *t0)
+{
+	bool open = f == F_CUT || rnd(s) % 2, found = wait_job_tx(s, open, 5000);
+
+	printf("soak: %s with the job %s%s\n", fault_names[f], open ? "in a transaction" : "between transactions",
+	       found ? "" : " (not seen in 5 s: at once)");
+	fflush(stdout);
+	/* The failover is timed from the fault, not from the wait. */
+	*t0 = procs_now_ms();
+	proxy_set_delay(s->c[h].proxy, s->ttl_ms + 2000);
+	proxy_set_mode(s->c[h].proxy, f == F_CUT ? PROXY_CUT : PROXY_DELAY);
+	expect_exit(s, h, 76, fault_names[f]);
+	wait_new_start(s, term, s->ttl_ms * 4 + 15000);
+	proxy_set_mode(s->c[h].proxy, PROXY_PASS);
+	restart(s, h);
+}
+
+static long fence_count(struct soak *s, const char *q)
+{
+	char out[64];
+
+	if (sql(s, q, out, sizeof(out)) != 0) {
+		fail(s, "fenced writes: cannot read back: %s", q);
+		return -1;
+	}
+	return atol(out);
+}
+
+/* The terms' start times (fenced-job.sh's began lines, ns, by the real
+ * clock) into soak_starts. */
+static void fence_load_starts(struct soak *s)
+{
+	size_t cap = 1 << 16, len;
+	char *q = malloc(cap), line[256], path[340];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/began.log", s->dir);
+	f = fopen(path, "r");
+	if (!q || !f) {
+		fail(s, "fenced writes: cannot read %s", path);
+		free(q);
+		if (f)
+			fclose(f);
+		return;
+	}
+	len = (size_t)snprintf(q, cap, "INSERT IGNORE INTO soak_starts VALUES (0, 0)");
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long term;
+		long long ns;
+		if (sscanf(line, "began %llu %lld", &term, &ns) != 2)
+			continue;
+		if (len + 64 > cap && !(q = realloc(q, cap *= 2)))
+			break;
+		len += (size_t)snprintf(q + len, cap - len, ",(%llu,%lld)", term, ns / 1000);
+	}
+	fclose(f);
+	if (!q || sql(s, q, NULL, 0) != 0)
+		fail(s, "fenced writes: cannot load the terms' start times");
+	free(q);
+}
+
+/* leaderrun's own word for a session it ended at a takeover. */
+static long fence_ended(struct soak *s)
+{
+	char path[340], line[1024];
+	long n = 0;
+
+	for (int i = 0; i < s->ncont; i++) {
+		FILE *f;
+		snprintf(path, sizeof(path), "%s/contender%d.err", s->dir, i);
+		if (!(f = fopen(path, "r")))
+			continue;
+		while (fgets(line, sizeof(line), f))
+			n += strstr(line, "ended session ") != NULL;
+		fclose(f);
+	}
+	return n;
+}
+
+/* The episode that faulted TERM, else the one under way at US (wall
+ * clock), or -1. A stale commit can land in the episode after its own. */
+static int fence_episode_of(const struct soak *s, unsigned long long term, int64_t us)
+{
+	int e = -1;
+
+	for (int k = 0; k < s->st.episodes && k < 4096; k++)
+		if (s->st.ep_term[k] == term)
+			return k;
+	for (int k = 0; k < s->st.episodes && k < 4096; k++)
+		if (s->st.ep_us[k] <= us)
+			e = k;
+	return e;
+}
+
+/* The checker: every committed row read back against the terms' start
+ * times; a row of a term committed after a newer term's command began is a
+ * stale commit. Each is named with the episode it fell in. */
+static void fence_check(struct soak *s)
+{
+	char out[4096];
+
+	fence_load_starts(s);
+	s->st.fenced_committed = fence_count(s, "SELECT COUNT(*) FROM soak_rows WHERE committed_us IS NOT NULL");
+	s->st.fenced_refused = fence_count(s, "SELECT COUNT(*) FROM soak_refused");
+	s->st.fenced_ended = fence_ended(s);
+	s->st.fenced_stale = fence_count(s, "SELECT COUNT(*) FROM soak_rows r WHERE r.committed_us > (SELECT "
+					    "MIN(t.start_us) FROM soak_starts t WHERE t.term > r.term)");
+	if (s->st.fenced_stale <= 0)
+		return;
+	fail(s, "fenced writes: %ld rows of an older term committed after a newer term's command began",
+	     s->st.fenced_stale);
+	if (sql(s,
+		"SELECT r.term, r.committed_us, MIN(t.term), MIN(t.start_us) FROM soak_rows r JOIN soak_starts t ON "
+		"t.term > r.term AND t.start_us < r.committed_us GROUP BY r.id ORDER BY r.id LIMIT 20",
+		out, sizeof(out)) != 0)
+		return;
+	for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		unsigned long long term, newer;
+		long long at, began;
+		int e;
+		if (sscanf(l, "%llu %lld %llu %lld", &term, &at, &newer, &began) != 4)
+			continue;
+		e = fence_episode_of(s, term, at);
+		fprintf(stderr,
+			"soak: stale commit: a row of term %llu committed %lld ms after term %llu's command began "
+			"(episode %d, %s)\n",
+			term, (at - began) / 1000, newer, e + 1,
+			e >= 0 ? fault_names[s->st.ep_fault[e]] : "before any");
+		if (e >= 0 && !s->st.ep_failed[e]) {
+			s->st.ep_failed[e] = true;
+			s->st.failed_episodes++;
+		}
+	}
+}
+
 static void episode(struct soak *s)
 {
 	int hold[MAX_SLOTS] = {0}, hs = 0; /* -S: the contender in each slot; the slot faulted */
@@ -743,7 +1022,7 @@ static void episode(struct soak *s)
 		f = s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
 			      : single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
 	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots) ||
-	       (s->only >= 0 && f != (enum fault)s->only));
+	       ((f == F_CUT || f == F_LATE) && !s->fenced_job) || (s->only >= 0 && f != (enum fault)s->only));
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0, phase_ms = 0;
 	int failures_before, restarts_before, escapers_before;
@@ -751,6 +1030,8 @@ static void episode(struct soak *s)
 
 	if (h < 0) {
 		/* Counted, or a soak of N episodes would never end. */
+		if (s->st.episodes < 4096)
+			s->st.ep_failed[s->st.episodes] = true;
 		s->st.episodes++;
 		s->st.failed_episodes++;
 		if (s->slots)
@@ -769,6 +1050,14 @@ static void episode(struct soak *s)
 	command = s->slots ? before.slot[hs].pid : before.last_pid;
 	restarts_before = s->c[h].restarts;
 	failures_before = s->st.failures;
+	if (s->st.episodes < 4096) {
+		struct timespec now;
+		/* The wall clock: compared with the server's stamps. */
+		clock_gettime(CLOCK_REALTIME, &now);
+		s->st.ep_us[s->st.episodes] = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+		s->st.ep_fault[s->st.episodes] = (unsigned char)f;
+		s->st.ep_term[s->st.episodes] = s->slots ? 0 : before.last_term;
+	}
 	s->st.episodes++;
 	s->st.per_fault[f]++;
 	if (s->slots)
@@ -890,6 +1179,10 @@ static void episode(struct soak *s)
 	case F_ESCAPE:
 		escape(s, h);
 		break;
+	case F_CUT:
+	case F_LATE:
+		fence_fault(s, h, f, before.last_term, &t0);
+		break;
 	case F_CLOCKRATE: {
 		static const char *const rates[] = {"+0 x0.9", "+0 x0.95", "+0 x1.05", "+0 x1.1"};
 		if (!s->faketime_lib) {
@@ -999,8 +1292,11 @@ static void episode(struct soak *s)
 			     p.bad_starts, s->slots - 1);
 	}
 	check_escapers(s, escapers_before);
-	if (s->st.failures > failures_before)
+	if (s->st.failures > failures_before) {
 		s->st.failed_episodes++;
+		if (s->st.episodes <= 4096)
+			s->st.ep_failed[s->st.episodes - 1] = true;
+	}
 }
 
 static int cmp64(const void *a, const void *b)
@@ -1125,6 +1421,14 @@ int main(int argc, char *argv[])
 	s.root = geteuid() == 0;
 	s.probe = getenv("LR_PROBE");
 	s.slot_probe = getenv("LR_SLOT_PROBE");
+	/* Fenced writes on one server: the slots' and the clusters' jobs are
+	 * the probes alone. */
+	s.fenced_job = s.slots || s.galera ? NULL : getenv("LR_FENCED_JOB");
+	if ((s.only == F_CUT || s.only == F_LATE) && !s.fenced_job) {
+		fprintf(stderr, "soak: -f %s needs fenced writes: LR_FENCED_JOB, one server, no -S\n",
+			fault_names[s.only]);
+		return 64;
+	}
 	{
 		static const char *const libs[] = {"/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
 						   "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
@@ -1164,6 +1468,8 @@ int main(int argc, char *argv[])
 	snprintf(s.lock, sizeof(s.lock), "%s/probe.lock", s.dir);
 	sandbox(&s, "start");
 	load_env(&s);
+	if (s.fenced_job)
+		fence_setup(&s);
 
 	for (int i = 0; i < s.ncont; i++) {
 		/* Galera's faults are the nodes'; no proxies there. */
@@ -1199,6 +1505,8 @@ int main(int argc, char *argv[])
 		if (p.bad_starts)
 			fail(&s, "%d commands started without a slot and a seat in 0..%d", p.bad_starts, s.slots - 1);
 	}
+	if (s.fenced_job)
+		fence_check(&s);
 
 	qsort(s.st.failover_ms, (size_t)s.st.nfailover, sizeof(int64_t), cmp64);
 	printf("\n| soak | value |\n|---|---|\n");
@@ -1237,7 +1545,14 @@ int main(int argc, char *argv[])
 			printf("%s %s %d", first ? "" : ",", fault_names[f], s.st.per_fault[f]);
 			first = 0;
 		}
-	printf(" |\n| failed checks | %d |\n", s.st.failures);
+	printf(" |\n");
+	if (s.fenced_job) {
+		printf("| fenced writes: committed / refused stale (45000) / ended at a takeover | %ld / %ld / %ld |\n",
+		       s.st.fenced_committed, s.st.fenced_refused, s.st.fenced_ended);
+		printf("| fenced rows of an older term committed after a newer term's command began | %ld |\n",
+		       s.st.fenced_stale);
+	}
+	printf("| failed checks | %d |\n", s.st.failures);
 
 	run_quiet((char *[]){(char *)s.sandbox, "stop", s.dbdir, NULL}, NULL);
 	rc = s.st.failures ? 1 : 0;
@@ -1245,6 +1560,11 @@ int main(int argc, char *argv[])
 		run_quiet((char *[]){"rm", "-rf", s.dir, NULL}, NULL);
 	else
 		fprintf(stderr, "soak: logs kept in %s\n", s.dir);
+	if (s.fenced_job)
+		printf(
+		    "soak: fenced writes: %ld committed, %ld refused stale, %ld ended at takeover, %ld stale commits "
+		    "after a newer term began\n",
+		    s.st.fenced_committed, s.st.fenced_refused, s.st.fenced_ended, s.st.fenced_stale);
 	printf("soak: %d passed, %d failed\n", s.st.episodes - s.st.failed_episodes, s.st.failed_episodes);
 	return rc;
 }
