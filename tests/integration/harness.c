@@ -914,3 +914,32 @@ void h_cluster_fence_race(const struct h_cluster *c, int rounds, struct h_fence_
 		fence_round(c, k, s, m, -10 + k * 47 % 130, r);
 	}
 }
+
+void h_vm_of(const struct h_proc *p, struct h_vm *vm)
+{
+	pid_t kids[8];
+	int n;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->leaderrun = p->pid;
+	cr_assert(h_wait_file(p->out, "\n", 10000), "the command never said its pid");
+	cr_assert_eq(sscanf(h_slurp(p->out), "%d", &vm->command), 1);
+	n = procs_children_of(p->pid, kids, 8);
+	for (int i = 0; i < n; i++)
+		if (kids[i] != vm->command)
+			vm->watcher = kids[i];
+	cr_assert_gt(vm->watcher, 0, "no watcher process found");
+}
+
+void h_vm_signal(const struct h_vm *vm, int sig)
+{
+	if (sig == SIGCONT) {
+		kill(-vm->command, SIGCONT);
+		kill(vm->watcher, SIGCONT);
+		kill(vm->leaderrun, SIGCONT);
+		return;
+	}
+	kill(vm->leaderrun, sig);
+	kill(vm->watcher, sig);
+	kill(-vm->command, sig);
+}

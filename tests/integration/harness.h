@@ -103,6 +103,16 @@ bool h_client_oracle(void);
 /* Runs scripts/sandbox-db SUBCOMMAND on this suite's sandbox. */
 void h_sandbox(const char *subcommand);
 
+/* A paused virtual machine: leaderrun P, its watcher and its command,
+ * whose first line of output was its pid ("echo $$; exec ..."). h_vm_of
+ * waits for that line and finds the watcher; h_vm_signal sends SIGSTOP
+ * (leaderrun first) or SIGCONT (the command first) to all three. */
+struct h_vm {
+	pid_t leaderrun, watcher, command;
+};
+void h_vm_of(const struct h_proc *p, struct h_vm *vm);
+void h_vm_signal(const struct h_vm *vm, int sig);
+
 /* True if PID exists and is not a zombie. */
 bool h_alive(pid_t pid);
 /* Waits until PID is gone; returns false on timeout. */

@@ -3,7 +3,6 @@
 #include <signal.h>
 
 #include "harness.h"
-#include "procs.h"
 #include "proxy.h"
 
 HARNESS_MAIN
@@ -167,29 +166,18 @@ Test(faults, sigstop_of_leaderrun_alone_still_stops_the_command_at_the_deadline)
 Test(faults, whole_freeze_past_the_ttl_kills_the_stale_command_on_thaw)
 {
 	struct h_proc holder;
-	pid_t kids[8], command = 0, watcher = 0;
+	struct h_vm vm;
 	int64_t t0, window;
-	int n;
 
 	LR(&holder, "-t", "2s", "-l", h_lease("freeze"), "--", "sh", "-c", "echo $$; exec sleep 60");
-	cr_assert(h_wait_file(holder.out, "\n", 10000));
-	cr_assert_eq(sscanf(h_slurp(holder.out), "%d", &command), 1);
-	n = procs_children_of(holder.pid, kids, 8);
-	for (int i = 0; i < n; i++)
-		if (kids[i] != command)
-			watcher = kids[i];
-	cr_assert_gt(watcher, 0, "no watcher process found");
+	h_vm_of(&holder, &vm);
 
 	/* A paused VM: leaderrun, its watcher and the command all stop. */
-	kill(holder.pid, SIGSTOP);
-	kill(watcher, SIGSTOP);
-	kill(-command, SIGSTOP);
+	h_vm_signal(&vm, SIGSTOP);
 	h_sleep_ms(3000);
 	t0 = h_now_ms();
-	kill(-command, SIGCONT);
-	kill(watcher, SIGCONT);
-	kill(holder.pid, SIGCONT);
-	cr_assert(h_wait_gone(command, 2000), "stale command %d survived the thaw", (int)command);
+	h_vm_signal(&vm, SIGCONT);
+	cr_assert(h_wait_gone(vm.command, 2000), "stale command %d survived the thaw", (int)vm.command);
 	window = h_now_ms() - t0;
 	cr_log_info("stale command killed %lld ms after the thaw", (long long)window);
 	cr_assert_lt(window, 500, "stale command ran %lld ms after the thaw", (long long)window);

@@ -6,7 +6,6 @@
 #include <signal.h>
 
 #include "harness.h"
-#include "procs.h"
 #include "proxy.h"
 
 HARNESS_MAIN
@@ -184,24 +183,32 @@ static void wait_for_sleeper(void)
 	cr_assert_fail("the fenced session never got to its SLEEP");
 }
 
+/* A session of term 1 of LEASE that fenced, wrote its row and keeps its
+ * transaction open (a minute), as a cut-off host's would stay open: the
+ * server thinks it alive. Returns once it has fenced. */
+static void open_stale_transaction(struct h_proc *stale, const char *lease)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "START TRANSACTION; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, "
+		 "'stale'); SELECT SLEEP(60); COMMIT",
+		 lease, lease);
+	session(stale, 0, sql);
+	wait_for_sleeper();
+}
+
 Test(fence, an_open_fenced_transaction_is_ended_at_the_takeover_and_never_commits)
 {
 	struct h_proc a, b, stale;
 	const char *lease = h_lease("open");
-	char job[1024], sql[512];
+	char job[1024];
 	int64_t t0, took;
 
 	rows_table();
 	LR(&a, "-t", "3s", "-l", lease, "--", "sh", "-c", "sleep 2");
 	wait_for_fence(lease, 1);
-	/* A session that fenced with term 1 and keeps its transaction open:
-	 * the server thinks it alive, as it would a cut-off host's. */
-	snprintf(sql, sizeof(sql),
-		 "START TRANSACTION; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, "
-		 "'stale'); SELECT SLEEP(60); COMMIT",
-		 lease, lease);
-	session(&stale, 0, sql);
-	wait_for_sleeper();
+	open_stale_transaction(&stale, lease);
 	LR(&b, "-t", "3s", "-l", lease, "--", "sh", "-c", fenced(job, sizeof(job), 0, "$LEADERRUN_TERM", "new", "0"));
 	t0 = h_now_ms();
 	cr_assert_eq(h_finish(&a, 20000), 0, "%s", h_slurp(a.err));
@@ -221,29 +228,18 @@ Test(fence, a_holder_frozen_with_its_job_mid_transaction_cannot_commit_after_the
 	struct h_proc a, b;
 	const char *lease = h_lease("frozen");
 	char job[1100], tx[1024];
-	pid_t kids[8], command = 0, watcher = 0;
-	int n;
+	struct h_vm vm;
 
 	rows_table();
 	snprintf(job, sizeof(job), "echo $$; exec %s", fenced(tx, sizeof(tx), 0, "$LEADERRUN_TERM", "frozen", "5"));
 	LR(&a, "-t", "2s", "-l", lease, "--", "sh", "-c", job);
-	cr_assert(h_wait_file(a.out, "\n", 10000));
-	cr_assert_eq(sscanf(h_slurp(a.out), "%d", &command), 1);
+	h_vm_of(&a, &vm);
 	wait_for_sleeper();
-	n = procs_children_of(a.pid, kids, 8);
-	for (int i = 0; i < n; i++)
-		if (kids[i] != command)
-			watcher = kids[i];
-	cr_assert_gt(watcher, 0, "no watcher process found");
 	/* A paused VM: leaderrun, its watcher and the job, mid-transaction. */
-	kill(a.pid, SIGSTOP);
-	kill(watcher, SIGSTOP);
-	kill(-command, SIGSTOP);
+	h_vm_signal(&vm, SIGSTOP);
 	LR(&b, "-t", "2s", "-l", lease, "--", "sh", "-c", fenced(job, sizeof(job), 0, "$LEADERRUN_TERM", "new", "0"));
 	cr_assert_eq(h_finish(&b, 30000), 0, "%s", h_slurp(b.err));
-	kill(-command, SIGCONT);
-	kill(watcher, SIGCONT);
-	kill(a.pid, SIGCONT);
+	h_vm_signal(&vm, SIGCONT);
 	cr_assert_eq(h_finish(&a, 20000), 76, "%s", h_slurp(a.err));
 	only_new_rows(lease);
 }
@@ -327,7 +323,7 @@ Test(fence, a_stale_session_that_cannot_be_ended_keeps_the_command_from_starting
 {
 	struct h_proc stale, p;
 	const char *lease = h_lease("noend");
-	char sql[512], dsn[512];
+	char dsn[512];
 	const char *db = getenv("LR_DB_NAME");
 
 	/* An account like sql/grants.sql's, without the right to end sessions
@@ -340,12 +336,7 @@ Test(fence, a_stale_session_that_cannot_be_ended_keeps_the_command_from_starting
 	rows_table();
 	LR(&p, "-n", "-l", lease, "--", "true");
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	snprintf(sql, sizeof(sql),
-		 "START TRANSACTION; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, "
-		 "'stale'); SELECT SLEEP(60); COMMIT",
-		 lease, lease);
-	session(&stale, 0, sql);
-	wait_for_sleeper();
+	open_stale_transaction(&stale, lease);
 	h_start(&p, (const char *const[]){h_bin(), "-n", "-d", dsn, "-l", lease, "--", "echo", "ran", NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 69, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "");
