@@ -13,8 +13,9 @@
  *              pure decisions), sup_release.c; sup_loop.c the one poll();
  *              child.c: fork/exec and every descendant's kill;
  *              outcome.c: what happened -> the exit status
- *   lease/     the protocol: lease.c (compare-and-set on one row), every
- *              statement declared once in stmts.def
+ *   lease/     the protocol: lease.c (compare-and-set on one row),
+ *              fence.c (the fence a job's transactions prove their term
+ *              with), every statement declared once in stmts.def
  *   db/        db.c, the only file that includes <mysql.h>; dberr.c
  *              classifies errors; tlspolicy.c; galera.c
  *   report/    beside the loop: event.c and event_table.c (every event of a
