@@ -79,8 +79,9 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 		bool lock_wait = *st == DB_CONFLICT && strstr(err, "(error 1205)");
 
 		/* A certification conflict (Galera 1213, Group Replication
-		 * 3101) means a stale transaction committed first: before the
-		 * move, so before the command. Try again. */
+		 * 3101, or 1180 with the handler's deadlock: dberr.c) means a
+		 * stale transaction committed first: before the move, so
+		 * before the command. Try again. */
 		if (*st != DB_CONFLICT)
 			return f;
 		/* Ended even when no time is left for another attempt: the
