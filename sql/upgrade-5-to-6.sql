@@ -44,7 +44,7 @@ CREATE PROCEDURE IF NOT EXISTS `leaderrun_fence_slot`(
   COMMENT 'leaderrun: fails (45000) unless TERM holds the lease; call it inside the transaction'
 BEGIN
   DECLARE cur BIGINT UNSIGNED DEFAULT NULL;
-  DECLARE msg VARCHAR(255);
+  DECLARE msg, q VARCHAR(255) CHARACTER SET utf8mb4;
   -- Outside a transaction the proof would end with the CALL. (MariaDB
   -- only: MySQL has no @@in_transaction.)
   /*M!100300 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
@@ -55,9 +55,22 @@ BEGIN
     WHERE lease = p_lease AND slot = p_slot AND term = p_term;
   IF ROW_COUNT() <> 1 THEN
     SELECT term INTO cur FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot FOR UPDATE;
-    SET msg = LEFT(CONCAT('leaderrun_fence: lease ', QUOTE(LEFT(p_lease, 48)),
-      IF(p_slot > 0, CONCAT(' slot ', p_slot), ''), ' term ', p_term, ' is stale; the current term is ',
-      IFNULL(cur, 'none')), 128);
+    -- The refused transaction ends here: its locks (this read's, and the
+    -- UPDATE's, on the row or on its place) would otherwise stay with a
+    -- session left open (a host cut off), holding up the current term's
+    -- fences and the next move, and fenced_by does not name it.
+    BEGIN
+      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; -- XA: its own rollback
+      ROLLBACK;
+    END;
+    -- MESSAGE_TEXT holds 128 characters: the terms in full, the name cut.
+    SET msg = CONCAT(IF(p_slot > 0, CONCAT(' slot ', p_slot), ''), ' term ', IFNULL(p_term, 'NULL'),
+      ' is stale; the current term is ', IFNULL(cur, 'none'));
+    SET q = QUOTE(LEFT(p_lease, 103 - CHAR_LENGTH(msg)));
+    IF CHAR_LENGTH(q) > 105 - CHAR_LENGTH(msg) THEN
+      SET q = QUOTE(LEFT(p_lease, (103 - CHAR_LENGTH(msg)) DIV 2));
+    END IF;
+    SET msg = CONCAT('leaderrun_fence: lease ', q, msg);
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
 END;;

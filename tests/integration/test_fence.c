@@ -369,3 +369,116 @@ Test(fence, a_lease_whose_terms_went_back_below_its_fence_never_runs)
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "6\n");
 }
+
+/* A session that goes on past its errors (the CLI's --force): STATEMENTS,
+ * as the suite's user. It stands for a job whose refused fence reached the
+ * server late (a paused machine, a delayed statement) and whose host was
+ * cut off before it could roll back: the server keeps the session, and
+ * its transaction, until wait_timeout. */
+static void cut_off_session(struct h_proc *p, const char *statements)
+{
+	static char cmd[1024];
+	char c[512];
+
+	/* Fed on stdin: -e stops at the first error, even with --force. */
+	snprintf(cmd, sizeof(cmd), "exec %s --force <<'EOF'\n%s\nEOF\n", client(c, sizeof(c), 0), statements);
+	h_start(p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+}
+
+Test(fence, a_refused_fence_left_open_does_not_block_the_next_takeover)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("refused");
+	char job[1024], sql[512];
+	int64_t t0, took;
+
+	rows_table();
+	for (int k = 1; k <= 2; k++) {
+		LR(&p, "-n", "-l", lease, "--", "true");
+		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	}
+	/* Term 1's fence arrives after term 2 took the fence: refused. */
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); SELECT SLEEP(60)", lease);
+	cut_off_session(&stale, sql);
+	wait_for_sleeper();
+	t0 = h_now_ms();
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c", fenced(job, sizeof(job), 0, "$LEADERRUN_TERM", "new", "0"));
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	took = h_now_ms() - t0;
+	cr_assert_str_eq(committed(lease), "3:new");
+	cr_assert_lt(took, 8000, "the run took %lld ms", (long long)took);
+	kill(stale.pid, SIGTERM);
+	h_finish(&stale, 10000);
+}
+
+Test(fence, a_refused_fence_left_open_does_not_hold_up_the_current_terms_job)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("refusedcur");
+	char job[1100], tx[1024], sql[512];
+
+	rows_table();
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* Term 2's job writes 3 s into its run; term 1's late fence came
+	 * before. Its lock wait would be the server's 50 s. */
+	snprintf(job, sizeof(job), "sleep 3; %s", fenced(tx, sizeof(tx), 0, "$LEADERRUN_TERM", "cur", "0"));
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c", job);
+	wait_for_fence(lease, 2);
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); SELECT SLEEP(60)", lease);
+	cut_off_session(&stale, sql);
+	wait_for_sleeper();
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(committed(lease), "2:cur");
+	kill(stale.pid, SIGTERM);
+	h_finish(&stale, 10000);
+}
+
+Test(fence, a_refused_fence_of_a_lease_never_fenced_does_not_block_its_first_acquisition)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("nofencerow");
+	char sql[512];
+
+	/* Refused with "the current term is none": only older builds have
+	 * taken this lease. Its locks cover the row's place in the table. */
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); SELECT SLEEP(60)", lease);
+	cut_off_session(&stale, sql);
+	wait_for_sleeper();
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "ran\n");
+	kill(stale.pid, SIGTERM);
+	h_finish(&stale, 10000);
+}
+
+/* The refusal of CALL (a statement, quoted for the shell's -e) on LEASE's
+ * fence, as the job's client prints it. */
+static const char *refusal(const char *call)
+{
+	static struct h_proc p;
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql), "START TRANSACTION; %s; COMMIT", call);
+	session(&p, 0, sql);
+	cr_assert_eq(h_finish(&p, 20000), 1, "%s did not fail: %s", call, h_slurp(p.err));
+	return h_slurp(p.err);
+}
+
+Test(fence, a_refusal_names_the_current_term_in_full_whatever_the_name_and_terms)
+{
+	/* A minutely job of a long name, a slot of 2, after a few months. */
+	char lease[128], call[512], want[128];
+	const char *err;
+
+	snprintf(lease, sizeof(lease), "%s-nightly-reconciliation-of-the-ledger-accounts", h_lease("msg"));
+	h_sql("INSERT INTO leaderrun_fence (lease, slot, term) VALUES ('%s', 1, 123457)", lease);
+	snprintf(call, sizeof(call), "CALL leaderrun_fence_slot('%s', 1, 123456)", lease);
+	err = refusal(call);
+	snprintf(want, sizeof(want), "slot 1 term 123456 is stale; the current term is 123457\n");
+	cr_assert(strstr(err, "(45000)") && strstr(err, want), "want '%s' in:\n%s", want, err);
+	/* A job run without leaderrun passes no term (NULL in most drivers). */
+	snprintf(call, sizeof(call), "CALL leaderrun_fence_slot('%s', 1, NULL)", lease);
+	err = refusal(call);
+	cr_assert(strstr(err, "(45000)") && strstr(err, "term NULL is stale; the current term is 123457"), "%s", err);
+}
