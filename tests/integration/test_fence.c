@@ -18,7 +18,8 @@ TestSuite(fence, .timeout = 120);
  * suite's user: a shell command prefix. */
 static const char *client(char *buf, size_t len, int port)
 {
-	snprintf(buf, len, "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P%d -u%s -p%s %s",
+	snprintf(buf, len,
+		 "mariadb --no-defaults --default-character-set=utf8mb4 --protocol=TCP -h127.0.0.1 -P%d -u%s -p%s %s",
 		 port ? port : atoi(getenv("LR_DB_PORT")), getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"),
 		 getenv("LR_DB_NAME"));
 	return buf;
@@ -481,4 +482,22 @@ Test(fence, a_refusal_names_the_current_term_in_full_whatever_the_name_and_terms
 	snprintf(call, sizeof(call), "CALL leaderrun_fence_slot('%s', 1, NULL)", lease);
 	err = refusal(call);
 	cr_assert(strstr(err, "(45000)") && strstr(err, "term NULL is stale; the current term is 123457"), "%s", err);
+}
+
+Test(fence, a_stale_fence_on_a_lease_named_in_any_script_is_refused_with_45000)
+{
+	struct h_proc p;
+	char lease[128], job[1024];
+
+	/* The database's default character set is the server's (latin1 on
+	 * MariaDB); the lease's name is not. */
+	snprintf(lease, sizeof(lease), "夜間バッチ🌙-%s", h_lease("utf8"));
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c",
+	   fenced(job, sizeof(job), 0, "$((LEADERRUN_TERM - 1))", "stale", "0"));
+	cr_assert_eq(h_finish(&p, 20000), 1, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "(45000) at line 1: leaderrun_fence: lease '夜間バッチ"), "%s",
+		  h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "term 1 is stale; the current term is 2"), "%s", h_slurp(p.err));
 }
