@@ -97,7 +97,7 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 	if (*ended)
 		snprintf(err, errlen,
 			 "ended session %llu, whose transaction had fenced lease %s with an older term; its rollback "
-			 "still holds the fence %s",
+			 "(or the XA transaction it prepared: XA RECOVER) still holds the fence %s",
 			 (unsigned long long)*ended, name, sql->fence);
 	else
 		snprintf(err, errlen,

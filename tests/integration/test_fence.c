@@ -501,3 +501,35 @@ Test(fence, a_stale_fence_on_a_lease_named_in_any_script_is_refused_with_45000)
 		  h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "term 1 is stale; the current term is 2"), "%s", h_slurp(p.err));
 }
+
+Test(fence, a_prepared_xa_transaction_that_fenced_keeps_the_command_from_starting_until_it_ends)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("xa");
+	char job[1024], sql[512];
+	const char *rows;
+
+	rows_table();
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* A transaction manager's branch of term 1: fenced, prepared, then
+	 * its host cut off. */
+	snprintf(sql, sizeof(sql),
+		 "XA START '%s'; CALL leaderrun_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'xa'); "
+		 "XA END '%s'; XA PREPARE '%s'; SELECT SLEEP(60)",
+		 lease, lease, lease, lease, lease);
+	session(&stale, 0, sql);
+	wait_for_sleeper();
+	/* Its session is ended; the prepared transaction outlives it. */
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "XA RECOVER"), "%s", h_slurp(p.err));
+	h_finish(&stale, 10000);
+	/* Its transaction manager commits it: no newer command has started. */
+	h_sql("XA COMMIT '%s'", lease);
+	LR(&p, "-n", "-l", lease, "--", "sh", "-c", fenced(job, sizeof(job), 0, "$LEADERRUN_TERM", "new", "0"));
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	rows = committed(lease);
+	cr_assert(strcmp(rows, "1:xa,3:new") == 0, "committed: %s", rows);
+}
