@@ -97,7 +97,9 @@ BEGIN
     -- The refused transaction ends here: its locks (this read's, and the
     -- UPDATE's, on the row or on its place) would otherwise stay with a
     -- session left open (a host cut off), holding up the current term's
-    -- fences and the next move, and fenced_by does not name it.
+    -- fences and the next move. An XA transaction cannot end here: the row
+    -- names its session, for leaderrun_fence_end.
+    UPDATE `leaderrun_fence` SET fenced_by = CONNECTION_ID() WHERE lease = p_lease AND slot = p_slot;
     BEGIN
       DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; -- XA: its own rollback
       ROLLBACK;

@@ -31,9 +31,10 @@ _Static_assert(STMT_COUNT <= DB_MAX_STMTS, "more statements than a connection ho
 
 /* A statement's buffer: its format as declared, and room for what its
  * renderer puts in (quoted table names, a schema's column expressions, at
- * most STMT_NAMES_MAX bytes). tests/unit/test_outcome.c renders every
- * statement with the longest names and checks that none is cut short. */
-#define STMT_NAMES_MAX		  512
+ * most STMT_NAMES_MAX bytes: five quoted names in the fence's procedure).
+ * tests/unit/test_outcome.c renders every statement with the longest names
+ * and checks that none is cut short. */
+#define STMT_NAMES_MAX		  768
 #define STMT_FORMAT_(format, ...) format
 #define STMT_FORMAT(...)	  STMT_FORMAT_(__VA_ARGS__, 0)
 #define STMT_CAP(...)		  (sizeof(STMT_FORMAT(__VA_ARGS__)) + STMT_NAMES_MAX)

@@ -533,3 +533,24 @@ Test(fence, a_prepared_xa_transaction_that_fenced_keeps_the_command_from_startin
 	rows = committed(lease);
 	cr_assert(strcmp(rows, "1:xa,3:new") == 0, "committed: %s", rows);
 }
+
+Test(fence, a_refused_fence_in_an_xa_transaction_left_open_does_not_block_the_next_takeover)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("xarefused");
+	char sql[512];
+
+	for (int k = 1; k <= 2; k++) {
+		LR(&p, "-n", "-l", lease, "--", "true");
+		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	}
+	/* A transaction manager's branch of term 1, refused: an XA
+	 * transaction cannot be rolled back by the fence (XAER_RMFAIL). */
+	snprintf(sql, sizeof(sql), "XA START '%s';\nCALL leaderrun_fence('%s', 1);\nSELECT SLEEP(60);", lease, lease);
+	cut_off_session(&stale, sql);
+	wait_for_sleeper();
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "ran\n");
+	h_finish(&stale, 10000);
+}
