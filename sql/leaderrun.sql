@@ -99,7 +99,7 @@ BEGIN
     -- session left open (a host cut off), holding up the current term's
     -- fences and the next move. An XA transaction cannot end here: the row
     -- names its session, for leaderrun_fence_end.
-    UPDATE `leaderrun_fence` SET fenced_by = CONNECTION_ID() WHERE lease = p_lease AND slot = p_slot;
+    UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID() WHERE lease = p_lease AND slot = p_slot;
     BEGIN
       DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; -- XA: its own rollback
       ROLLBACK;
@@ -132,9 +132,17 @@ CREATE PROCEDURE IF NOT EXISTS `leaderrun_fence_end`(
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: ends the session of a transaction fenced with a stale term'
 BEGIN
-  DECLARE c BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE c, n, was BIGINT UNSIGNED DEFAULT NULL;
+  -- The row as committed, then as an open transaction left it: only a
+  -- fence still open has counted one more. Any other lock on the row
+  -- names nobody (its last fencer's id may be anyone's by now).
+  SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+  SELECT fences INTO was FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
   SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED;
-  SELECT fenced_by INTO c FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot AND term < p_term;
+  SELECT fenced_by, fences INTO c, n FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot AND term < p_term;
+  IF n IS NULL OR n = was THEN
+    SET c = NULL;
+  END IF;
   SET @leaderrun_fence_ended = c;
   IF c IS NOT NULL AND c <> CONNECTION_ID() THEN
     KILL CONNECTION c;

@@ -554,3 +554,42 @@ Test(fence, a_refused_fence_in_an_xa_transaction_left_open_does_not_block_the_ne
 	cr_assert_str_eq(h_slurp(p.out), "ran\n");
 	h_finish(&stale, 10000);
 }
+
+Test(fence, a_lock_on_the_fence_that_is_no_fence_gets_no_session_ended)
+{
+	struct h_proc fencer, admin, p;
+	const char *lease = h_lease("admin");
+	char sql[512];
+
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* An innocent session: it fenced (and committed) with term 1, so the
+	 * row names it, then sleeps, alive. */
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); COMMIT; SELECT SLEEP(8)", lease);
+	session(&fencer, 0, sql);
+	wait_for_sleeper();
+	/* An administrator's transaction locks the row without fencing, for
+	 * 3 s: the takeover waits for it, and ends nobody. */
+	snprintf(sql, sizeof(sql),
+		 "START TRANSACTION; SELECT term FROM leaderrun_fence WHERE lease='%s' FOR UPDATE; DO SLEEP(3); "
+		 "COMMIT",
+		 lease);
+	{
+		const char *argv[] = {"/usr/bin/mariadb",
+				      "--no-defaults",
+				      "-uroot",
+				      "-S",
+				      getenv("LR_DB_SOCKET"),
+				      getenv("LR_DB_NAME"),
+				      "-e",
+				      sql,
+				      NULL};
+		h_start(&admin, argv, NULL);
+	}
+	h_sleep_ms(300);
+	LR(&p, "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&admin, 20000), 0, "%s", h_slurp(admin.err));
+	cr_assert_eq(h_finish(&fencer, 20000), 0, "the innocent session was ended: %s", h_slurp(fencer.err));
+}
