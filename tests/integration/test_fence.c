@@ -378,7 +378,7 @@ Test(fence, a_lease_whose_terms_went_back_below_its_fence_never_runs)
  * its transaction, until wait_timeout. */
 static void cut_off_session(struct h_proc *p, const char *statements)
 {
-	static char cmd[1024];
+	static char cmd[1600];
 	char c[512];
 
 	/* Fed on stdin: -e stops at the first error, even with --force. */
