@@ -192,7 +192,7 @@ int lease_sql_sibling(const char *table, const char *suffix, char *out, size_t l
 
 /* The fence's names for the statements (stmts.def says which is which). */
 struct fence_names {
-	char f[LEASE_TABLE_MAX + 24], fs[LEASE_TABLE_MAX + 24], fp[LEASE_TABLE_MAX + 24], fe[LEASE_TABLE_MAX + 24];
+	char f[LEASE_TABLE_MAX + 24], fs[LEASE_TABLE_MAX + 24], fe[LEASE_TABLE_MAX + 24];
 	char fu[65], fdb[68]; /* a name of at most 64 (lease_sql_sibling), 'DB' */
 };
 
@@ -211,7 +211,6 @@ static void fence_names_of(struct lease_sql *s, const char *table, struct fence_
 	const char *dot;
 
 	fence_quoted(table, "_fence", n->f, sizeof(n->f));
-	fence_quoted(table, "_fence", n->fp, sizeof(n->fp));
 	fence_quoted(table, "_fence_slot", n->fs, sizeof(n->fs));
 	fence_quoted(table, "_fence_end", n->fe, sizeof(n->fe));
 	(void)lease_sql_sibling(table, "_fence", s->fence, sizeof(s->fence));
@@ -228,7 +227,7 @@ void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 	char t[LEASE_TABLE_MAX + 8];
 	struct cols c = cols_of(schema);
 	struct fence_names fn;
-	const char *f = fn.f, *fs = fn.fs, *fp = fn.fp, *fe = fn.fe, *fu = fn.fu, *fdb = fn.fdb;
+	const char *f = fn.f, *fs = fn.fs, *fe = fn.fe, *fu = fn.fu, *fdb = fn.fdb;
 
 	if (table != s->table) /* lease_adapt renders again from its own copy */
 		snprintf(s->table, sizeof(s->table), "%s", table);
