@@ -13,7 +13,10 @@
 -- `leaderrun --init` or sql/upgrade-1-to-2.sql, sql/upgrade-2-to-3.sql, then
 -- sql/upgrade-3-to-4.sql (schema 4: the run history, below), then
 -- sql/upgrade-4-to-5.sql (schema 5: slots), then sql/upgrade-5-to-6.sql
--- (schema 6: the fence, at the end of this file).
+-- (schema 6: the fence) and sql/upgrade-6-to-7.sql (schema 7: the fence's
+-- rights kept to the fence; at the end of this file). Apply this file once:
+-- its procedures are created as such, and a second run stops at them
+-- (`leaderrun --init` checks what stands and makes what is missing).
 CREATE TABLE IF NOT EXISTS `leaderrun_lease` (
   name         VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   slot         SMALLINT UNSIGNED NOT NULL DEFAULT 0,
@@ -50,24 +53,43 @@ CREATE TABLE IF NOT EXISTS `leaderrun_history` (
   PRIMARY KEY (lease, slot, term)
 ) ENGINE=InnoDB;
 
--- Schema 6: the fence. A job's own transaction proves that its term still
+-- Schema 7: the fence. A job's own transaction proves that its term still
 -- holds the lease with CALL leaderrun_fence(lease, term) (or
 -- leaderrun_fence_slot(lease, slot, term) under --slots), and fails with
 -- SQLSTATE 45000 once a newer term took it over. leaderrun moves the fence
--- row to each new term before it starts the command; the move waits for the
--- transactions that fenced with the older term to end (they hold the row),
--- and leaderrun_fence_end ends the session of one that does not (see
--- leaderrun-safety(7), FENCED WRITES). The fence is a table of its own, so
--- that renewals of the lease row never wait behind a job's transaction.
+-- row to each new term before it starts the command
+-- (leaderrun_fence_move); the move waits for the transactions that fenced
+-- with the older term to end (they hold the row), and leaderrun_fence_end
+-- ends the session of one that does not (see leaderrun-safety(7), FENCED
+-- WRITES). The fence is a table of its own, so that renewals of the lease
+-- row never wait behind a job's transaction.
+--
+-- No account but the procedures' definer writes this table: the
+-- procedures run with their definer's rights (an administrator's, who may
+-- end other accounts' sessions: CONNECTION ADMIN on MariaDB,
+-- CONNECTION_ADMIN on MySQL), and each checks what its caller may do.
+-- SECURITY in leaderrun-safety(7) lists what a caller controls and why none
+-- of it turns the definer's rights to another use. The procedures are
+-- created as such (not IF NOT EXISTS: whatever already stands under these
+-- names is not to be trusted; `leaderrun --init` checks it and says what to
+-- drop). Their bodies carry no comments, since the server keeps none and
+-- --init compares them with its own; their why is here.
+--
 -- For a --table other than leaderrun_lease, the fence is NAME_fence (a NAME
 -- ending in _lease: that suffix replaced by _fence), and so are the
--- procedures' names: NAME_fence, NAME_fence_slot, NAME_fence_end.
+-- procedures' names: NAME_fence, NAME_fence_slot, NAME_fence_end,
+-- NAME_fence_move.
+--
+-- fencer: the one account (its user name, as USER() gives it) whose
+-- transactions may fence with the row's term; each move names it
+-- (leaderrun --fence-user, by default leaderrun's own account).
 CREATE TABLE IF NOT EXISTS `leaderrun_fence` (
   lease     VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
   slot      SMALLINT UNSIGNED NOT NULL DEFAULT 0,
   term      BIGINT UNSIGNED NOT NULL DEFAULT 0,
   fences    BIGINT UNSIGNED NOT NULL DEFAULT 0,
   fenced_by BIGINT UNSIGNED NULL,
+  fencer    VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
   PRIMARY KEY (lease, slot)
 ) ENGINE=InnoDB;
 
@@ -75,38 +97,42 @@ DELIMITER ;;
 -- The fence itself. It writes the row (a count and the session's id), so
 -- that the transaction holds the row until it ends: a takeover's move waits
 -- for it on one server, and Galera's and Group Replication's certification
--- sees the conflict across members, which a read lock would not give.
-CREATE PROCEDURE IF NOT EXISTS `leaderrun_fence_slot`(
+-- sees the conflict across members, which a read lock would not give. Only
+-- the row's fencer may fence, and only with the row's term. A refused
+-- fence ends its transaction, so that nothing it locked (the row, its
+-- place, a SERIALIZABLE read) stays with a session left open; a
+-- transaction that cannot be rolled back here (an XA branch, a stored
+-- function's) has its session ended instead, which rolls it back. The
+-- refusal names the caller's own term only. Outside a transaction the
+-- proof would end with the CALL: refused (MariaDB only: MySQL has no
+-- @@in_transaction).
+CREATE PROCEDURE `leaderrun_fence_slot`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED)
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: fails (45000) unless TERM holds the lease; call it inside the transaction'
 BEGIN
-  DECLARE cur BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE me VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
+  DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
+  DECLARE undone BOOLEAN DEFAULT FALSE;
   DECLARE msg, q VARCHAR(255) CHARACTER SET utf8mb4;
-  -- Outside a transaction the proof would end with the CALL. (MariaDB
-  -- only: MySQL has no @@in_transaction.)
   /*M!100300 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
       'leaderrun_fence: call it inside the transaction it guards, after START TRANSACTION';
   END IF; */
   UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
-    WHERE lease = p_lease AND slot = p_slot AND term = p_term;
+    WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
   IF ROW_COUNT() <> 1 THEN
-    SELECT term INTO cur FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot FOR UPDATE;
-    -- The refused transaction ends here: its locks (this read's, and the
-    -- UPDATE's, on the row or on its place) would otherwise stay with a
-    -- session left open (a host cut off), holding up the current term's
-    -- fences and the next move. An XA transaction cannot end here: the row
-    -- names its session, for leaderrun_fence_end.
-    UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID() WHERE lease = p_lease AND slot = p_slot;
+    SELECT fencer INTO who FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
     BEGIN
-      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; -- XA: its own rollback
+      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET undone = TRUE;
       ROLLBACK;
     END;
-    -- MESSAGE_TEXT holds 128 characters: the terms in full, the name cut.
-    SET msg = CONCAT(IF(p_slot > 0, CONCAT(' slot ', p_slot), ''), ' term ', IFNULL(p_term, 'NULL'),
-      ' is stale; the current term is ', IFNULL(cur, 'none'));
+    IF undone THEN
+      KILL CONNECTION CONNECTION_ID();
+    END IF;
+    SET msg = IF(who <> me, CONCAT(' may not be fenced by account ', QUOTE(LEFT(me, 32))),
+      CONCAT(IF(p_slot > 0, CONCAT(' slot ', p_slot), ''), ' term ', IFNULL(p_term, 'NULL'), ' is stale'));
     SET q = QUOTE(LEFT(p_lease, 103 - CHAR_LENGTH(msg)));
     IF CHAR_LENGTH(q) > 105 - CHAR_LENGTH(msg) THEN
       SET q = QUOTE(LEFT(p_lease, (103 - CHAR_LENGTH(msg)) DIV 2));
@@ -115,36 +141,106 @@ BEGIN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
   END IF;
 END;;
-CREATE PROCEDURE IF NOT EXISTS `leaderrun_fence`(
+-- The same, for a lease without slots: the same body with its slot 0, not
+-- a CALL of leaderrun_fence_slot (it calls no routine by name).
+CREATE PROCEDURE `leaderrun_fence`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, IN p_term BIGINT UNSIGNED)
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: fails (45000) unless TERM holds the lease; call it inside the transaction'
 BEGIN
-  CALL `leaderrun_fence_slot`(p_lease, 0, p_term);
+  DECLARE p_slot SMALLINT UNSIGNED DEFAULT 0;
+  DECLARE me VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
+  DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
+  DECLARE undone BOOLEAN DEFAULT FALSE;
+  DECLARE msg, q VARCHAR(255) CHARACTER SET utf8mb4;
+  /*M!100300 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+      'leaderrun_fence: call it inside the transaction it guards, after START TRANSACTION';
+  END IF; */
+  UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
+    WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
+  IF ROW_COUNT() <> 1 THEN
+    SELECT fencer INTO who FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+    BEGIN
+      DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET undone = TRUE;
+      ROLLBACK;
+    END;
+    IF undone THEN
+      KILL CONNECTION CONNECTION_ID();
+    END IF;
+    SET msg = IF(who <> me, CONCAT(' may not be fenced by account ', QUOTE(LEFT(me, 32))),
+      CONCAT(IF(p_slot > 0, CONCAT(' slot ', p_slot), ''), ' term ', IFNULL(p_term, 'NULL'), ' is stale'));
+    SET q = QUOTE(LEFT(p_lease, 103 - CHAR_LENGTH(msg)));
+    IF CHAR_LENGTH(q) > 105 - CHAR_LENGTH(msg) THEN
+      SET q = QUOTE(LEFT(p_lease, (103 - CHAR_LENGTH(msg)) DIV 2));
+    END IF;
+    SET msg = CONCAT('leaderrun_fence: lease ', q, msg);
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = msg;
+  END IF;
 END;;
--- leaderrun's, after its move waited a lock wait out: ends the session
--- whose open transaction fenced with a term older than P_TERM (the row's
--- uncommitted version names it). Ending another account's session takes
--- CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL) of the definer.
-CREATE PROCEDURE IF NOT EXISTS `leaderrun_fence_end`(
+-- leaderrun's, at each acquisition: moves the fence to TERM, only if TERM
+-- holds the lease (by the lease row) and only forward, the row made on
+-- first use, naming FENCER (by default the caller's account).
+CREATE PROCEDURE `leaderrun_fence_move`(
+    IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
+    IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED, IN p_fencer VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin)
+  MODIFIES SQL DATA SQL SECURITY DEFINER
+  COMMENT 'leaderrun: moves the fence to TERM, which holds the lease, for the account FENCER'
+BEGIN
+  DECLARE held BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT IF(IFNULL(p_fencer, '') = '', LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1), p_fencer);
+  SELECT term INTO held FROM `leaderrun_lease`
+    WHERE name = p_lease AND slot = p_slot AND term = p_term AND expires_at > UTC_TIMESTAMP(6);
+  IF held IS NULL THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'leaderrun_fence_move: the term does not hold the lease';
+  END IF;
+  UPDATE `leaderrun_fence` SET term = p_term, fencer = who WHERE lease = p_lease AND slot = p_slot AND term < p_term;
+  IF ROW_COUNT() = 0 THEN
+    INSERT IGNORE INTO `leaderrun_fence` (lease, slot, term, fencer) VALUES (p_lease, p_slot, p_term, who);
+    IF ROW_COUNT() = 0 THEN
+      SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
+        'leaderrun_fence_move: the fence holds this term or a newer one';
+    END IF;
+  END IF;
+END;;
+-- leaderrun's, after its move waited a lock wait out, with a TERM that
+-- holds the lease: ends the session whose open transaction fenced with an
+-- older term. The row as committed, then as an open transaction left it:
+-- only a fence still open has counted one more, and only the fence writes
+-- the count, with its own session's id. That session must still run a
+-- transaction, as the row's fencer; while any transaction has no session
+-- (a prepared XA branch, detached or recovered after a restart, whose id
+-- another session may have now), nobody is ended: see XA RECOVER.
+CREATE PROCEDURE `leaderrun_fence_end`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED)
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: ends the session of a transaction fenced with a stale term'
 BEGIN
-  DECLARE c, n, was BIGINT UNSIGNED DEFAULT NULL;
-  -- The row as committed, then as an open transaction left it: only a
-  -- fence still open has counted one more. Any other lock on the row
-  -- names nobody (its last fencer's id may be anyone's by now).
+  DECLARE c, n, was, held BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
+  SET @leaderrun_fence_ended = NULL, @leaderrun_fence_held_by = NULL;
+  SELECT term INTO held FROM `leaderrun_lease`
+    WHERE name = p_lease AND slot = p_slot AND term = p_term AND expires_at > UTC_TIMESTAMP(6);
+  IF held IS NULL THEN
+    SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'leaderrun_fence_end: the term does not hold the lease';
+  END IF;
   SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
-  SELECT fences INTO was FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+  SELECT fences INTO was FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot AND term < p_term;
   SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED;
-  SELECT fenced_by, fences INTO c, n FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot AND term < p_term;
-  IF n IS NULL OR n = was THEN
+  SELECT fenced_by, fences, fencer INTO c, n, who FROM `leaderrun_fence`
+    WHERE lease = p_lease AND slot = p_slot AND term < p_term;
+  IF was IS NULL OR n IS NULL OR n = was OR c = CONNECTION_ID() THEN
+    SET c = NULL;
+  ELSEIF EXISTS (SELECT 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0) THEN
+    SET c = NULL, @leaderrun_fence_held_by = 'xa';
+  ELSEIF NOT EXISTS (SELECT 1 FROM information_schema.INNODB_TRX x
+      JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
+      WHERE x.trx_mysql_thread_id = c AND p.USER = who) THEN
     SET c = NULL;
   END IF;
   SET @leaderrun_fence_ended = c;
-  IF c IS NOT NULL AND c <> CONNECTION_ID() THEN
+  IF c IS NOT NULL THEN
     KILL CONNECTION c;
   END IF;
 END;;

@@ -166,7 +166,7 @@ static void servercheck_read(struct db *db, const struct lease_sql *sql, struct 
 {
 	char err[256], unused[8];
 	struct servercheck_text t = {f->version_comment, unused, sizeof(f->version_comment)};
-	bool fence = false;
+	struct lease_fence_seen fence;
 
 	(void)db_query_rows(db, SERVERCHECK_VARIABLES, 2, servercheck_on_variable, f, err, sizeof(err));
 	servercheck_read_cluster(db, f);
@@ -178,10 +178,10 @@ static void servercheck_read(struct db *db, const struct lease_sql *sql, struct 
 	f->schema_newest = LEASE_SCHEMA;
 	if (lease_table_schema(db, sql, &f->schema, f->schema_err, sizeof(f->schema_err)) != DB_OK)
 		f->schema = -1;
-	/* Schema 6 is schema 5's tables and the fence. */
+	/* Schemas 6 and 7 are schema 5's tables and the fence. */
 	if (f->schema == LEASE_ROWS_SCHEMA &&
-	    lease_fence_exists(db, sql, &fence, f->schema_err, sizeof(f->schema_err)) == DB_OK && fence)
-		f->schema = LEASE_SCHEMA;
+	    lease_fence_seen(db, sql, &fence, f->schema_err, sizeof(f->schema_err)) == DB_OK && fence.complete)
+		f->schema = fence.schema;
 	servercheck_read_clock(db, f);
 }
 

@@ -177,7 +177,7 @@ struct parse {
 	const char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key;
 	const char *mode_lease; /* --release, --pause, --resume, --history LEASE */
 	const char *term_text, *log_format;
-	const char *lease_arg, *holder_arg;
+	const char *lease_arg, *holder_arg, *fence_user;
 	const char *format, *limit_text, *keep_text;
 	const char *shell; /* -c STRING */
 	int shell_at;	   /* the index in argv of the argument that holds it */
@@ -231,6 +231,11 @@ static int set_defaults_file(struct parse *p, const char *arg)
 	if (stat(arg, &st) != 0 || !S_ISREG(st.st_mode))
 		FAIL("--defaults-file %s: not a regular file", SHOWN(arg));
 	p->o->defaults_file = arg;
+	return 0;
+}
+static int set_fence_user(struct parse *p, const char *arg)
+{
+	p->fence_user = arg;
 	return 0;
 }
 static int set_table(struct parse *p, const char *arg)
@@ -566,6 +571,10 @@ static const struct options_def defs[] = {
      set_slot, true, MODE(CHECK) | MODE(RELEASE), "--slot goes with --check or --release"},
     {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", set_lease, true, ANY_MODE, NULL},
     {"holder", 0, "ID", NULL, "holder identity (default HOST:PID:RANDOM)", set_holder, true, ANY_MODE, NULL},
+    {"fence-user", 0, "USER", NULL,
+     "the database account whose transactions may fence with\n"
+     "this run's term (default: leaderrun's own)",
+     set_fence_user, true, MODE(RUN), "--fence-user goes with a COMMAND to run"},
     {"ttl", 't', "DURATION", NULL, "lease time to live (default 15s)", set_ttl, true, ANY_MODE, NULL},
     {"renew-interval", 0, "D", NULL, "renew period (default ttl/3)", set_renew, true, ANY_MODE, NULL},
     {"kill-grace", 0, "D", NULL, "kill signal to SIGKILL (default min(3s, ttl/4))", set_grace, true, ANY_MODE, NULL},
@@ -1370,6 +1379,18 @@ static int options_check_timing(struct parse *p)
  * command line is wrong twice, the order decides which message the user
  * sees. Each entry says why it stands where it does. */
 typedef int options_step_fn(struct parse *p);
+/* --fence-user: an account's name, as the fence row keeps it (the
+ * server's own rules on names are its to enforce). */
+static int options_name_fence_user(struct parse *p)
+{
+	if (!p->fence_user)
+		return 0;
+	if (lease_name_validate("--fence-user", p->fence_user, LEASE_ACCOUNT_MAX, p->err, p->errlen) < 0)
+		return -1;
+	snprintf(p->o->fence_user, sizeof(p->o->fence_user), "%s", p->fence_user);
+	return 0;
+}
+
 static options_step_fn *const options_steps[] = {
     /* Needs nothing; -q -v is named before any later fault. */
     options_take_verbosity,
@@ -1414,6 +1435,7 @@ static options_step_fn *const options_steps[] = {
     options_name_pause,
     options_name_check,
     options_name_run,
+    options_name_fence_user,
     /* Last: a run's ttl, renew and grace, judged together. */
     options_check_timing,
 };

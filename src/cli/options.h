@@ -49,6 +49,7 @@ struct options {
 	char lease[LEASE_NAME_MAX + 1];
 	bool lease_derived; /* the name came from the command line */
 	char holder[LEASE_HOLDER_MAX + 1];
+	char fence_user[LEASE_ACCOUNT_MAX + 1]; /* --fence-user; "": leaderrun's own account */
 	struct timing timing;
 	int64_t retry_us;
 	int64_t wait_timeout_us; /* -1: wait forever */

@@ -14,6 +14,7 @@ enum db_status dberr_classify(unsigned errnum)
 	case 1044: /* ER_DBACCESS_DENIED_ERROR */
 	case 1045: /* ER_ACCESS_DENIED_ERROR */
 	case 1142: /* ER_TABLEACCESS_DENIED_ERROR */
+	case 1370: /* ER_PROCACCESS_DENIED_ERROR: no EXECUTE on a procedure */
 	case 1143: /* ER_COLUMNACCESS_DENIED_ERROR */
 	case 1227: /* ER_SPECIFIC_ACCESS_DENIED_ERROR */
 	case 1698: /* ER_ACCESS_DENIED_NO_PASSWORD_ERROR */

@@ -1,7 +1,7 @@
-/* The fence (schema 6): moved to each new term before its command starts,
- * so that the database itself refuses a stale job's transaction (the
- * procedures are in sql/leaderrun.sql; the guarantee in
- * leaderrun-safety(7), FENCED WRITES).
+/* The fence: moved to each new term before its command starts, so that
+ * the database itself refuses a stale job's transaction (the procedures
+ * are in sql/leaderrun.sql; the guarantee in leaderrun-safety(7), FENCED
+ * WRITES; what --init makes and checks, in fence_init.c).
  *
  * A transaction that fenced holds the fence's row until it ends, so the
  * move waits for it: on one server as a lock wait (1 s, the session's
@@ -9,8 +9,8 @@
  * certification fails whichever of the two commits second. A transaction
  * still open after the wait belongs to a command that is dead or frozen,
  * since its term had expired before this one began: its session is ended
- * (leaderrun_fence_end, with its definer's rights) and the move tried
- * again. */
+ * (leaderrun_fence_end, with its definer's rights, which checks that it
+ * really is a stale fencer) and the move tried again. */
 #include <stdio.h>
 #include <string.h>
 
@@ -23,21 +23,40 @@
  * innodb_lock_wait_timeout, db.c), with room for the round trips. */
 #define FENCE_ATTEMPT_US (1500 * USEC_PER_MSEC)
 
-/* One attempt: forward only, the row made on first use. */
-static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				  uint64_t term, enum db_status *st, char *err, size_t errlen)
+/* A fence of schema 6, which has no leaderrun_fence_move: moved by this
+ * account's own writes, as schema 6's builds did. */
+static enum db_status fence_try6(struct db *db, const struct lease_sql *sql, const struct db_value *move, bool *moved,
+				 char *err, size_t errlen)
 {
-	struct db_value move[] = {{.type = DB_U64, .u64 = term},
-				  {.type = DB_STR, .str = name},
-				  {.type = DB_I64, .i64 = slot},
-				  {.type = DB_U64, .u64 = term}};
 	struct db_result r;
+	enum db_status st = db_exec(db, STMT_FENCE_MOVE6, sql->fence_move6, move, 4, NULL, 0, &r, err, errlen);
 
-	*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, move, 4, NULL, 0, &r, err, errlen);
-	if (*st == DB_OK && r.affected == 0)
-		*st = db_exec(db, STMT_FENCE_INSERT, sql->fence_insert, move + 1, 3, NULL, 0, &r, err, errlen);
+	if (st == DB_OK && r.affected == 0)
+		st = db_exec(db, STMT_FENCE_INSERT6, sql->fence_insert6, move + 1, 3, NULL, 0, &r, err, errlen);
+	*moved = st == DB_OK && r.affected == 1;
+	return st;
+}
+
+/* One attempt: the procedure, or schema 6's writes where it does not
+ * exist yet. */
+static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
+				  enum db_status *st, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = q->name},
+			       {.type = DB_I64, .i64 = q->slot},
+			       {.type = DB_U64, .u64 = q->term},
+			       {.type = DB_STR, .str = q->fencer ? q->fencer : "", .is_null = !q->fencer}};
+	struct db_value move6[] = {{.type = DB_U64, .u64 = q->term}, p[0], p[1], p[2]};
+	struct db_result r;
+	bool moved = true;
+
+	*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, &r, err, errlen);
+	if (*st == DB_ERROR && strstr(err, "(error 1305)"))
+		*st = fence_try6(db, sql, move6, &moved, err, errlen);
 	if (*st == DB_OK)
-		return r.affected == 1 ? FENCE_MOVED : FENCE_NEWER;
+		return moved ? FENCE_MOVED : FENCE_NEWER;
+	if (*st == DB_ERROR && strstr(err, "leaderrun_fence_move: the fence holds"))
+		return FENCE_NEWER;
 	/* No such table (an older schema) or no grant on it: the lease runs
 	 * as before, and the caller says the fence is off, unless the lease
 	 * table's own warning (lease_sql_older) names it already. */
@@ -47,35 +66,54 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 }
 
 /* A lock wait ran out: ends the session whose transaction fenced with an
- * older term. Returns its connection id, or 0 with ERR. */
-static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, uint64_t term,
-			  char *err, size_t errlen)
+ * older term. Returns its connection id, or 0 with WHY. */
+static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q, char *why,
+			  size_t whylen)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64, .u64 = term}};
-	struct db_value c[] = {{.type = DB_U64}};
+	    {.type = DB_STR, .str = q->name}, {.type = DB_I64, .i64 = q->slot}, {.type = DB_U64, .u64 = q->term}};
+	char held_by[16] = "";
+	struct db_value c[] = {{.type = DB_U64}, {.type = DB_STR, .buf = held_by, .cap = sizeof(held_by)}};
 	struct db_result r;
 
-	if (db_exec(db, STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, &r, err, errlen) != DB_OK)
-		return 0;
-	if (db_exec(db, STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 1, &r, err, errlen) != DB_OK)
-		return 0;
-	if (!r.have_row || c[0].is_null) {
-		snprintf(err, errlen, "no session of an older term found on the fence");
+	enum db_status st = db_exec(db, STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, &r, why, whylen);
+
+	if (st == DB_DENIED || (st != DB_OK && strstr(why, "(error 1095)"))) {
+		/* 1370: this account may not call it; 1095 (not owner of
+		 * thread): its definer may not end another account's session. */
+		snprintf(why, whylen,
+			 "%s: grant leaderrun's account EXECUTE on %s_end, and that procedure's definer CONNECTION "
+			 "ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL) (sql/grants.sql), or end the session by hand",
+			 st == DB_DENIED ? "this account may not call the fence's procedure"
+					 : "the fence's procedure may not end other accounts' sessions",
+			 sql->fence);
 		return 0;
 	}
-	return c[0].u64;
+	if (st != DB_OK)
+		return 0;
+	if (db_exec(db, STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 2, &r, why, whylen) != DB_OK)
+		return 0;
+	if (r.have_row && !c[0].is_null)
+		return c[0].u64;
+	if (r.have_row && !c[1].is_null && strcmp(held_by, "xa") == 0)
+		snprintf(why, whylen,
+			 "a prepared XA transaction has no session to end: see XA RECOVER, and have its transaction "
+			 "manager end it (XA ROLLBACK)");
+	else
+		snprintf(why, whylen,
+			 "no open fence of an older term names a session: the lock is not a fence's (an "
+			 "administrator's transaction?), and it ends with its transaction");
+	return 0;
 }
 
-enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				  uint64_t term, int64_t give_up, uint64_t *ended, enum db_status *st, char *err,
-				  size_t errlen)
+enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
+				  uint64_t *ended, enum db_status *st, char *err, size_t errlen)
 {
-	char why[256] = "";
+	char why[512] = "";
 
 	*ended = 0;
 	for (;;) {
-		enum lease_fence f = fence_try(db, sql, name, slot, term, st, err, errlen);
+		enum lease_fence f = fence_try(db, sql, q, st, err, errlen);
 		bool lock_wait = *st == DB_CONFLICT && strstr(err, "(error 1205)");
 
 		/* A certification conflict (Galera 1213, Group Replication
@@ -87,49 +125,39 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 		/* Ended even when no time is left for another attempt: the
 		 * next acquisition finds the fence free. */
 		if (lock_wait && !*ended) {
-			*ended = fence_end(db, sql, name, slot, term, why, sizeof(why));
+			*ended = fence_end(db, sql, q, why, sizeof(why));
 			if (!*ended && !db_connected(db))
 				break;
 		}
-		if (timing_now() + FENCE_ATTEMPT_US > give_up)
+		if (timing_now() + FENCE_ATTEMPT_US > q->give_up)
 			break;
 	}
 	if (*ended)
 		snprintf(err, errlen,
 			 "ended session %llu, whose transaction had fenced lease %s with an older term; its rollback "
 			 "(or the XA transaction it prepared: XA RECOVER) still holds the fence %s",
-			 (unsigned long long)*ended, name, sql->fence);
+			 (unsigned long long)*ended, q->name, sql->fence);
 	else
 		snprintf(err, errlen,
-			 "the fence %s is held by a transaction of an older term, and its session could not be ended "
-			 "(%s): grant leaderrun's account EXECUTE on %s_end (sql/grants.sql) and its definer "
-			 "CONNECTION ADMIN, or end that session by hand",
-			 sql->fence, why[0] ? why : "it kept conflicting", sql->fence);
+			 "the fence %s is held by a transaction of an older term, and its session could not be ended: "
+			 "%s",
+			 sql->fence, why[0] ? why : "it kept conflicting");
 	return FENCE_BLOCKED;
 }
 
-enum db_status lease_fence_exists(struct db *db, const struct lease_sql *sql, bool *exists, char *err, size_t errlen)
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, char *err,
+		     size_t errlen)
 {
 	int64_t n = 0;
 	enum db_status st = db_query_int(db, sql->fence_objects, &n, err, errlen);
 
-	*exists = st == DB_OK && n == 4;
-	return st;
-}
-
-enum db_status lease_fence_create(struct db *db, const struct lease_sql *sql, bool *made, char *err, size_t errlen)
-{
-	const char *ddl[] = {sql->fence_create, sql->fence_proc_slot, sql->fence_proc, sql->fence_proc_end};
-	bool exists;
-	enum db_status st;
-
-	/* Look first: a user without CREATE and CREATE ROUTINE runs --init
-	 * on a current database (sql/grants.sql lets it see all four). */
-	*made = false;
-	st = lease_fence_exists(db, sql, &exists, err, errlen);
-	for (size_t k = 0; st == DB_OK && !exists && k < sizeof(ddl) / sizeof(ddl[0]); k++) {
-		st = db_query(db, ddl[k], err, errlen);
-		*made = st == DB_OK;
-	}
-	return st;
+	memset(seen, 0, sizeof(*seen));
+	if (st != DB_OK)
+		return st;
+	seen->table = n & 1;
+	seen->fencer = n & 2;
+	seen->routines = (int)(n >> 2);
+	seen->schema = !seen->table ? 0 : seen->fencer ? LEASE_SCHEMA : 6;
+	seen->complete = seen->table && (seen->fencer ? seen->routines == 4 : seen->routines == 3);
+	return DB_OK;
 }

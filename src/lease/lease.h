@@ -14,6 +14,7 @@
 
 #define LEASE_NAME_MAX	    191 /* bytes; the column is VARCHAR(191) */
 #define LEASE_HOLDER_MAX    255 /* bytes; the column is VARCHAR(255) */
+#define LEASE_ACCOUNT_MAX   128 /* the fence's fencer: VARCHAR(128), as MariaDB's user names */
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
@@ -59,6 +60,9 @@ struct lease_info {
  * never grant or extend a lease, even to a user whose privileges let it
  * write there (read_only does not bind SUPER, and MySQL's super_read_only
  * sets read_only too). */
+/* The fence's procedures (the first is also its table's name). */
+enum fence_routine { FENCE_R_FENCE, FENCE_R_SLOT, FENCE_R_END, FENCE_R_MOVE, FENCE_ROUTINES };
+
 struct lease_sql {
 #define LEASE_STMT(id, member, since, params, columns, ...) STMT_MEMBER(member, __VA_ARGS__)
 #define HISTORY_STMT(...)
@@ -67,6 +71,9 @@ struct lease_sql {
 #undef LEASE_STMT
 	char table[LEASE_TABLE_MAX + 1];
 	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table, as the options name tables */
+	/* The fence's table (also the procedure leaderrun_fence) and its
+	 * procedures, quoted, by enum fence_routine. */
+	char fence_routine[FENCE_ROUTINES][LEASE_TABLE_MAX + 24];
 	int schema;			  /* the lease table's that the statements are for (lease_sql_render_schema) */
 	int older;			  /* lease.c adapted the statements to this older schema; 0: current */
 	bool older_said;		  /* lease_sql_older gave its warning */
@@ -79,8 +86,9 @@ struct lease_sql {
  * own (history_sql.h). Schema 5 gives the lease table a row a slot
  * (--slots): the key is (name, slot), and slot 0 is the row of old.
  * Schema 6 adds the fence, a table and procedures of their own
- * (lease_fence_move). */
-#define LEASE_SCHEMA	  6
+ * (lease_fence_move); schema 7 names on the fence the account that may
+ * fence, and moves it by a procedure of its own. */
+#define LEASE_SCHEMA	  7
 #define LEASE_ROWS_SCHEMA 5 /* the lease table's own columns */
 
 /* One row of --status; times are the server's, in UTC (ISO 8601). */
@@ -236,9 +244,10 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsig
 			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
 
-/* The fence (schema 6): a job's transaction proves its term with CALL
+/* The fence (schema 7): a job's transaction proves its term with CALL
  * leaderrun_fence; an acquisition moves the fence to its new TERM of SLOT
- * before the command starts. The move waits for the transactions fenced
+ * before the command starts, for the account FENCER (NULL: leaderrun's
+ * own) alone to fence with. The move waits for the transactions fenced
  * with an older term; one still open after a lock wait has its session
  * ended (*ENDED: its connection id; 0: none) and the move is tried again,
  * until GIVE_UP (CLOCK_BOOTTIME us). ERR says why it did not move. */
@@ -250,17 +259,40 @@ enum lease_fence {
 	FENCE_NEWER,	   /* a newer term has moved it: this one is stale */
 	FENCE_FAILED,	   /* the database failed (*ST) */
 };
-enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				  uint64_t term, int64_t give_up, uint64_t *ended, enum db_status *st, char *err,
-				  size_t errlen);
+struct lease_fence_req {
+	const char *name, *fencer;
+	unsigned slot;
+	uint64_t term;
+	int64_t give_up;
+};
+enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
+				  uint64_t *ended, enum db_status *st, char *err, size_t errlen);
 
-/* Whether the fence's table and its three procedures all exist (that the
- * user can see: sql/grants.sql lets leaderrun's account see them). */
-enum db_status lease_fence_exists(struct db *db, const struct lease_sql *sql, bool *exists, char *err, size_t errlen);
+/* What of the fence this account can see: its table, the table's
+ * schema-7 column, and how many of the four procedures (an account sees
+ * those it may execute). SCHEMA: 0 no table, 6 or 7; COMPLETE: every
+ * procedure of that schema seen. */
+struct lease_fence_seen {
+	bool table, fencer, complete;
+	int routines, schema;
+};
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, char *err,
+				size_t errlen);
 
-/* --init: creates the fence's table and procedures when any is missing
- * (*MADE says whether it did). */
-enum db_status lease_fence_create(struct db *db, const struct lease_sql *sql, bool *made, char *err, size_t errlen);
+/* --init (fence_init.c): creates the fence's table and procedures when
+ * none stands, upgrades a fence of schema 6 in place (the procedures
+ * replaced, their EXECUTE grants kept, every write grant on the table
+ * taken away), and checks that what stands is what it makes: a foreign
+ * procedure, table or trigger is refused (DB_NO_TABLE, ERR naming what to
+ * drop). *DONE says what it did ("" nothing); WARN, a warning to give
+ * ("" none). */
+struct lease_fence_init {
+	int from; /* the fence's schema before: 0 (none seen), 6 or 7 */
+	char done[192];
+	char warn[512];
+};
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+				size_t errlen);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

@@ -192,8 +192,7 @@ int lease_sql_sibling(const char *table, const char *suffix, char *out, size_t l
 
 /* The fence's names for the statements (stmts.def says which is which). */
 struct fence_names {
-	char f[LEASE_TABLE_MAX + 24], fs[LEASE_TABLE_MAX + 24], fe[LEASE_TABLE_MAX + 24];
-	char fu[65], fdb[68]; /* a name of at most 64 (lease_sql_sibling), 'DB' */
+	char fu[65], lu[65], fdb[68]; /* names of at most 64 (lease_sql_sibling), 'DB' */
 };
 
 /* TABLE's sibling named with SUFFIX, quoted. Names too long were refused
@@ -208,11 +207,12 @@ static void fence_quoted(const char *table, const char *suffix, char *out, size_
 
 static void fence_names_of(struct lease_sql *s, const char *table, struct fence_names *n)
 {
-	const char *dot;
+	static const char *const suffix[FENCE_ROUTINES] = {"_fence", "_fence_slot", "_fence_end", "_fence_move"};
+	const char *dot = strchr(table, '.');
 
-	fence_quoted(table, "_fence", n->f, sizeof(n->f));
-	fence_quoted(table, "_fence_slot", n->fs, sizeof(n->fs));
-	fence_quoted(table, "_fence_end", n->fe, sizeof(n->fe));
+	snprintf(n->lu, sizeof(n->lu), "%.64s", dot ? dot + 1 : table);
+	for (int k = 0; k < FENCE_ROUTINES; k++)
+		fence_quoted(table, suffix[k], s->fence_routine[k], sizeof(s->fence_routine[k]));
 	(void)lease_sql_sibling(table, "_fence", s->fence, sizeof(s->fence));
 	dot = strchr(s->fence, '.');
 	snprintf(n->fu, sizeof(n->fu), "%.64s", dot ? dot + 1 : s->fence);
@@ -227,7 +227,9 @@ void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 	char t[LEASE_TABLE_MAX + 8];
 	struct cols c = cols_of(schema);
 	struct fence_names fn;
-	const char *f = fn.f, *fs = fn.fs, *fe = fn.fe, *fu = fn.fu, *fdb = fn.fdb;
+	const char *f = s->fence_routine[FENCE_R_FENCE], *fs = s->fence_routine[FENCE_R_SLOT],
+		   *fe = s->fence_routine[FENCE_R_END], *fm = s->fence_routine[FENCE_R_MOVE];
+	const char *fu = fn.fu, *lu = fn.lu, *fdb = fn.fdb;
 
 	if (table != s->table) /* lease_adapt renders again from its own copy */
 		snprintf(s->table, sizeof(s->table), "%s", table);

@@ -162,7 +162,8 @@ SAY(say_fence_ended,
     d->session, ev->o->lease, ev->term)
 SAY(say_fence_unavailable,
     "the fence is off: %s; the command runs, and its transactions cannot fence (CALL leaderrun_fence); "
-    "'leaderrun --init' creates the fence, or sql/upgrade-5-to-6.sql and sql/grants.sql",
+    "if the fence exists, grant this account EXECUTE on its procedures leaderrun_fence_move and "
+    "leaderrun_fence_end (sql/grants.sql); if not, run 'leaderrun --init' once as an administrator",
     d->err)
 
 static void say_acquired(const struct events *ev, const struct event *d, char *buf, size_t len)

@@ -192,6 +192,8 @@ struct init_report {
 	const char *doing, *privilege, *table, *sql_file;
 	char upgrades[64];
 	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table (schema 6) */
+	struct lease_fence_init fi;	  /* what --init did to the fence, or why it could not */
+	bool fence_step;		  /* a denial came from the fence's step: ERR says it all */
 };
 
 /* ALTER TABLE needs CREATE and INSERT besides ALTER (the MySQL manual,
@@ -215,7 +217,7 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 {
 	struct lease_sql sql;
 	struct history_sql hsql;
-	bool had_history, has_slot = true, fence_made = false;
+	bool had_history, has_slot = true;
 	enum db_status st;
 
 	lease_sql_render(&sql, o->table);
@@ -246,21 +248,20 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 		st = db_query(db, hsql.upgrade, err, errlen);
 	}
 	r->history_made = !had_history || !has_slot;
-	/* Schema 6: the fence, a table and procedures of its own. */
+	/* Schemas 6 and 7: the fence, a table and procedures of its own. */
 	if (st == DB_OK) {
 		snprintf(r->fence, sizeof(r->fence), "%s", sql.fence);
-		runmode_init_needs(r, "creating the fence", "CREATE and CREATE ROUTINE", r->fence,
-				   "sql/upgrade-5-to-6.sql");
-		st = lease_fence_create(db, &sql, &fence_made, err, errlen);
+		r->fence_step = true;
+		st = lease_fence_init(db, &sql, &r->fi, err, errlen);
 	}
 	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's, 6
-	 * the fence's. */
+	 * and 7 the fence's. */
 	if (r->from == LEASE_ROWS_SCHEMA && had_history && !has_slot)
 		r->from = 4;
 	else if (r->from == 3 && had_history)
 		r->from = 4;
-	else if (r->from == LEASE_ROWS_SCHEMA && !r->history_made && !fence_made)
-		r->from = LEASE_SCHEMA;
+	else if (r->from == LEASE_ROWS_SCHEMA && !r->history_made && r->fi.from > 0)
+		r->from = r->fi.from;
 	return st;
 }
 
@@ -278,7 +279,13 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 {
 	char t[200], h[200], f[200];
 
-	if (st == DB_DENIED)
+	if (r->fi.warn[0])
+		log_warn("--init: %s", r->fi.warn);
+	if (st == DB_DENIED && r->fence_step)
+		log_error("--init: access denied: %s", err);
+	else if (st == DB_NO_TABLE && r->fence_step)
+		log_error("--init: %s", err);
+	else if (st == DB_DENIED)
 		log_error("--init: access denied: %s needs %s on %s; run --init once as an administrator, or apply "
 			  "%s by hand (%s)",
 			  r->doing, r->privilege, runmode_qualified(o, r->table, t, sizeof(t)), r->sql_file, err);
@@ -293,6 +300,9 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 	else if (r->from < LEASE_SCHEMA)
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, r->from,
 			 LEASE_SCHEMA);
+	else if (r->fi.done[0] && !r->history_made)
+		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); %s",
+			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA, r->fi.done);
 	else if (r->history_made)
 		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); made the run history's table %s",
 			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
@@ -308,7 +318,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 	struct init_report r = {.from = LEASE_SCHEMA};
 	struct db *db = runmode_open(o, out);
 	enum db_status st;
-	char err[512];
+	char err[1024];
 
 	if (!db)
 		return;
@@ -346,6 +356,7 @@ static void runmode_job(const struct options *o, struct lease_sql *sql, struct w
 {
 	job->min_hold_us = o->min_hold_us;
 	job->fence_us = o->timing.renew_us;
+	job->fence_user = o->fence_user[0] ? o->fence_user : NULL;
 	job->period_us = o->once_per_us;
 	job->slots = o->slots;
 	/* A --no-wait run takes no wake-up hint: it never waits itself, and

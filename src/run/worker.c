@@ -132,9 +132,13 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 	const struct worker_job *j = &w->job;
 	enum db_status st, ignored;
 	char err[256];
+	const struct lease_fence_req q = {.name = j->name,
+					  .fencer = j->fence_user,
+					  .slot = r->info.slot,
+					  .term = r->info.term,
+					  .give_up = r->sent_at + j->fence_us};
 
-	r->fence = lease_fence_move(w->db, &w->sql, j->name, r->info.slot, r->info.term, r->sent_at + j->fence_us,
-				    &r->fence_ended, &st, r->err, sizeof(r->err));
+	r->fence = lease_fence_move(w->db, &w->sql, &q, &r->fence_ended, &st, r->err, sizeof(r->err));
 	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE || r->fence == FENCE_OFF_OLDER)
 		return true;
 	if (r->fence == FENCE_NEWER)

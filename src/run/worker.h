@@ -25,6 +25,7 @@ struct worker_job {
 	const char *name, *holder; /* borrowed; must outlive the worker */
 	const struct lease_sql *sql;
 	int64_t ttl_us;
+	const char *fence_user; /* --fence-user: the account the fence lets fence; NULL: leaderrun's own */
 	int64_t fence_us;    /* the longest an acquisition's fence move may take after its send: a renew interval */
 	int64_t min_hold_us; /* --min-hold, for the release */
 	int64_t period_us;   /* --once-per; 0: off */

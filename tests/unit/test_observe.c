@@ -60,7 +60,7 @@ static const char *shipped_procedure(const char *file, const char *name)
 	char start[128];
 	char *p;
 
-	snprintf(start, sizeof(start), "CREATE PROCEDURE IF NOT EXISTS `%s`(", name);
+	snprintf(start, sizeof(start), "CREATE PROCEDURE `%s`(", name);
 	p = (char *)shipped(file, start, 0);
 	p[strlen(p)] = ';'; /* shipped cut it at the body's first ';' */
 	*strstr(p, "END;;") = '\0';
@@ -68,21 +68,36 @@ static const char *shipped_procedure(const char *file, const char *name)
 	return p;
 }
 
-/* Schema 6: the fence, in the file of a new database and in the upgrade
- * from schema 5, as --init makes it. */
+/* Schema 7: the fence, in the file of a new database and in the upgrade
+ * from schema 6, as --init makes it. */
 Test(observe, the_fence_in_sql_is_what_init_makes)
 {
-	const char *files[] = {"leaderrun.sql", "upgrade-5-to-6.sql"};
+	const char *files[] = {"leaderrun.sql", "upgrade-6-to-7.sql"};
 	struct lease_sql sql;
 
 	lease_sql_render(&sql, "leaderrun_lease");
+	cr_assert_str_eq(shipped("leaderrun.sql", "CREATE TABLE IF NOT EXISTS `leaderrun_fence`", 0), sql.fence_create);
+	cr_assert_str_eq(shipped("upgrade-6-to-7.sql", "ALTER TABLE", 0), sql.fence_upgrade);
 	for (int k = 0; k < 2; k++) {
-		cr_assert_str_eq(shipped(files[k], "CREATE TABLE IF NOT EXISTS `leaderrun_fence`", 0),
-				 sql.fence_create);
 		cr_assert_str_eq(shipped_procedure(files[k], "leaderrun_fence_slot"), sql.fence_proc_slot);
 		cr_assert_str_eq(shipped_procedure(files[k], "leaderrun_fence"), sql.fence_proc);
 		cr_assert_str_eq(shipped_procedure(files[k], "leaderrun_fence_end"), sql.fence_proc_end);
+		cr_assert_str_eq(shipped_procedure(files[k], "leaderrun_fence_move"), sql.fence_proc_move);
 	}
+}
+
+/* The fence that leaderrun_fence runs is its own body: it calls no
+ * routine by name, whatever stands under another name runs with nobody's
+ * rights. */
+Test(observe, the_fence_calls_no_other_routine)
+{
+	struct lease_sql sql;
+
+	lease_sql_render(&sql, "leaderrun_lease");
+	cr_assert_null(strstr(sql.fence_proc, "CALL"), "%s", sql.fence_proc);
+	cr_assert_null(strstr(sql.fence_proc_slot, "CALL"), "%s", sql.fence_proc_slot);
+	cr_assert_null(strstr(sql.fence_proc_end, "CALL"), "%s", sql.fence_proc_end);
+	cr_assert_null(strstr(sql.fence_proc_move, "CALL"), "%s", sql.fence_proc_move);
 }
 
 /* Another --table's fence is named for it, in its database. */
@@ -93,11 +108,12 @@ Test(observe, the_fence_is_named_for_its_lease_table)
 	lease_sql_render(&sql, "ops.jobs_lease");
 	cr_assert_str_eq(sql.fence, "ops.jobs_fence");
 	cr_assert_str_eq(sql.fence_end, "CALL `ops`.`jobs_fence_end`(?, ?, ?)");
-	cr_assert(strstr(sql.fence_proc, "CALL `ops`.`jobs_fence_slot`(p_lease, 0, p_term)"), "%s", sql.fence_proc);
+	cr_assert_str_eq(sql.fence_move, "CALL `ops`.`jobs_fence_move`(?, ?, ?, ?)");
+	cr_assert(strstr(sql.fence_proc_move, "FROM `ops`.`jobs_lease`"), "%s", sql.fence_proc_move);
 	cr_assert(strstr(sql.fence_objects, "ROUTINE_SCHEMA='ops'"), "%s", sql.fence_objects);
 	lease_sql_render(&sql, "jobs");
 	cr_assert_str_eq(sql.fence, "jobs_fence");
-	cr_assert(strstr(sql.fence_objects, "ROUTINE_NAME IN ('jobs_fence', 'jobs_fence_slot', 'jobs_fence_end')"),
+	cr_assert(strstr(sql.fence_objects, "ROUTINE_NAME IN ('jobs_fence', 'jobs_fence_slot', 'jobs_fence_end', 'jobs_fence_move')"),
 		  "%s", sql.fence_objects);
 }
 

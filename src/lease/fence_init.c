@@ -1,0 +1,398 @@
+/* --init's part of the fence: what it makes, how it upgrades a fence of
+ * schema 6, and the check that what stands under the fence's names is what
+ * it makes. The procedures run with their definer's rights (an
+ * administrator's, who may end sessions), so a procedure or trigger that
+ * someone else planted under those names would run with them too the
+ * first time a job fenced: --init trusts only what it made, and says what
+ * to drop. The statements are in stmts.def. */
+#include <stdio.h>
+#include <string.h>
+
+#include "lease.h"
+#include "stmt.h"
+
+/* What information_schema showed of the fence's procedures: for each of
+ * enum fence_routine, whether it stands and, if it is not leaderrun's, why. */
+struct routines_seen {
+	const struct lease_sql *sql;
+	bool mariadb;
+	bool stands[FENCE_ROUTINES];
+	int foreign;	      /* the first one that is not ours (enum fence_routine); -1 none */
+	char why[96];	      /* and why not */
+	char cannot_kill[96]; /* a definer that may not end sessions; "" none */
+};
+
+/* BODY as the server keeps it, for comparison: every run of white space
+ * one space, none at either end; MariaDB's executable comments kept
+ * (their markers dropped) and every other comment's text gone, as the
+ * server does when it stores a routine. Returns OUT. */
+static char *fence_body_normal(const char *body, bool mariadb, char *out, size_t len)
+{
+	size_t n = 0;
+	bool space = false;
+
+	for (const char *p = body; *p && n + 1 < len; p++) {
+		if (p[0] == '/' && p[1] == '*' && p[2] == 'M' && p[3] == '!') {
+			const char *end = strstr(p, "*/");
+			const char *inner = p + 4;
+			while (*inner >= '0' && *inner <= '9')
+				inner++;
+			if (!end)
+				break;
+			if (mariadb) {
+				/* Only the markers go: the text between them is kept. */
+				char piece[2048];
+				if (space && n > 0 && n + 2 < len)
+					out[n++] = ' ';
+				snprintf(piece, sizeof(piece), "%.*s", (int)(end - inner), inner);
+				fence_body_normal(piece, true, out + n, len - n);
+				n += strlen(out + n);
+			}
+			p = end + 1;
+			space = true;
+			continue;
+		}
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+			space = n > 0;
+			continue;
+		}
+		if (space && n + 2 < len && out[n - 1] != ' ')
+			out[n++] = ' ';
+		space = false;
+		out[n++] = *p;
+	}
+	while (n > 0 && out[n - 1] == ' ')
+		n--;
+	out[n] = '\0';
+	return out;
+}
+
+/* The body of a CREATE PROCEDURE statement of stmts.def. */
+static const char *fence_body_of(const char *create)
+{
+	const char *b = strstr(create, "\nBEGIN\n");
+
+	return b ? b + 1 : create;
+}
+
+static const char *fence_create_of(const struct lease_sql *sql, int k)
+{
+	const char *const ddl[FENCE_ROUTINES] = {sql->fence_proc, sql->fence_proc_slot, sql->fence_proc_end,
+						 sql->fence_proc_move};
+	return ddl[k];
+}
+
+/* Which of enum fence_routine NAME is (information_schema's, unquoted). */
+static int fence_routine_of(const struct lease_sql *sql, const char *name)
+{
+	static const char *const suffix[FENCE_ROUTINES] = {"", "_slot", "_end", "_move"};
+	const char *dot = strchr(sql->fence, '.');
+	const char *base = dot ? dot + 1 : sql->fence;
+	size_t n = strlen(base);
+
+	for (int k = 0; k < FENCE_ROUTINES; k++)
+		if (strncmp(name, base, n) == 0 && strcmp(name + n, suffix[k]) == 0)
+			return k;
+	return -1;
+}
+
+/* One row of FENCE_ROUTINES: name, security type, definer, body (NULL
+ * when this account may not see it), whether the definer may end
+ * sessions (NULL: unknown). */
+static void on_routine(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct routines_seen *s = ctx;
+	int k = fence_routine_of(s->sql, row[0] ? row[0] : "");
+	char want[4096], got[4096];
+
+	(void)ncols;
+	if (k < 0)
+		return;
+	s->stands[k] = true;
+	if (s->foreign >= 0)
+		return;
+	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
+		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
+	else if (row[3] && strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)), s->mariadb, want,
+						    sizeof(want)),
+				  fence_body_normal(row[3], false, got, sizeof(got))) != 0)
+		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
+	if (s->why[0])
+		s->foreign = k;
+	else if (row[4] && strcmp(row[4], "0") == 0 && !s->cannot_kill[0])
+		snprintf(s->cannot_kill, sizeof(s->cannot_kill), "%.80s", row[2] ? row[2] : "?");
+}
+
+/* The table itself: a base table of InnoDB, with no trigger on it or on
+ * the lease table (one would run at every move or renewal). */
+struct table_seen {
+	char why[200];
+};
+
+static void on_table(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct table_seen *t = ctx;
+
+	(void)ncols;
+	if (!row[0] || strcmp(row[0], "BASE TABLE") != 0)
+		snprintf(t->why, sizeof(t->why), "it is a %s, not a table", row[0] ? row[0] : "?");
+	else if (!row[1] || strcasecmp(row[1], "InnoDB") != 0)
+		snprintf(t->why, sizeof(t->why), "its engine is %s, not InnoDB", row[1] ? row[1] : "?");
+	else if (row[2] && row[2][0])
+		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on it or on the lease table: drop it", row[2]);
+}
+
+static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs,
+				  char *err, size_t errlen)
+{
+	struct table_seen t = {""};
+	enum db_status st = db_query_rows(db, sql->fence_table_kind, 3, on_table, &t, err, errlen);
+
+	if (st == DB_OK && t.why[0]) {
+		snprintf(err, errlen,
+			 "the fence's table %s is not the one leaderrun makes (%s); as an administrator, set it right "
+			 "or drop it, then run --init again",
+			 sql->fence, t.why);
+		return DB_NO_TABLE;
+	}
+	if (st == DB_OK)
+		st = db_query_rows(db, sql->fence_routines, 5, on_routine, rs, err, errlen);
+	if (st == DB_OK && rs->foreign >= 0) {
+		snprintf(err, errlen,
+			 "procedure %s is not the one leaderrun makes (%s): as an administrator, drop it (DROP "
+			 "PROCEDURE %s) and run --init again",
+			 sql->fence_routine[rs->foreign], rs->why, sql->fence_routine[rs->foreign]);
+		return DB_NO_TABLE;
+	}
+	return st;
+}
+
+/* The grants an upgrade keeps: who may execute which procedure. */
+#define FENCE_GRANTS_MAX 32
+struct grants {
+	const struct lease_sql *sql;
+	struct {
+		char user[81], host[256];
+		int routine;
+	} g[FENCE_GRANTS_MAX];
+	int n;
+	bool skipped; /* a name with a quote or backslash: granted by hand */
+};
+
+static bool grant_name_ok(const char *s)
+{
+	return s && !strpbrk(s, "'\\");
+}
+
+/* One row of FENCE_PROC_GRANTS: user, host, routine, privileges. */
+static void on_proc_grant(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct grants *gs = ctx;
+	int k = fence_routine_of(gs->sql, row[2] ? row[2] : "");
+
+	(void)ncols;
+	if (k < 0 || !row[3] || !strstr(row[3], "Execute"))
+		return;
+	if (!grant_name_ok(row[0]) || !grant_name_ok(row[1]) || gs->n == FENCE_GRANTS_MAX) {
+		gs->skipped = true;
+		return;
+	}
+	snprintf(gs->g[gs->n].user, sizeof(gs->g[gs->n].user), "%s", row[0]);
+	snprintf(gs->g[gs->n].host, sizeof(gs->g[gs->n].host), "%s", row[1]);
+	gs->g[gs->n++].routine = k;
+}
+
+/* EXECUTE again for whoever had it; leaderrun's own account (the one that
+ * may end stale sessions) also on the move, which schema 6 lacked. */
+static enum db_status fence_regrant(struct db *db, const struct grants *gs, char *err, size_t errlen)
+{
+	char q[1024];
+	enum db_status st = DB_OK;
+
+	for (int i = 0; i < gs->n && st == DB_OK; i++) {
+		snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'", gs->sql->fence_routine[gs->g[i].routine],
+			 gs->g[i].user, gs->g[i].host);
+		st = db_query(db, q, err, errlen);
+		if (st == DB_OK && gs->g[i].routine == FENCE_R_END) {
+			snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
+				 gs->sql->fence_routine[FENCE_R_MOVE], gs->g[i].user, gs->g[i].host);
+			st = db_query(db, q, err, errlen);
+		}
+	}
+	return st;
+}
+
+/* Nobody keeps a right to write the fence's table: the procedures write
+ * it, and a direct write could move it back (a stale transaction would
+ * then commit) or name any session for leaderrun_fence_end. */
+struct table_grants {
+	const struct lease_sql *sql;
+	struct db *db;
+	enum db_status st;
+	int revoked;
+	char *err;
+	size_t errlen;
+};
+
+static void on_table_grant(void *ctx, const char *const *row, unsigned ncols)
+{
+	static const char *const writes[] = {"Insert", "Update", "Delete", "Alter", "Drop", "Trigger"};
+	struct table_grants *t = ctx;
+	char q[1024];
+
+	(void)ncols;
+	if (t->st != DB_OK || !row[2] || !grant_name_ok(row[0]) || !grant_name_ok(row[1]))
+		return;
+	for (size_t k = 0; k < sizeof(writes) / sizeof(writes[0]) && t->st == DB_OK; k++) {
+		if (!strstr(row[2], writes[k]))
+			continue;
+		snprintf(q, sizeof(q), "REVOKE %s ON %s FROM '%s'@'%s'", writes[k],
+			 t->sql->fence_routine[FENCE_R_FENCE], row[0], row[1]);
+		t->st = db_query(t->db, q, t->err, t->errlen);
+		t->revoked += t->st == DB_OK;
+	}
+}
+
+/* Only an administrator may read the grant tables and revoke: for anyone
+ * else there is nothing to do here (and nothing they could have granted). */
+static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, char *warn, size_t warnlen)
+{
+	char err[256];
+	struct table_grants t = {sql, db, DB_OK, 0, err, sizeof(err)};
+
+	if (db_query_rows(db, sql->fence_table_grants, 3, on_table_grant, &t, err, sizeof(err)) == DB_OK &&
+	    t.st != DB_OK)
+		snprintf(warn, warnlen, "could not take an account's write grant on the fence's table %s away: %s",
+			 sql->fence, err);
+	return t.revoked;
+}
+
+static enum db_status fence_create_routine(struct db *db, const struct lease_sql *sql, int k, char *err,
+					   size_t errlen)
+{
+	return db_query(db, fence_create_of(sql, k), err, errlen);
+}
+
+/* Schema 6 to 7: the column, the procedures replaced (a DROP takes their
+ * grants with it, so the EXECUTE grants are read first and given again:
+ * only EXECUTE, so an account that created them keeps no right to alter
+ * them), and the table's write grants taken away. */
+static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    char *err, size_t errlen)
+{
+	struct grants gs = {.sql = sql};
+	char q[LEASE_TABLE_MAX + 64], why[256];
+	bool read = db_query_rows(db, sql->fence_proc_grants, 4, on_proc_grant, &gs, why, sizeof(why)) == DB_OK;
+	enum db_status st = db_query(db, sql->fence_upgrade, err, errlen);
+
+	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++) {
+		snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", sql->fence_routine[k]);
+		st = db_query(db, q, err, errlen);
+	}
+	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
+		st = fence_create_routine(db, sql, k, err, errlen);
+	if (st == DB_OK)
+		st = fence_regrant(db, &gs, err, errlen);
+	if (st != DB_OK)
+		return st;
+	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
+	if (!read || gs.skipped)
+		snprintf(out->warn, sizeof(out->warn),
+			 "the fence's procedures were made anew, and some EXECUTE grants on them could not be given "
+			 "again (%s): grant them as sql/grants.sql shows",
+			 read ? "an account's name holds a quote" : why);
+	fence_revoke_writes(db, sql, out->warn[0] ? NULL : out->warn, out->warn[0] ? 0 : sizeof(out->warn));
+	return DB_OK;
+}
+
+/* A fence of schema 7 that stands: checked, and any procedure missing
+ * made (an administrator dropped a foreign one, or a grant hides it: then
+ * the CREATE is refused, and the caller says which grant). */
+static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    char *err, size_t errlen)
+{
+	struct routines_seen rs = {.sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
+	enum db_status st = fence_check(db, sql, &rs, err, errlen);
+	int made = 0;
+
+	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
+		if (!rs.stands[k] && (st = fence_create_routine(db, sql, k, err, errlen)) == DB_OK)
+			made++;
+	if (st != DB_OK)
+		return st;
+	if (made)
+		snprintf(out->done, sizeof(out->done), "made %d of the fence's procedures", made);
+	if (rs.cannot_kill[0])
+		snprintf(out->warn, sizeof(out->warn),
+			 "the fence's procedures are defined by %s, who may not end other accounts' sessions: a stale "
+			 "job's open transaction would then hold up every takeover; grant it CONNECTION ADMIN "
+			 "(MariaDB) or CONNECTION_ADMIN (MySQL), or run --init as such an administrator after dropping "
+			 "the procedures",
+			 rs.cannot_kill);
+	if (fence_revoke_writes(db, sql, out->warn[0] ? NULL : out->warn, out->warn[0] ? 0 : sizeof(out->warn)) &&
+	    !out->done[0])
+		snprintf(out->done, sizeof(out->done), "took the write grants on the fence's table away");
+	return DB_OK;
+}
+
+/* A denial, in words that say which grant or whom to ask: an account
+ * sees only the procedures it may execute, and a server tells no one
+ * without a grant whether a table exists. */
+static void fence_denied(const struct lease_sql *sql, const struct lease_fence_seen *seen, char *err, size_t errlen)
+{
+	char why[256];
+
+	snprintf(why, sizeof(why), "%s", err);
+	if (!seen->table)
+		snprintf(err, errlen,
+			 "this account does not see the fence %s, and may not make it (%s): if an administrator made "
+			 "it, grant this account SELECT on it and EXECUTE on its procedures (sql/grants.sql); if "
+			 "not, run --init once as an administrator",
+			 sql->fence, why);
+	else if (!seen->fencer)
+		snprintf(err, errlen,
+			 "upgrading the fence %s to schema %d needs ALTER, CREATE ROUTINE, ALTER ROUTINE and GRANT "
+			 "OPTION (%s): run --init once as an administrator, or apply sql/upgrade-6-to-7.sql",
+			 sql->fence, LEASE_SCHEMA, why);
+	else
+		snprintf(err, errlen,
+			 "this account sees %d of the fence's 4 procedures (%s): grant it EXECUTE on each of them "
+			 "(sql/grants.sql); if one is missing, run --init once as an administrator",
+			 seen->routines, why);
+}
+
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+				size_t errlen)
+{
+	struct lease_fence_seen seen;
+	enum db_status st = lease_fence_seen(db, sql, &seen, err, errlen);
+
+	memset(out, 0, sizeof(*out));
+	if (st != DB_OK)
+		return st;
+	out->from = seen.schema;
+	if (!seen.table) {
+		/* None that this account sees: made here, or refused (a
+		 * fence this account may not see: fence_denied names the
+		 * grants). CREATE PROCEDURE, not IF NOT EXISTS: a procedure
+		 * of these names that stands already is checked, not kept. */
+		st = db_query(db, sql->fence_create, err, errlen);
+		if (st == DB_OK)
+			st = fence_current(db, sql, out, err, errlen);
+		if (st == DB_OK)
+			snprintf(out->done, sizeof(out->done), "made the fence %s", sql->fence);
+	} else if (!seen.fencer) {
+		struct routines_seen rs = {.sql = sql, .foreign = -1};
+		/* The table must be one to upgrade; the old procedures are
+		 * replaced whatever their bodies, never called. */
+		st = fence_check(db, sql, &rs, err, errlen);
+		if (st == DB_NO_TABLE && rs.foreign >= 0)
+			st = DB_OK;
+		if (st == DB_OK)
+			st = fence_upgrade(db, sql, out, err, errlen);
+	} else
+		st = fence_current(db, sql, out, err, errlen);
+	if (st == DB_DENIED)
+		fence_denied(sql, &seen, err, errlen);
+	return st;
+}
