@@ -318,6 +318,12 @@ static enum db_status fence_current(struct db *db, const struct lease_sql *sql, 
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
 		if (!rs.stands[k] && (st = fence_create_routine(db, sql, k, err, errlen)) == DB_OK)
 			made++;
+	/* What was made has this account for its definer: looked at again
+	 * for whether that definer may end sessions. */
+	if (st == DB_OK && made) {
+		memset(rs.stands, 0, sizeof(rs.stands));
+		st = fence_check(db, sql, &rs, err, errlen);
+	}
 	if (st != DB_OK)
 		return st;
 	if (made)

@@ -197,12 +197,12 @@ Test(exit_status, init_upgrades_a_schema_1_table_in_place)
 	/* ...after it, the row and its term are still there and grow. */
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "upgraded in place from schema 1 to 6"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "upgraded in place from schema 1 to 7"), "%s", h_slurp(p.err));
 	h_start(&p, use, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	/* 41, 42 (the run before the upgrade), 43. */
 	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', last_exit) FROM %s WHERE name='up'", table), "43 0");
-	/* Up to schema 6: the run history's table too, with this run, and the
+	/* Up to schema 7: the run history's table too, with this run, and the
 	 * fence, moved by it. */
 	cr_assert_str_eq(
 	    h_sql("SELECT CONCAT(term, ' ', outcome, ' ', exit_status) FROM %s_history WHERE lease='up'", table),

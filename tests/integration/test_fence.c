@@ -617,3 +617,379 @@ Test(fence, a_lock_on_the_fence_that_is_no_fence_gets_no_session_ended)
 	cr_assert_eq(h_finish(&admin, 20000), 0, "%s", h_slurp(admin.err));
 	cr_assert_eq(h_finish(&fencer, 20000), 0, "the innocent session was ended: %s", h_slurp(fencer.err));
 }
+
+/* ---- The fence's rights stay the fence's: what each account can and
+ * cannot make the procedures do, tried as an attacker holding it would. */
+
+/* ACCOUNT (password PW) on every host the sandbox's user comes from, with
+ * the PRIVILEGE ("EXECUTE ON PROCEDURE", "INSERT ON") on OBJECT of the
+ * test database. */
+static void account(const char *name, const char *pw, const char *privilege, const char *object)
+{
+	const char *hosts[] = {"localhost", "127.0.0.1"};
+
+	for (int k = 0; k < 2; k++) {
+		h_sql("CREATE USER IF NOT EXISTS '%s'@'%s' IDENTIFIED BY '%s'", name, hosts[k], pw);
+		h_sql("GRANT %s %s.%s TO '%s'@'%s'", privilege, getenv("LR_DB_NAME"), object, name, hosts[k]);
+	}
+}
+
+/* STATEMENTS as ACCOUNT through TCP; returns its status (its stderr in
+ * P's file). */
+static int as_account(struct h_proc *p, const char *name, const char *pw, const char *statements)
+{
+	char port[16], password[64];
+
+	snprintf(port, sizeof(port), "%d", atoi(getenv("LR_DB_PORT")));
+	snprintf(password, sizeof(password), "-p%s", pw);
+	h_start(p,
+		(const char *const[]){"mariadb", "--no-defaults", "--protocol=TCP", "-h127.0.0.1", "-P", port, "-u", name,
+				      password, getenv("LR_DB_NAME"), "-e", statements, NULL},
+		NULL);
+	return h_finish(p, 30000);
+}
+
+#define AS_SUITE(p, sql) as_account(p, getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"), sql)
+
+Test(fence, leaderruns_account_can_neither_write_the_fence_nor_move_it_back_or_past_the_lease)
+{
+	struct h_proc p, s;
+	const char *lease = h_lease("noforge");
+	char sql[512];
+
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* Back to a stale term, or naming any session: no write grant. */
+	snprintf(sql, sizeof(sql), "UPDATE leaderrun_fence SET term = 0, fenced_by = 1 WHERE lease = '%s'", lease);
+	cr_assert_eq(AS_SUITE(&s, sql), 1);
+	cr_assert(strstr(h_slurp(s.err), "command denied"), "%s", h_slurp(s.err));
+	snprintf(sql, sizeof(sql), "INSERT INTO leaderrun_fence (lease, slot, term) VALUES ('%s-x', 0, 1)", lease);
+	cr_assert_eq(AS_SUITE(&s, sql), 1);
+	cr_assert(strstr(h_slurp(s.err), "command denied"), "%s", h_slurp(s.err));
+	/* The move, to terms that do not hold the lease (it expired; term
+	 * 0, term 2^64-1): refused, the fence where it was. */
+	snprintf(sql, sizeof(sql),
+		 "CALL leaderrun_fence_move('%s', 0, 1, NULL); CALL leaderrun_fence_move('%s', 0, 0, NULL); "
+		 "CALL leaderrun_fence_move('%s', 0, 18446744073709551615, NULL)",
+		 lease, lease, lease);
+	cr_assert_eq(AS_SUITE(&s, sql), 1);
+	cr_assert(strstr(h_slurp(s.err), "the term does not hold the lease"), "%s", h_slurp(s.err));
+	cr_assert_eq(fence_term(lease), 1);
+}
+
+Test(fence, fence_end_with_a_term_that_does_not_hold_the_lease_ends_nobody)
+{
+	struct h_proc a, s;
+	const char *lease = h_lease("endnobody");
+	char job[1024], sql[512];
+
+	rows_table();
+	/* Term 1's live job, fenced and open for 6 s. */
+	LR(&a, "-t", "10s", "-l", lease, "--", "sh", "-c", fenced(job, sizeof(job), 0, "$LEADERRUN_TERM", "live", "6"));
+	wait_for_sleeper();
+	snprintf(sql, sizeof(sql),
+		 "CALL leaderrun_fence_end('%s', 0, 2); CALL leaderrun_fence_end('%s', 0, 18446744073709551615)", lease,
+		 lease);
+	cr_assert_eq(AS_SUITE(&s, sql), 1);
+	cr_assert(strstr(h_slurp(s.err), "the term does not hold the lease"), "%s", h_slurp(s.err));
+	/* Its own term holds the lease, and the fence is not older. */
+	snprintf(sql, sizeof(sql), "CALL leaderrun_fence_end('%s', 0, 1); SELECT @leaderrun_fence_ended", lease);
+	cr_assert_eq(AS_SUITE(&s, sql), 0, "%s", h_slurp(s.err));
+	cr_assert(strstr(h_slurp(s.out), "NULL"), "%s", h_slurp(s.out));
+	cr_assert_eq(h_finish(&a, 20000), 0, "the live job was ended: %s", h_slurp(a.err));
+	cr_assert_str_eq(committed(lease), "1:live");
+}
+
+Test(fence, another_account_cannot_fence_a_lease_nor_hold_up_its_job)
+{
+	struct h_proc p, other;
+	const char *lease = h_lease("otheracct");
+	char job[1100], tx[1024], sql[512];
+
+	rows_table();
+	account("lr_other", "other-pw", "EXECUTE ON PROCEDURE", "leaderrun_fence");
+	/* Term 1's job fences 2 s into its run; before that, another
+	 * account fences term 1 of its lease and keeps its session open. */
+	snprintf(job, sizeof(job), "sleep 2; %s", fenced(tx, sizeof(tx), 0, "$LEADERRUN_TERM", "cur", "0"));
+	LR(&p, "-t", "5s", "-l", lease, "--", "sh", "-c", job);
+	wait_for_fence(lease, 1);
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); SELECT SLEEP(8)", lease);
+	cr_assert_eq(as_account(&other, "lr_other", "other-pw", sql), 1);
+	cr_assert(strstr(h_slurp(other.err), "may not be fenced by account 'lr_other'"), "%s", h_slurp(other.err));
+	cr_assert_null(strstr(h_slurp(other.err), "term"), "a refusal told a term: %s", h_slurp(other.err));
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(committed(lease), "1:cur");
+}
+
+Test(fence, fence_user_names_the_jobs_own_account_and_only_it)
+{
+	struct h_proc p;
+	const char *lease = h_lease("fenceuser");
+	char job[1024], mine[1024];
+	char port[16];
+
+	rows_table();
+	account("lr_job", "job-pw", "EXECUTE ON PROCEDURE", "leaderrun_fence");
+	account("lr_job", "job-pw", "INSERT ON", "fenced_rows");
+	snprintf(port, sizeof(port), "%d", atoi(getenv("LR_DB_PORT")));
+	snprintf(job, sizeof(job),
+		 "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P%s -ulr_job -pjob-pw %s -e \"START "
+		 "TRANSACTION; CALL leaderrun_fence('$LEADERRUN_LEASE', $LEADERRUN_TERM); INSERT INTO fenced_rows "
+		 "VALUES ('$LEADERRUN_LEASE', $LEADERRUN_TERM, 'job'); COMMIT\"",
+		 port, getenv("LR_DB_NAME"));
+	LR(&p, "-n", "--fence-user", "lr_job", "-l", lease, "--", "sh", "-c", job);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* leaderrun's own account, the default's, is refused then. */
+	LR(&p, "-n", "--fence-user", "lr_job", "-l", lease, "--", "sh", "-c",
+	   fenced(mine, sizeof(mine), 0, "$LEADERRUN_TERM", "mine", "0"));
+	cr_assert_eq(h_finish(&p, 20000), 1, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "may not be fenced by account"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(committed(lease), "1:job");
+}
+
+Test(fence, a_refused_serializable_fence_left_open_holds_no_lock_on_any_lease)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("serial"), *never = h_lease("serial-never");
+	char sql[512];
+
+	for (int k = 1; k <= 2; k++) {
+		LR(&p, "-n", "-l", lease, "--", "true");
+		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	}
+	/* SERIALIZABLE turns every read into a locking one: a stale fence
+	 * of a fenced lease, and one of a lease never fenced (its row's
+	 * place), left open by a host cut off. */
+	snprintf(sql, sizeof(sql),
+		 "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;\nSTART TRANSACTION;\nCALL leaderrun_fence('%s', 1);\n"
+		 "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE;\nSTART TRANSACTION;\nCALL leaderrun_fence('%s', 7);\n"
+		 "SELECT SLEEP(60);",
+		 lease, never);
+	cut_off_session(&stale, sql);
+	wait_for_sleeper();
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "conflict"), "%s", h_slurp(p.err));
+	LR(&p, "-n", "-l", never, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "conflict"), "%s", h_slurp(p.err));
+	kill(stale.pid, SIGTERM);
+	h_finish(&stale, 10000);
+}
+
+Test(fence, a_branch_without_a_session_that_names_a_live_session_gets_nobody_ended)
+{
+	struct h_proc p, innocent;
+	const char *lease = h_lease("xaname");
+	char id[32];
+
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	/* A live session of the fencer's account with a transaction open. */
+	session(&innocent, 0, "START TRANSACTION; SELECT COUNT(*) FROM leaderrun_lease; SELECT SLEEP(15); COMMIT");
+	wait_for_sleeper();
+	snprintf(id, sizeof(id), "%s",
+		 h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE USER='%s' AND INFO LIKE 'SELECT SLEEP%%'",
+		       getenv("LR_DB_USER")));
+	/* A prepared branch whose session is gone holds the fence, naming
+	 * that session's id: as a branch recovered after a restart may, once
+	 * ids start again from 1. */
+	h_sql("XA START 'xaname'; UPDATE leaderrun_fence SET fences = fences + 1, fenced_by = %s WHERE lease = '%s'; "
+	      "XA END 'xaname'; XA PREPARE 'xaname'",
+	      id, lease);
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 20000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "XA RECOVER"), "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	h_sql("XA ROLLBACK 'xaname'");
+	cr_assert_eq(h_finish(&innocent, 20000), 0, "the innocent session was ended: %s", h_slurp(innocent.err));
+}
+
+/* --init as root for TABLE; its status, its stderr in ERR. */
+static int init_as_root(const char *table, char *err, size_t errlen)
+{
+	struct h_proc p;
+	int rc;
+
+	h_start(&p, (const char *const[]){h_bin(), "-d", h_dsn_root(), "--table", table, "--init", NULL}, NULL);
+	rc = h_finish(&p, 30000);
+	snprintf(err, errlen, "%s", h_slurp(p.err));
+	return rc;
+}
+
+Test(fence, init_refuses_a_procedure_planted_under_the_fences_name_and_never_runs_it)
+{
+	char err[4096];
+
+	h_sql("CREATE USER IF NOT EXISTS 'lr_planter'@'localhost' IDENTIFIED BY 'planter-pw'");
+	cr_assert_eq(init_as_root("plant_lease", err, sizeof(err)), 0, "%s", err);
+	/* An account that once had CREATE ROUTINE left its own in place of
+	 * one of the fence's: it grants it everything when the fence runs. */
+	h_sql("DROP PROCEDURE plant_fence_slot");
+	h_sql("CREATE DEFINER='lr_planter'@'localhost' PROCEDURE plant_fence_slot(IN p_lease VARCHAR(191), IN p_slot "
+	      "SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED) SQL SECURITY INVOKER GRANT ALL ON *.* TO "
+	      "'lr_planter'@'localhost' WITH GRANT OPTION");
+	cr_assert_eq(init_as_root("plant_lease", err, sizeof(err)), 78, "%s", err);
+	cr_assert(strstr(err, "DROP PROCEDURE `plant_fence_slot`") && strstr(err, "SQL SECURITY INVOKER"), "%s", err);
+	/* The same with its definer's rights, and a body of its own. */
+	h_sql("DROP PROCEDURE plant_fence_slot");
+	h_sql("CREATE DEFINER='lr_planter'@'localhost' PROCEDURE plant_fence_slot(IN p_lease VARCHAR(191), IN p_slot "
+	      "SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED) SQL SECURITY DEFINER DO 0");
+	cr_assert_eq(init_as_root("plant_lease", err, sizeof(err)), 78, "%s", err);
+	cr_assert(strstr(err, "its body is not the one leaderrun writes"), "%s", err);
+	cr_assert_null(strstr(h_sql("SHOW GRANTS FOR 'lr_planter'@'localhost'"), "ALL PRIVILEGES"),
+		       "the planted procedure ran");
+	/* Dropped, it is made again, leaderrun's own. */
+	h_sql("DROP PROCEDURE plant_fence_slot");
+	cr_assert_eq(init_as_root("plant_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "made 1 of the fence's procedures"), "%s", err);
+	cr_assert_eq(init_as_root("plant_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
+}
+
+Test(fence, init_refuses_a_trigger_on_the_fence)
+{
+	char err[4096];
+
+	cr_assert_eq(init_as_root("trig_lease", err, sizeof(err)), 0, "%s", err);
+	/* Every move would keep the old term. */
+	h_sql("CREATE TRIGGER trig_fence_keep BEFORE UPDATE ON trig_fence FOR EACH ROW SET NEW.term = OLD.term");
+	cr_assert_eq(init_as_root("trig_lease", err, sizeof(err)), 78, "%s", err);
+	cr_assert(strstr(err, "trigger trig_fence_keep"), "%s", err);
+	h_sql("DROP TRIGGER trig_fence_keep");
+	cr_assert_eq(init_as_root("trig_lease", err, sizeof(err)), 0, "%s", err);
+}
+
+Test(fence, init_by_an_account_that_cannot_end_sessions_warns)
+{
+	struct h_proc p;
+	char dsn[512];
+	const char *db = getenv("LR_DB_NAME");
+
+	h_sql("CREATE USER IF NOT EXISTS 'lr_weak'@'localhost' IDENTIFIED BY 'weak-pw'");
+	h_sql("GRANT ALL ON %s.* TO 'lr_weak'@'localhost'", db);
+	snprintf(dsn, sizeof(dsn), "mysql://lr_weak:weak-pw@localhost/%s?socket=%s", db, getenv("LR_DB_SOCKET"));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "weak_lease", "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "may not end other accounts' sessions"), "%s", h_slurp(p.err));
+}
+
+Test(fence, init_without_the_fences_grants_names_them)
+{
+	struct h_proc p;
+	char dsn[512];
+	const char *db = getenv("LR_DB_NAME");
+
+	/* The grants of schema 5: the lease table and the history only. */
+	h_sql("CREATE USER IF NOT EXISTS 'lr_old'@'localhost' IDENTIFIED BY 'old-pw'");
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s.leaderrun_lease TO 'lr_old'@'localhost'", db);
+	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leaderrun_history TO 'lr_old'@'localhost'", db);
+	snprintf(dsn, sizeof(dsn), "mysql://lr_old:old-pw@localhost/%s?socket=%s", db, getenv("LR_DB_SOCKET"));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 77, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "EXECUTE on its procedures (sql/grants.sql)"), "%s", h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "needs CREATE"), "%s", h_slurp(p.err));
+	/* A run says the same of the fence it cannot move. */
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "-n", "-l", h_lease("oldgrants"), "--", "true", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "grant this account EXECUTE on its procedures leaderrun_fence_move"), "%s",
+		  h_slurp(p.err));
+}
+
+/* Schema 6's fence for TABLE_lease, as sql/upgrade-5-to-6.sql made it, its
+ * procedures' definer the application's account when OWNER is set. */
+static void schema6_fence(const char *prefix)
+{
+	char cmd[1024];
+	struct h_proc p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "sed 's/leaderrun_/%s_/g' \"$LR_UPGRADE_DIR/../../sql/upgrade-5-to-6.sql\" | mariadb --no-defaults "
+		 "-uroot --socket=\"$LR_DB_SOCKET\" \"$LR_DB_NAME\"",
+		 prefix);
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+}
+
+Test(fence, init_upgrades_a_schema_6_fence_keeping_execute_and_taking_writes_away)
+{
+	char err[4096];
+	const char *db = getenv("LR_DB_NAME");
+
+	h_sql("CREATE TABLE IF NOT EXISTS six_lease LIKE leaderrun_lease");
+	h_sql("CREATE TABLE IF NOT EXISTS six_history LIKE leaderrun_history");
+	schema6_fence("six");
+	/* Schema 6's grants for the application's account (lr_six) and a
+	 * job's (lr_sixjob). */
+	h_sql("CREATE USER IF NOT EXISTS 'lr_six'@'localhost' IDENTIFIED BY 'six-pw'");
+	h_sql("CREATE USER IF NOT EXISTS 'lr_sixjob'@'localhost' IDENTIFIED BY 'six-pw'");
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s.six_fence TO 'lr_six'@'localhost'", db);
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.six_fence_end TO 'lr_six'@'localhost'", db);
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.six_fence TO 'lr_sixjob'@'localhost'", db);
+	cr_assert_eq(init_as_root("six_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "from schema 6 to 7"), "%s", err);
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+			       "TABLE_NAME = 'six_fence' AND COLUMN_NAME = 'fencer'"),
+			 "1");
+	cr_assert_str_eq(h_sql("SELECT Table_priv FROM mysql.tables_priv WHERE User = 'lr_six' AND Table_name = "
+			       "'six_fence'"),
+			 "Select");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name ORDER BY Routine_name) FROM mysql.procs_priv WHERE "
+			       "User = 'lr_six' AND Proc_priv = 'Execute'"),
+			 "six_fence_end,six_fence_move");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name) FROM mysql.procs_priv WHERE User = 'lr_sixjob' AND "
+			       "Proc_priv = 'Execute'"),
+			 "six_fence");
+	/* What it made, it trusts. */
+	cr_assert_eq(init_as_root("six_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
+}
+
+/* SCRIPT of sql/ applied as root to database DB. */
+static void apply_as_root(const char *script, const char *db)
+{
+	char cmd[1024];
+	struct h_proc p;
+
+	snprintf(cmd, sizeof(cmd),
+		 "mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" %s < \"$LR_UPGRADE_DIR/../../sql/%s\"", db,
+		 script);
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s: %s", script, h_slurp(p.err));
+}
+
+Test(fence, the_upgrade_script_from_schema_6_keeps_execute_and_takes_writes_away)
+{
+	char dsn[512];
+	struct h_proc p;
+
+	/* A database of schema 6, its grants as sql/grants.sql of 0.6.0 gave
+	 * them, and a job's. */
+	h_sql("DROP DATABASE IF EXISTS lr_upg67");
+	h_sql("CREATE DATABASE lr_upg67");
+	h_sql("CREATE TABLE lr_upg67.leaderrun_lease LIKE leaderrun_lease");
+	h_sql("CREATE TABLE lr_upg67.leaderrun_history LIKE leaderrun_history");
+	apply_as_root("upgrade-5-to-6.sql", "lr_upg67");
+	h_sql("CREATE USER IF NOT EXISTS 'lr_u67'@'localhost' IDENTIFIED BY 'u67-pw'");
+	h_sql("CREATE USER IF NOT EXISTS 'lr_u67job'@'localhost' IDENTIFIED BY 'u67-pw'");
+	h_sql("GRANT SELECT, INSERT, UPDATE ON lr_upg67.leaderrun_fence TO 'lr_u67'@'localhost'");
+	h_sql("GRANT EXECUTE ON PROCEDURE lr_upg67.leaderrun_fence_end TO 'lr_u67'@'localhost'");
+	h_sql("GRANT EXECUTE ON PROCEDURE lr_upg67.leaderrun_fence_slot TO 'lr_u67job'@'localhost'");
+	apply_as_root("upgrade-6-to-7.sql", "lr_upg67");
+	cr_assert_str_eq(h_sql("SELECT Table_priv FROM mysql.tables_priv WHERE User = 'lr_u67' AND Db = 'lr_upg67'"),
+			 "Select");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name ORDER BY Routine_name) FROM mysql.procs_priv WHERE "
+			       "User = 'lr_u67' AND Db = 'lr_upg67' AND Proc_priv = 'Execute'"),
+			 "leaderrun_fence_end,leaderrun_fence_move");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name) FROM mysql.procs_priv WHERE User = 'lr_u67job' AND "
+			       "Db = 'lr_upg67' AND Proc_priv = 'Execute'"),
+			 "leaderrun_fence_slot");
+	/* --init finds the script's procedures its own. */
+	snprintf(dsn, sizeof(dsn), "mysql://root@localhost/lr_upg67?socket=%s", getenv("LR_DB_SOCKET"));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "nothing to do"), "%s", h_slurp(p.err));
+	h_sql("DROP DATABASE lr_upg67");
+}

@@ -312,7 +312,7 @@ Test(operations, init_upgrades_a_schema_2_table_in_place_keeping_rows_and_terms)
 	cr_assert(strstr(h_slurp(p.err), "leaderrun --init"), "%s", h_slurp(p.err));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 6"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 2 to 7"), "%s", h_slurp(p.err));
 	/* up's 42 is the run before the upgrade's. */
 	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(name, term ORDER BY name) FROM %s", table), "other7,up42");
 	h_start(&p, use, NULL);
@@ -420,9 +420,10 @@ Test(operations, a_database_without_the_history_table_runs_leases_and_warns_once
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert(table_exists(history));
 	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s TO '%s'@'127.0.0.1'", history, getenv("LR_DB_USER"));
-	/* And the fence's grant (schema 6), without which a run says the
+	/* And the fence's grants (schema 7), without which a run says the
 	 * fence is off. */
-	h_sql("GRANT SELECT, INSERT, UPDATE ON s3_%ld_fence TO '%s'@'127.0.0.1'", (long)getpid(), getenv("LR_DB_USER"));
+	h_sql("GRANT SELECT ON s3_%ld_fence TO '%s'@'127.0.0.1'", (long)getpid(), getenv("LR_DB_USER"));
+	h_sql("GRANT EXECUTE ON PROCEDURE s3_%ld_fence_move TO '%s'@'127.0.0.1'", (long)getpid(), getenv("LR_DB_USER"));
 	{
 		const char *use[] = {h_bin(), "-d", dsn, "--table", table, "-l", lease, "--", "true", NULL};
 		h_start(&p, use, NULL);
@@ -460,7 +461,7 @@ Test(operations, init_upgrades_a_schema_3_table_to_5_keeping_rows_and_terms)
 	snprintf(before, sizeof(before), "%s", h_sql(ROWS_OF, table));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 6"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 3 to 7"), "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql(ROWS_OF, table), before, "a row changed");
 	cr_assert(table_exists(history));
 	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM %s", history), "0");
@@ -505,7 +506,7 @@ Test(operations, init_upgrades_a_schema_4_database_to_5_keeping_runs_and_terms)
 	snprintf(before, sizeof(before), "%s", h_sql(ROWS_OF, table));
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	cr_assert(strstr(h_slurp(p.err), "from schema 4 to 6"), "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "from schema 4 to 7"), "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql(ROWS_OF, table), before, "a row changed");
 	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(CONCAT(slot, slots) ORDER BY name) FROM %s", table), "01,01");
 	cr_assert_str_eq(h_sql("SELECT CONCAT(slot, ' ', term, ' ', outcome) FROM %s", history), "0 41 exited");
