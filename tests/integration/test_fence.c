@@ -445,8 +445,8 @@ Test(fence, a_refused_fence_of_a_lease_never_fenced_does_not_block_its_first_acq
 	const char *lease = h_lease("nofencerow");
 	char sql[512];
 
-	/* Refused with "the current term is none": only older builds have
-	 * taken this lease. Its locks cover the row's place in the table. */
+	/* Refused, no fence row: only older builds have taken this lease.
+	 * Its locks would cover the row's place in the table. */
 	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1); SELECT SLEEP(60)", lease);
 	cut_off_session(&stale, sql);
 	wait_for_sleeper();

@@ -311,6 +311,8 @@ static void start_contender(struct soak *s, int i)
 			       "200ms",
 			       "-l",
 			       LEASE,
+			       "--fence-user",
+			       "soakjob",
 			       "--",
 			       (char *)s->fenced_job,
 			       port,
@@ -799,7 +801,8 @@ static int64_t renew_phase_ms(struct soak *s)
 #define SOAK_NOW_US "CAST(UNIX_TIMESTAMP(SYSDATE(6)) * 1000000 AS SIGNED)"
 
 /* The job's tables, its procedures and its own account (soakjob, which may
- * only call them). soak_write opens the transaction, fences and writes in
+ * only call them, and which the contenders name to the fence with
+ * --fence-user: its session's account, whatever the procedure's definer). soak_write opens the transaction, fences and writes in
  * one statement, so that a statement delivered late is the whole fence; a
  * refusal is recorded in a MyISAM table, which the job's rollback leaves
  * alone. soak_commit stamps the row and commits in one statement too: the
