@@ -557,8 +557,9 @@ static bool walk_alive(int fd, pid_t pid)
  * holds the process it names, and if that process still holds the pid
  * after its stat and its children were read, both were its own. Marks it
  * mine, with the start time that proc_kill checks again before the
- * signal. Without pidfds (Linux < 5.3), kill(PID, 0) says the same, less
- * surely. */
+ * signal. Without a pidfd (Linux < 5.3, or no descriptor left),
+ * kill(PID, 0) says the same, less surely: skipping the process would
+ * leave its subtree unseen. */
 static int walk_visit(struct proc_walk *w, size_t i)
 {
 	struct proc_entry e;
@@ -568,8 +569,8 @@ static int walk_visit(struct proc_walk *w, size_t i)
 
 #if defined(SYS_pidfd_open)
 	fd = (int)syscall(SYS_pidfd_open, w->list[i].pid, 0);
-	if (fd < 0 && errno != ENOSYS)
-		return 0; /* gone */
+	if (fd < 0 && errno == ESRCH)
+		return 0; /* gone: its children, if any, are ours now */
 #endif
 	if (proc_read(w->list[i].pid, &e) == 0 && (e.ppid == parent || e.ppid == w->self)) {
 		rc = walk_children(w, e.pid);
