@@ -342,8 +342,8 @@ static int proc_read(pid_t pid, struct proc_entry *e)
 	buf[len] = '\0';
 	rp = strrchr(buf, ')');
 	/* Fields 4, 5 and 22: ppid, pgrp, starttime. By hand: sscanf cost
-	 * some 7,000 instructions a process, and every run reads every
-	 * process on the machine at least once. */
+	 * some 7,000 instructions a process, and the fallback scan
+	 * (child_kill_scanned) reads every process on the machine. */
 	if (!rp || proc_stat_fields(rp + 1, f) < 0)
 		return -1;
 	e->start = f[22];
@@ -433,7 +433,12 @@ static int proc_kill(const struct proc_entry *e, int sig)
 #endif
 }
 
-int child_kill_descendants(const struct child *c, int sig)
+/* The full scan: every process on the system read from /proc, and the
+ * descendants marked by parent. What child_kill_descendants falls back to
+ * where the kernel lists no children (built without CONFIG_PROC_CHILDREN,
+ * or older than Linux 3.17, which has no /proc/thread-self); it costs a
+ * read of every process on the machine. */
+static int child_kill_scanned(const struct child *c, int sig)
 {
 	size_t n = 0;
 	struct proc_entry *list = proc_list(&n);
@@ -449,6 +454,180 @@ int child_kill_descendants(const struct child *c, int sig)
 			killed++;
 	free(list);
 	return killed;
+}
+
+/* The tree below this process as the walk finds it: LIST[0..N) in the
+ * order found, parents before children. An entry's ppid is the parent it
+ * was listed under until it is visited, then what /proc/PID/stat says. */
+struct proc_walk {
+	struct proc_entry *list;
+	size_t n, cap;
+	pid_t self, watcher;
+};
+
+/* PID, listed as a child of PARENT, to be visited. -1 when out of memory. */
+static int walk_add(struct proc_walk *w, pid_t pid, pid_t parent)
+{
+	struct proc_entry *grown;
+
+	/* The watcher's line is not ours to signal (it never forks). */
+	if (pid <= 0 || pid == w->watcher)
+		return 0;
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 32;
+		if (!(grown = realloc(w->list, cap * sizeof(*grown))))
+			return -1;
+		w->list = grown;
+		w->cap = cap;
+	}
+	w->list[w->n++] = (struct proc_entry){.pid = pid, .ppid = parent};
+	return 0;
+}
+
+/* Adds the pids in the children file PATH ("pid pid ... "), their parent
+ * PARENT. A file that is gone (its thread exited) lists nothing. */
+static int walk_read_children(struct proc_walk *w, const char *path, pid_t parent)
+{
+	char buf[1024];
+	long pid = -1; /* the digits so far; -1: between numbers */
+	ssize_t len;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc = 0;
+
+	if (fd < 0)
+		return 0;
+	while (rc == 0 && (len = read(fd, buf, sizeof(buf))) > 0)
+		for (ssize_t i = 0; i < len && rc == 0; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9' && pid < INT_MAX / 10)
+				pid = (pid < 0 ? 0 : pid * 10) + (buf[i] - '0');
+			else if (pid >= 0) {
+				rc = walk_add(w, (pid_t)pid, parent);
+				pid = -1;
+			}
+		}
+	if (rc == 0 && pid >= 0)
+		rc = walk_add(w, (pid_t)pid, parent);
+	close(fd);
+	return rc;
+}
+
+/* Adds the children of PID (0: this process) to W: each thread has its
+ * own list, /proc/PID/task/TID/children, of the children it forked (or
+ * that were reparented to it), so every thread's is read. */
+static int walk_children(struct proc_walk *w, pid_t pid)
+{
+	struct dirent *de;
+	char dir[64], path[sizeof(dir) + sizeof(de->d_name) + 16];
+	DIR *d;
+	int rc = 0;
+
+	if (pid)
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	else
+		snprintf(dir, sizeof(dir), "/proc/self/task");
+	if (!(d = opendir(dir)))
+		return 0; /* gone meanwhile: its children are reparented to us */
+	while (rc == 0 && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s/children", dir, de->d_name);
+			rc = walk_read_children(w, path, pid ? pid : w->self);
+		}
+	closedir(d);
+	return rc;
+}
+
+/* Whether the process FD pins (or, without pidfds, PID) still holds its
+ * pid: a zombie does too, until it is reaped. EPERM: it is there, and not
+ * ours to signal (a set-user-ID descendant). */
+static bool walk_alive(int fd, pid_t pid)
+{
+	int rc = -1;
+
+#if defined(SYS_pidfd_send_signal)
+	if (fd >= 0)
+		rc = (int)syscall(SYS_pidfd_send_signal, fd, 0, NULL, 0);
+#endif
+	if (fd < 0)
+		rc = kill(pid, 0);
+	return rc == 0 || errno == EPERM;
+}
+
+/* Visits LIST[I]: pins it, checks that it is the child it was listed as
+ * (or, orphaned since, ours), and adds its children. Its pid may have been
+ * freed and taken by anyone since its parent's list was read: the pidfd
+ * holds the process it names, and if that process still holds the pid
+ * after its stat and its children were read, both were its own. Marks it
+ * mine, with the start time that proc_kill checks again before the
+ * signal. Without a pidfd (Linux < 5.3, or no descriptor left),
+ * kill(PID, 0) says the same, less surely: skipping the process would
+ * leave its subtree unseen. */
+static int walk_visit(struct proc_walk *w, size_t i)
+{
+	struct proc_entry e;
+	pid_t parent = w->list[i].ppid;
+	size_t mark = w->n;
+	int fd = -1, rc = 0;
+
+#if defined(SYS_pidfd_open)
+	fd = (int)syscall(SYS_pidfd_open, w->list[i].pid, 0);
+	if (fd < 0 && errno == ESRCH)
+		return 0; /* gone: its children, if any, are ours now */
+#endif
+	if (proc_read(w->list[i].pid, &e) == 0 && (e.ppid == parent || e.ppid == w->self)) {
+		rc = walk_children(w, e.pid);
+		e.mine = walk_alive(fd, e.pid);
+		if (!e.mine)
+			w->n = mark; /* another's children, maybe */
+		w->list[i] = e;
+	}
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* Signals the tree below this process, breadth first from its own
+ * children (the watcher's line excepted): only its own descendants are
+ * read, however many processes the machine runs (issue 34). Out of
+ * memory, what was found so far. */
+static int child_kill_walked(const struct child *c, int sig)
+{
+	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};
+	int killed = 0, rc = walk_children(&w, 0);
+
+	for (size_t i = 0; rc == 0 && i < w.n; i++)
+		rc = walk_visit(&w, i);
+	for (size_t i = 0; i < w.n; i++)
+		/* The group is child_signal's: one signal each, not two. */
+		if (w.list[i].mine && w.list[i].pgid != c->pid && proc_kill(&w.list[i], sig) == 0)
+			killed++;
+	free(w.list);
+	return killed;
+}
+
+/* True when nothing is left below this process. As a subreaper it is the
+ * parent of every orphaned descendant, so each descendant, alive or a
+ * zombie, is its child or below one: no child at all (waitid's ECHILD)
+ * proves the tree empty, with no look at /proc. The watcher is a child
+ * too, so this holds only once it is gone. __WALL: without it, waitid
+ * skips a child whose exit signal is not SIGCHLD (clone(2)) and would
+ * answer ECHILD with that child alive. */
+static bool child_none_left(const struct child *c)
+{
+	siginfo_t si;
+
+	if (c->watcher > 0)
+		return false;
+	return waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT | __WALL) < 0 && errno == ECHILD;
+}
+
+int child_kill_descendants(const struct child *c, int sig)
+{
+	if (child_none_left(c))
+		return 0;
+	/* Each thread's children file needs CONFIG_PROC_CHILDREN (Debian's
+	 * kernels have it); without it, the scan of every process. */
+	if (access("/proc/thread-self/children", F_OK) != 0)
+		return child_kill_scanned(c, sig);
+	return child_kill_walked(c, sig);
 }
 
 int child_exit_status(int wstatus)

@@ -49,9 +49,12 @@ void child_restore_terminal(struct child *c);
 /* Sends SIG to every descendant of this process outside the command's
  * process group (that group is child_signal's), the watcher excepted: the
  * processes that left the group (setsid), whether orphaned to us (we are a
- * subreaper) or still the children of one that did. Scans /proc; returns
- * how many were signalled. Processes forked meanwhile are the next call's:
- * the caller repeats it until nothing is left. */
+ * subreaper) or still the children of one that did. With the watcher gone
+ * and no child left, returns at once (waitid); else walks the tree below
+ * this process in /proc (each thread's children file), never every
+ * process, unless the kernel lists no children. Returns how many were
+ * signalled. Processes forked meanwhile are the next call's: the caller
+ * repeats it until nothing is left. */
 int child_kill_descendants(const struct child *c, int sig);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */

@@ -11,10 +11,17 @@
 #include "sup.h"
 
 /* SIG to the command's group and to every descendant outside it; how many
- * processes it reached. */
+ * processes it reached. Once the group is gone the watcher guards nothing
+ * (it kills only the group, whose number may be anyone's now), and stopping
+ * it first leaves this process no child of its own: a run that left
+ * nothing behind is then seen to by waitid alone, with no look at /proc
+ * (issue 34). */
 static int sup_signal_all(struct sup *s, int sig)
 {
 	int n = child_signal(&s->child, sig) == 0;
+
+	if (s->child.group_gone)
+		child_unwatch(&s->child);
 	return n + child_kill_descendants(&s->child, sig);
 }
 

@@ -152,6 +152,88 @@ Test(escape, descendants_forked_during_the_kill_are_killed_too)
 	}
 }
 
+/* Runs leaderrun ARGS (NULL-terminated) under strace -f, every openat
+ * into TRACE; its exit status. Skips the test without strace. Under
+ * scripts/check-memory's ASan build, without LeakSanitizer, which cannot
+ * run under ptrace (its fatal error would be the exit status); ASan's
+ * later options win. */
+static int traced(const char *trace, const char *const args[])
+{
+	const char *argv[40] = {"strace", "-f", "-e", "trace=openat", "-o", trace, h_bin()};
+	const char *asan = getenv("ASAN_OPTIONS");
+	char dsn[600], noleaks[1024];
+	struct h_proc p;
+	size_t n = 7;
+
+	if (access("/usr/bin/strace", X_OK) != 0)
+		cr_skip_test("strace is missing (scripts/install-deps test)");
+	for (size_t i = 0; args[i] && n < 39; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	snprintf(dsn, sizeof(dsn), "LEADERRUN_DSN=%s", h_dsn());
+	snprintf(noleaks, sizeof(noleaks), "ASAN_OPTIONS=%s%sdetect_leaks=0", asan ? asan : "", asan ? ":" : "");
+	h_start(&p, argv, (const char *const[]){dsn, noleaks, NULL});
+	return h_finish(&p, 30000);
+}
+
+/* The first line of TRACE that opens /proc itself (the list of every
+ * process) or /proc/PID/... with PID all digits (ONLY: that PID's alone;
+ * 0: any); NULL when there is none. /proc/self/... is leaderrun's own. */
+static const char *proc_opened(const char *trace, pid_t only)
+{
+	static char line[1024];
+	char digits[32];
+	FILE *f = fopen(trace, "r");
+	const char *hit = NULL;
+
+	cr_assert_not_null(f, "no strace output in %s", trace);
+	snprintf(digits, sizeof(digits), "\"/proc/%d/", (int)only);
+	while (!hit && fgets(line, sizeof(line), f)) {
+		const char *q = strstr(line, "\"/proc");
+		if (!q)
+			continue;
+		if (q[6] == '"' || (only ? strstr(line, digits) != NULL : (q[6] == '/' && q[7] >= '0' && q[7] <= '9')))
+			hit = line;
+	}
+	fclose(f);
+	return hit;
+}
+
+/* Issue 34: the end of a run that left nothing behind costs the same on a
+ * machine of a million processes as on an idle one. It used to read
+ * /proc/PID/stat of every process there. */
+Test(escape, a_run_that_left_nothing_looks_at_no_other_process)
+{
+	const char *trace = h_path("strace");
+	const char *hit;
+
+	cr_assert_eq(traced(trace, (const char *const[]){"-n", "-l", h_lease("walk-none"), "--", "true", NULL}), 0);
+	hit = proc_opened(trace, 0);
+	cr_assert_null(hit, "a run whose command left nothing looked into /proc: %s", hit);
+}
+
+/* Issue 34: what a command leaves behind is found by walking the tree below
+ * leaderrun, not by reading every process on the machine: a process that
+ * is not leaderrun's is never looked at, and the setsid grandchild and
+ * its own child die all the same. */
+Test(escape, the_kill_reads_no_process_outside_leaderrun)
+{
+	const char *trace = h_path("strace");
+	const char *hit;
+	struct h_proc outsider;
+
+	h_start(&outsider, (const char *const[]){"sleep", "60", NULL}, NULL);
+	cr_assert_eq(traced(trace, (const char *const[]){"-t", "3s", "--kill-grace", "500ms", "-l", h_lease("walk"),
+							 "--", escaper(), h_dir(), "exit", NULL}),
+		     0, "leaderrun under strace failed (trace: %s)", trace);
+	assert_escapers_dead();
+	hit = proc_opened(trace, outsider.pid);
+	kill(outsider.pid, SIGKILL);
+	h_wait(&outsider, 5000);
+	cr_assert_null(hit, "the kill looked at a process outside leaderrun's tree (pid %d): %s", (int)outsider.pid,
+		       hit);
+}
+
 Test(escape, kill_grace_0_warns_only_when_something_was_left)
 {
 	struct h_proc p;
