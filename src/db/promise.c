@@ -266,10 +266,10 @@ static void judge_schema(const struct promise_facts *f, struct promise_line *l)
 		    "%s missing", f->table);
 	else if (f->schema < f->schema_newest)
 		say(l, PROMISE_NOT_HELD,
-		    f->schema == 5 ? "run leaderrun --init as an administrator (CREATE, CREATE ROUTINE, and "
-				     "CONNECTION ADMIN to end stale sessions), or apply sql/upgrade-5-to-6.sql and "
-				     "sql/upgrade-6-to-7.sql; and the grants of sql/grants.sql, which let this user "
-				     "see the fence"
+		    f->schema == 5   ? "run leaderrun --init as an administrator (CREATE, CREATE ROUTINE, and "
+				       "CONNECTION ADMIN to end stale sessions), or apply sql/upgrade-5-to-6.sql and "
+				       "sql/upgrade-6-to-7.sql; and the grants of sql/grants.sql, which let this user "
+				       "see the fence"
 		    : f->schema == 6 ? "run leaderrun --init as an administrator, or apply sql/upgrade-6-to-7.sql "
 				       "(NEWS, 0.7.0)"
 				     : "run leaderrun --init (as a user with ALTER, CREATE and INSERT), or apply "

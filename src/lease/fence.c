@@ -146,7 +146,7 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 }
 
 enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, char *err,
-		     size_t errlen)
+				size_t errlen)
 {
 	int64_t n = 0;
 	enum db_status st = db_query_int(db, sql->fence_objects, &n, err, errlen);

@@ -113,9 +113,9 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 		return;
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
-	else if (row[3] && strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)), s->mariadb, want,
-						    sizeof(want)),
-				  fence_body_normal(row[3], false, got, sizeof(got))) != 0)
+	else if (row[3] &&
+		 strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)), s->mariadb, want, sizeof(want)),
+			fence_body_normal(row[3], false, got, sizeof(got))) != 0)
 		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
 	if (s->why[0])
 		s->foreign = k;
@@ -142,8 +142,8 @@ static void on_table(void *ctx, const char *const *row, unsigned ncols)
 		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on it or on the lease table: drop it", row[2]);
 }
 
-static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs,
-				  char *err, size_t errlen)
+static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs, char *err,
+				  size_t errlen)
 {
 	struct table_seen t = {""};
 	enum db_status st = db_query_rows(db, sql->fence_table_kind, 3, on_table, &t, err, errlen);
@@ -210,8 +210,8 @@ static enum db_status fence_regrant(struct db *db, const struct grants *gs, char
 	enum db_status st = DB_OK;
 
 	for (int i = 0; i < gs->n && st == DB_OK; i++) {
-		snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'", gs->sql->fence_routine[gs->g[i].routine],
-			 gs->g[i].user, gs->g[i].host);
+		snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
+			 gs->sql->fence_routine[gs->g[i].routine], gs->g[i].user, gs->g[i].host);
 		st = db_query(db, q, err, errlen);
 		if (st == DB_OK && gs->g[i].routine == FENCE_R_END) {
 			snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
@@ -267,8 +267,7 @@ static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, char 
 	return t.revoked;
 }
 
-static enum db_status fence_create_routine(struct db *db, const struct lease_sql *sql, int k, char *err,
-					   size_t errlen)
+static enum db_status fence_create_routine(struct db *db, const struct lease_sql *sql, int k, char *err, size_t errlen)
 {
 	return db_query(db, fence_create_of(sql, k), err, errlen);
 }
@@ -277,8 +276,8 @@ static enum db_status fence_create_routine(struct db *db, const struct lease_sql
  * grants with it, so the EXECUTE grants are read first and given again:
  * only EXECUTE, so an account that created them keeps no right to alter
  * them), and the table's write grants taken away. */
-static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
-				    char *err, size_t errlen)
+static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+				    size_t errlen)
 {
 	struct grants gs = {.sql = sql};
 	char q[LEASE_TABLE_MAX + 64], why[256];
@@ -308,10 +307,11 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
 /* A fence of schema 7 that stands: checked, and any procedure missing
  * made (an administrator dropped a foreign one, or a grant hides it: then
  * the CREATE is refused, and the caller says which grant). */
-static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
-				    char *err, size_t errlen)
+static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+				    size_t errlen)
 {
-	struct routines_seen rs = {.sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
+	struct routines_seen rs = {
+	    .sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
 	enum db_status st = fence_check(db, sql, &rs, err, errlen);
 	int made = 0;
 

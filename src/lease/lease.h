@@ -74,11 +74,11 @@ struct lease_sql {
 	/* The fence's table (also the procedure leaderrun_fence) and its
 	 * procedures, quoted, by enum fence_routine. */
 	char fence_routine[FENCE_ROUTINES][LEASE_TABLE_MAX + 24];
-	int schema;			  /* the lease table's that the statements are for (lease_sql_render_schema) */
-	int older;			  /* lease.c adapted the statements to this older schema; 0: current */
-	bool older_said;		  /* lease_sql_older gave its warning */
-	char hint_name[32];		  /* the wake-up hint's name for table and lease, before the database's part */
-	char hint_db[72];		  /* SQL for the database of the table: 'DB' or DATABASE() */
+	int schema;	    /* the lease table's that the statements are for (lease_sql_render_schema) */
+	int older;	    /* lease.c adapted the statements to this older schema; 0: current */
+	bool older_said;    /* lease_sql_older gave its warning */
+	char hint_name[32]; /* the wake-up hint's name for table and lease, before the database's part */
+	char hint_db[72];   /* SQL for the database of the table: 'DB' or DATABASE() */
 };
 
 /* The schema this build writes; --init upgrades older tables to it.

@@ -26,12 +26,12 @@ struct worker_job {
 	const struct lease_sql *sql;
 	int64_t ttl_us;
 	const char *fence_user; /* --fence-user: the account the fence lets fence; NULL: leaderrun's own */
-	int64_t fence_us;    /* the longest an acquisition's fence move may take after its send: a renew interval */
-	int64_t min_hold_us; /* --min-hold, for the release */
-	int64_t period_us;   /* --once-per; 0: off */
-	unsigned slots;	     /* --slots */
-	bool wake_hint;	     /* use the GET_LOCK wake-up hint (see lease.h) */
-	bool several_hosts;  /* the DSN names more than one host */
+	int64_t fence_us;	/* the longest an acquisition's fence move may take after its send: a renew interval */
+	int64_t min_hold_us;	/* --min-hold, for the release */
+	int64_t period_us;	/* --once-per; 0: off */
+	unsigned slots;		/* --slots */
+	bool wake_hint;		/* use the GET_LOCK wake-up hint (see lease.h) */
+	bool several_hosts;	/* the DSN names more than one host */
 };
 
 struct worker_result {

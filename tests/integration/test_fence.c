@@ -559,8 +559,8 @@ static void refused_in_xa(const char *lease, const char *term)
 	h_finish(&stale, 20000); /* --force: its status is 0 whatever failed */
 	cr_assert(strstr(h_slurp(stale.err), "ERROR 1927") || strstr(h_slurp(stale.err), "ERROR 2013"),
 		  "the refused branch's session lived on: %s", h_slurp(stale.err));
-	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0"),
-			 "0", "a branch without a session outlived the refusal");
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0"), "0",
+			 "a branch without a session outlived the refusal");
 }
 
 Test(fence, a_refused_fence_in_an_xa_transaction_leaves_no_branch_to_block_the_next_takeover)
@@ -648,8 +648,8 @@ static int as_account(struct h_proc *p, const char *name, const char *pw, const 
 	snprintf(socket, sizeof(socket), "--socket=%s", getenv("LR_DB_SOCKET"));
 	snprintf(password, sizeof(password), "-p%s", pw);
 	h_start(p,
-		(const char *const[]){"mariadb", "--no-defaults", socket, "-u", name, password, getenv("LR_DB_NAME"), "-e",
-				      statements, NULL},
+		(const char *const[]){"mariadb", "--no-defaults", socket, "-u", name, password, getenv("LR_DB_NAME"),
+				      "-e", statements, NULL},
 		NULL);
 	return h_finish(p, 30000);
 }

@@ -802,8 +802,9 @@ static int64_t renew_phase_ms(struct soak *s)
 
 /* The job's tables, its procedures and its own account (soakjob, which may
  * only call them, and which the contenders name to the fence with
- * --fence-user: its session's account, whatever the procedure's definer). soak_write opens the transaction, fences and writes in
- * one statement, so that a statement delivered late is the whole fence; a
+ * --fence-user: its session's account, whatever the procedure's
+ * definer). soak_write opens the transaction, fences and writes in one
+ * statement, so that a statement delivered late is the whole fence; a
  * refusal is recorded in a MyISAM table, which the job's rollback leaves
  * alone. soak_commit stamps the row and commits in one statement too: the
  * stamp is the commit's time, not the time of some statement before it. */

@@ -113,7 +113,8 @@ Test(observe, the_fence_is_named_for_its_lease_table)
 	cr_assert(strstr(sql.fence_objects, "ROUTINE_SCHEMA='ops'"), "%s", sql.fence_objects);
 	lease_sql_render(&sql, "jobs");
 	cr_assert_str_eq(sql.fence, "jobs_fence");
-	cr_assert(strstr(sql.fence_objects, "ROUTINE_NAME IN ('jobs_fence', 'jobs_fence_slot', 'jobs_fence_end', 'jobs_fence_move')"),
+	cr_assert(strstr(sql.fence_objects,
+			 "ROUTINE_NAME IN ('jobs_fence', 'jobs_fence_slot', 'jobs_fence_end', 'jobs_fence_move')"),
 		  "%s", sql.fence_objects);
 }
 
