@@ -23,9 +23,10 @@ struct routines_seen {
 };
 
 /* BODY as the server keeps it, for comparison: every run of white space
- * one space, none at either end; MariaDB's executable comments kept
- * (their markers dropped) and every other comment's text gone, as the
- * server does when it stores a routine. Returns OUT. */
+ * one space, none at either end; MariaDB's executable comment kept with
+ * its markers dropped (MariaDB), or gone (MySQL, for which it is a
+ * comment), as the server does when it stores a routine. The bodies have
+ * no other comments. Returns OUT. */
 static char *fence_body_normal(const char *body, bool mariadb, char *out, size_t len)
 {
 	size_t n = 0;
