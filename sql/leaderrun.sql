@@ -114,16 +114,20 @@ CREATE PROCEDURE `leaderrun_fence_slot`(
 BEGIN
   DECLARE me VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
   DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
-  DECLARE undone BOOLEAN DEFAULT FALSE;
+  DECLARE cur BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE done, undone BOOLEAN DEFAULT FALSE;
   DECLARE msg, q VARCHAR(255) CHARACTER SET utf8mb4;
   /*M!100300 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
       'leaderrun_fence: call it inside the transaction it guards, after START TRANSACTION';
   END IF; */
-  UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
-    WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
-  IF ROW_COUNT() <> 1 THEN
-    SELECT fencer INTO who FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+  SELECT fencer, term INTO who, cur FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+  IF who = me AND cur = p_term THEN
+    UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
+      WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
+    SET done = ROW_COUNT() = 1;
+  END IF;
+  IF NOT done THEN
     BEGIN
       DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET undone = TRUE;
       ROLLBACK;
@@ -151,16 +155,20 @@ BEGIN
   DECLARE p_slot SMALLINT UNSIGNED DEFAULT 0;
   DECLARE me VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1);
   DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
-  DECLARE undone BOOLEAN DEFAULT FALSE;
+  DECLARE cur BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE done, undone BOOLEAN DEFAULT FALSE;
   DECLARE msg, q VARCHAR(255) CHARACTER SET utf8mb4;
   /*M!100300 IF @@autocommit = 1 AND @@in_transaction = 0 THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
       'leaderrun_fence: call it inside the transaction it guards, after START TRANSACTION';
   END IF; */
-  UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
-    WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
-  IF ROW_COUNT() <> 1 THEN
-    SELECT fencer INTO who FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+  SELECT fencer, term INTO who, cur FROM `leaderrun_fence` WHERE lease = p_lease AND slot = p_slot;
+  IF who = me AND cur = p_term THEN
+    UPDATE `leaderrun_fence` SET fences = fences + 1, fenced_by = CONNECTION_ID()
+      WHERE lease = p_lease AND slot = p_slot AND term = p_term AND fencer = me;
+    SET done = ROW_COUNT() = 1;
+  END IF;
+  IF NOT done THEN
     BEGIN
       DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET undone = TRUE;
       ROLLBACK;

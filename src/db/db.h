@@ -150,7 +150,7 @@ void db_abort(struct db *db);
 /* What db_exec holds and binds: prepared statements per connection (by
  * index, stmt.h checks its count against this), parameters and result
  * columns per statement, and bytes of a statement's text (NUL included). */
-#define DB_MAX_STMTS  48
+#define DB_MAX_STMTS  64
 #define DB_MAX_PARAMS 16
 #define DB_MAX_COLS   24
 #define DB_MAX_SQL    4000

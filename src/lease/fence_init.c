@@ -5,11 +5,27 @@
  * someone else planted under those names would run with them too the
  * first time a job fenced: --init trusts only what it made, and says what
  * to drop. The statements are in stmts.def. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "lease.h"
 #include "stmt.h"
+
+/* Adds a warning to OUT's, after those it has ("; " between). */
+static void __attribute__((format(printf, 2, 3))) warn_add(struct lease_fence_init *out, const char *fmt, ...)
+{
+	size_t n = strlen(out->warn);
+	va_list ap;
+
+	if (n && n + 2 < sizeof(out->warn)) {
+		memcpy(out->warn + n, "; ", 3);
+		n += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(out->warn + n, sizeof(out->warn) - n, fmt, ap);
+	va_end(ap);
+}
 
 /* What information_schema showed of the fence's procedures: for each of
  * enum fence_routine, whether it stands and, if it is not leaderrun's, why. */
@@ -22,31 +38,36 @@ struct routines_seen {
 	char cannot_kill[96]; /* a definer that may not end sessions; "" none */
 };
 
-/* BODY as the server keeps it, for comparison: every run of white space
- * one space, none at either end; MariaDB's executable comment kept with
- * its markers dropped (MariaDB), or gone (MySQL, for which it is a
- * comment), as the server does when it stores a routine. The bodies have
- * no other comments. Returns OUT. */
-static char *fence_body_normal(const char *body, bool mariadb, char *out, size_t len)
+/* How fence_body_normal reads a body: one of leaderrun's, as a server
+ * of either kind stores it, or the server's own text, which it takes as
+ * it is (a marker there may stand inside a string, and hide code). */
+enum body_of { BODY_OURS_MARIADB, BODY_OURS_MYSQL, BODY_SERVERS };
+
+/* BODY for comparison: every run of white space one space, none at either
+ * end; in one of leaderrun's, MariaDB's executable comment kept with its
+ * markers dropped (MariaDB), or gone (MySQL, for which it is a comment),
+ * as the server does when it stores a routine. Leaderrun's bodies have no
+ * other comments. Returns OUT. */
+static char *fence_body_normal(const char *body, enum body_of of, char *out, size_t len)
 {
 	size_t n = 0;
 	bool space = false;
 
 	for (const char *p = body; *p && n + 1 < len; p++) {
-		if (p[0] == '/' && p[1] == '*' && p[2] == 'M' && p[3] == '!') {
+		if (of != BODY_SERVERS && p[0] == '/' && p[1] == '*' && p[2] == 'M' && p[3] == '!') {
 			const char *end = strstr(p, "*/");
 			const char *inner = p + 4;
 			while (*inner >= '0' && *inner <= '9')
 				inner++;
 			if (!end)
 				break;
-			if (mariadb) {
+			if (of == BODY_OURS_MARIADB) {
 				/* Only the markers go: the text between them is kept. */
 				char piece[2048];
 				if (space && n > 0 && n + 2 < len)
 					out[n++] = ' ';
 				snprintf(piece, sizeof(piece), "%.*s", (int)(end - inner), inner);
-				fence_body_normal(piece, true, out + n, len - n);
+				fence_body_normal(piece, BODY_SERVERS, out + n, len - n);
 				n += strlen(out + n);
 			}
 			p = end + 1;
@@ -115,8 +136,9 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
 	else if (row[3] &&
-		 strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)), s->mariadb, want, sizeof(want)),
-			fence_body_normal(row[3], false, got, sizeof(got))) != 0)
+		 strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)),
+					  s->mariadb ? BODY_OURS_MARIADB : BODY_OURS_MYSQL, want, sizeof(want)),
+			fence_body_normal(row[3], BODY_SERVERS, got, sizeof(got))) != 0)
 		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
 	if (s->why[0])
 		s->foreign = k;
@@ -124,36 +146,47 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 		snprintf(s->cannot_kill, sizeof(s->cannot_kill), "%.80s", row[2] ? row[2] : "?");
 }
 
-/* The table itself: a base table of InnoDB, with no trigger on it or on
- * the lease table (one would run at every move or renewal). */
+/* The tables the procedures touch, the fence's and the lease table: base
+ * tables of InnoDB keyed as leaderrun makes them (without its key, the
+ * fence's INSERT IGNORE could add a row of an older term), names compared
+ * byte for byte, and no trigger (one would run at every move or renewal,
+ * with its own definer's rights). */
 struct table_seen {
+	const struct lease_sql *sql;
 	char why[200];
 };
 
 static void on_table(void *ctx, const char *const *row, unsigned ncols)
 {
 	struct table_seen *t = ctx;
+	const char *dot = strchr(t->sql->fence, '.');
+	bool fence = row[0] && strcmp(row[0], dot ? dot + 1 : t->sql->fence) == 0;
+	const char *key = fence ? "lease,slot" : "name,slot";
 
 	(void)ncols;
-	if (!row[0] || strcmp(row[0], "BASE TABLE") != 0)
-		snprintf(t->why, sizeof(t->why), "it is a %s, not a table", row[0] ? row[0] : "?");
-	else if (!row[1] || strcasecmp(row[1], "InnoDB") != 0)
-		snprintf(t->why, sizeof(t->why), "its engine is %s, not InnoDB", row[1] ? row[1] : "?");
-	else if (row[2] && row[2][0])
-		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on it or on the lease table: drop it", row[2]);
+	if (t->why[0])
+		return;
+	if (!row[1] || strcmp(row[1], "BASE TABLE") != 0)
+		snprintf(t->why, sizeof(t->why), "%.64s is a %s, not a table", row[0], row[1] ? row[1] : "?");
+	else if (!row[2] || strcasecmp(row[2], "InnoDB") != 0)
+		snprintf(t->why, sizeof(t->why), "%.64s's engine is %s, not InnoDB", row[0], row[2] ? row[2] : "?");
+	else if (!row[3] || strcmp(row[3], key) != 0 || !row[4] || strcmp(row[4], "utf8mb4_bin") != 0)
+		snprintf(t->why, sizeof(t->why), "%.64s is not keyed by (%s), utf8mb4_bin", row[0], key);
+	else if (row[5] && row[5][0])
+		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on %.64s: drop it", row[5], row[0]);
 }
 
 static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs, char *err,
 				  size_t errlen)
 {
-	struct table_seen t = {""};
-	enum db_status st = db_query_rows(db, sql->fence_table_kind, 3, on_table, &t, err, errlen);
+	struct table_seen t = {sql, ""};
+	enum db_status st = db_query_rows(db, sql->fence_table_kind, 6, on_table, &t, err, errlen);
 
 	if (st == DB_OK && t.why[0]) {
 		snprintf(err, errlen,
-			 "the fence's table %s is not the one leaderrun makes (%s); as an administrator, set it right "
-			 "or drop it, then run --init again",
-			 sql->fence, t.why);
+			 "the fence's tables are not as leaderrun makes them (%s); as an administrator, set them right "
+			 "or drop what is foreign, then run --init again",
+			 t.why);
 		return DB_NO_TABLE;
 	}
 	if (st == DB_OK)
@@ -201,6 +234,28 @@ static void on_proc_grant(void *ctx, const char *const *row, unsigned ncols)
 	snprintf(gs->g[gs->n].user, sizeof(gs->g[gs->n].user), "%s", row[0]);
 	snprintf(gs->g[gs->n].host, sizeof(gs->g[gs->n].host), "%s", row[1]);
 	gs->g[gs->n++].routine = k;
+}
+
+static void on_db_grantees(void *ctx, const char *const *row, unsigned ncols)
+{
+	(void)ncols;
+	if (row[0])
+		snprintf(ctx, 256, "%.255s", row[0]);
+}
+
+/* Accounts that may write, or create in, the fence's whole database: no
+ * grant on the table can be taken from them there. Said, not changed:
+ * their grant is an administrator's choice for the rest of the database. */
+static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out)
+{
+	char who[256] = "", err[256];
+
+	if (db_query_rows(db, sql->fence_db_grants, 1, on_db_grantees, who, err, sizeof(err)) == DB_OK && who[0])
+		warn_add(out,
+			 "%s may write or create in the fence's whole database (a database-level grant): such an "
+			 "account can write the fence's table, shadow it with a temporary table or plant a routine; "
+			 "grant it table by table, or keep the lease's tables in a database of their own",
+			 who);
 }
 
 /* EXECUTE again for whoever had it; leaderrun's own account (the one that
@@ -256,15 +311,15 @@ static void on_table_grant(void *ctx, const char *const *row, unsigned ncols)
 
 /* Only an administrator may read the grant tables and revoke: for anyone
  * else there is nothing to do here (and nothing they could have granted). */
-static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, char *warn, size_t warnlen)
+static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out)
 {
 	char err[256];
 	struct table_grants t = {sql, db, DB_OK, 0, err, sizeof(err)};
 
 	if (db_query_rows(db, sql->fence_table_grants, 3, on_table_grant, &t, err, sizeof(err)) == DB_OK &&
 	    t.st != DB_OK)
-		snprintf(warn, warnlen, "could not take an account's write grant on the fence's table %s away: %s",
-			 sql->fence, err);
+		warn_add(out, "could not take an account's write grant on the fence's table %s away: %s", sql->fence,
+			 err);
 	return t.revoked;
 }
 
@@ -297,11 +352,12 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
 		return st;
 	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
 	if (!read || gs.skipped)
-		snprintf(out->warn, sizeof(out->warn),
+		warn_add(out,
 			 "the fence's procedures were made anew, and some EXECUTE grants on them could not be given "
 			 "again (%s): grant them as sql/grants.sql shows",
 			 read ? "an account's name holds a quote" : why);
-	fence_revoke_writes(db, sql, out->warn[0] ? NULL : out->warn, out->warn[0] ? 0 : sizeof(out->warn));
+	fence_revoke_writes(db, sql, out);
+	fence_db_grants(db, sql, out);
 	return DB_OK;
 }
 
@@ -330,14 +386,14 @@ static enum db_status fence_current(struct db *db, const struct lease_sql *sql, 
 	if (made)
 		snprintf(out->done, sizeof(out->done), "made %d of the fence's procedures", made);
 	if (rs.cannot_kill[0])
-		snprintf(out->warn, sizeof(out->warn),
+		warn_add(out,
 			 "the fence's procedures are defined by %s, who may not end other accounts' sessions: a stale "
 			 "job's open transaction would then hold up every takeover; grant it CONNECTION ADMIN "
 			 "(MariaDB) or CONNECTION_ADMIN (MySQL), or run --init as such an administrator after dropping "
 			 "the procedures",
 			 rs.cannot_kill);
-	if (fence_revoke_writes(db, sql, out->warn[0] ? NULL : out->warn, out->warn[0] ? 0 : sizeof(out->warn)) &&
-	    !out->done[0])
+	fence_db_grants(db, sql, out);
+	if (fence_revoke_writes(db, sql, out) && !out->done[0])
 		snprintf(out->done, sizeof(out->done), "took the write grants on the fence's table away");
 	return DB_OK;
 }
