@@ -996,3 +996,71 @@ Test(fence, the_upgrade_script_from_schema_6_keeps_execute_and_takes_writes_away
 	cr_assert(strstr(h_slurp(p.err), "nothing to do"), "%s", h_slurp(p.err));
 	h_sql("DROP DATABASE lr_upg67");
 }
+
+Test(fence, an_account_that_is_not_the_fencer_never_takes_nor_waits_for_the_fences_lock)
+{
+	struct h_proc job, other;
+	const char *lease = h_lease("nolock");
+	char tx[1024], sql[512];
+	int64_t t0;
+
+	rows_table();
+	account("lr_other", "other-pw", "EXECUTE ON PROCEDURE", "leaderrun_fence");
+	/* The lease's own job holds its fence, open for 6 s. */
+	LR(&job, "-t", "10s", "-l", lease, "--", "sh", "-c", fenced(tx, sizeof(tx), 0, "$LEADERRUN_TERM", "own", "6"));
+	wait_for_sleeper();
+	/* Another account's fence is refused at once, from what it reads:
+	 * had it locked the row, it would wait for the job (and a CALL cut
+	 * short in that lock, by max_statement_time or KILL QUERY, would
+	 * keep it past its refusal). */
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL leaderrun_fence('%s', 1)", lease);
+	t0 = h_now_ms();
+	cr_assert_eq(as_account(&other, "lr_other", "other-pw", sql), 1);
+	cr_assert(strstr(h_slurp(other.err), "may not be fenced by account 'lr_other'"), "%s", h_slurp(other.err));
+	cr_assert_lt(h_now_ms() - t0, 3000, "the refusal waited %lld ms for the row", (long long)(h_now_ms() - t0));
+	cr_assert_eq(h_finish(&job, 30000), 0, "%s", h_slurp(job.err));
+	cr_assert_str_eq(committed(lease), "1:own");
+}
+
+Test(fence, init_refuses_a_lease_table_that_is_a_view)
+{
+	char err[4096];
+
+	/* An account that could create views put one, over a table of its
+	 * own, where the lease table should be: the procedures would read
+	 * it with their definer's rights. */
+	h_sql("CREATE TABLE IF NOT EXISTS viewed_real LIKE leaderrun_lease");
+	h_sql("CREATE OR REPLACE SQL SECURITY INVOKER VIEW viewed_lease AS SELECT * FROM viewed_real");
+	cr_assert_eq(init_as_root("viewed_lease", err, sizeof(err)), 78, "%s", err);
+	cr_assert(strstr(err, "viewed_lease is a VIEW, not a table"), "%s", err);
+	h_sql("DROP VIEW viewed_lease");
+}
+
+Test(fence, init_refuses_a_body_that_hides_code_in_a_string_between_comment_markers)
+{
+	char err[4096], cmd[2048];
+	struct h_proc p;
+
+	if (h_server_mysql())
+		cr_skip_test("MariaDB's executable comments: MySQL keeps none in a body");
+	cr_assert_eq(init_as_root("hide_lease", err, sizeof(err)), 0, "%s", err);
+	/* hide_fence again, as SHOW CREATE gives it, with a statement of its
+	 * own put between a string holding the comment's opening marker and
+	 * one holding its close: read without the strings' meaning, the body
+	 * is leaderrun's. */
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; m() { mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" \"$LR_DB_NAME\" \"$@\"; }; "
+		 "def=$(m -N -r -e \"SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+		 "DATABASE() AND ROUTINE_NAME = 'hide_fence'\"); "
+		 "new=$(printf '%%s' \"$def\" | sed \"s|SET msg = CONCAT('leaderrun_fence: lease ', q, msg);|SET msg = "
+		 "CONCAT('leaderrun_fence: lease /*M!'); SET @hidden_ran = 1; SET msg = CONCAT('*/', q, msg);|\"); "
+		 "[ \"$new\" != \"$def\" ]; "
+		 "{ echo 'DROP PROCEDURE hide_fence;'; echo 'DELIMITER ;;'; echo 'CREATE PROCEDURE hide_fence(IN p_lease "
+		 "VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, IN p_term BIGINT UNSIGNED) MODIFIES SQL DATA "
+		 "SQL SECURITY DEFINER'; printf '%%s;;\\n' \"$new\"; echo 'DELIMITER ;'; } | m");
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert_eq(init_as_root("hide_lease", err, sizeof(err)), 78, "%s", err);
+	cr_assert(strstr(err, "its body is not the one leaderrun writes"), "%s", err);
+	h_sql("DROP PROCEDURE hide_fence");
+}
