@@ -38,38 +38,36 @@ struct routines_seen {
 	char cannot_kill[96]; /* a definer that may not end sessions; "" none */
 };
 
-/* How fence_body_normal reads a body: one of leaderrun's, as a server
- * of either kind stores it, or the server's own text, which it takes as
- * it is (a marker there may stand inside a string, and hide code). */
-enum body_of { BODY_OURS_MARIADB, BODY_OURS_MYSQL, BODY_SERVERS };
+/* How fence_body_normal reads a body: one of leaderrun's as MariaDB
+ * stores it (its executable comment expanded), or as it is: a server's
+ * own text (a marker there may stand inside a string, and hide code), and
+ * leaderrun's as MySQL stores it (the comment kept, as text). */
+enum body_of { BODY_OURS_MARIADB, BODY_AS_IS };
 
 /* BODY for comparison: every run of white space one space, none at either
- * end; in one of leaderrun's, MariaDB's executable comment kept with its
- * markers dropped (MariaDB), or gone (MySQL, for which it is a comment),
- * as the server does when it stores a routine. Leaderrun's bodies have no
- * other comments. Returns OUT. */
+ * end; in one of leaderrun's for MariaDB, its executable comment kept
+ * with its markers dropped, as MariaDB does when it stores a routine.
+ * Leaderrun's bodies have no other comments. Returns OUT. */
 static char *fence_body_normal(const char *body, enum body_of of, char *out, size_t len)
 {
 	size_t n = 0;
 	bool space = false;
 
 	for (const char *p = body; *p && n + 1 < len; p++) {
-		if (of != BODY_SERVERS && p[0] == '/' && p[1] == '*' && p[2] == 'M' && p[3] == '!') {
+		if (of == BODY_OURS_MARIADB && p[0] == '/' && p[1] == '*' && p[2] == 'M' && p[3] == '!') {
+			/* Only the markers go: the text between them is kept. */
 			const char *end = strstr(p, "*/");
 			const char *inner = p + 4;
+			char piece[2048];
 			while (*inner >= '0' && *inner <= '9')
 				inner++;
 			if (!end)
 				break;
-			if (of == BODY_OURS_MARIADB) {
-				/* Only the markers go: the text between them is kept. */
-				char piece[2048];
-				if (space && n > 0 && n + 2 < len)
-					out[n++] = ' ';
-				snprintf(piece, sizeof(piece), "%.*s", (int)(end - inner), inner);
-				fence_body_normal(piece, BODY_SERVERS, out + n, len - n);
-				n += strlen(out + n);
-			}
+			if (space && n > 0 && n + 2 < len)
+				out[n++] = ' ';
+			snprintf(piece, sizeof(piece), "%.*s", (int)(end - inner), inner);
+			fence_body_normal(piece, BODY_AS_IS, out + n, len - n);
+			n += strlen(out + n);
 			p = end + 1;
 			space = true;
 			continue;
@@ -137,8 +135,8 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
 	else if (row[3] &&
 		 strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)),
-					  s->mariadb ? BODY_OURS_MARIADB : BODY_OURS_MYSQL, want, sizeof(want)),
-			fence_body_normal(row[3], BODY_SERVERS, got, sizeof(got))) != 0)
+					  s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want, sizeof(want)),
+			fence_body_normal(row[3], BODY_AS_IS, got, sizeof(got))) != 0)
 		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
 	if (s->why[0])
 		s->foreign = k;

@@ -876,6 +876,14 @@ Test(fence, init_by_an_account_that_cannot_end_sessions_warns)
 	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "weak_lease", "--init", NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "may not end other accounts' sessions"), "%s", h_slurp(p.err));
+	/* Its grant on the whole database lets it write the fence: an
+	 * administrator's --init says so. */
+	{
+		char err[4096];
+		cr_assert_eq(init_as_root("weak_lease", err, sizeof(err)), 0, "%s", err);
+		cr_assert(strstr(err, "'lr_weak'@'localhost' may write or create in the fence's whole database"), "%s",
+			  err);
+	}
 }
 
 Test(fence, init_without_the_fences_grants_names_them)
@@ -1048,16 +1056,17 @@ Test(fence, init_refuses_a_body_that_hides_code_in_a_string_between_comment_mark
 	 * own put between a string holding the comment's opening marker and
 	 * one holding its close: read without the strings' meaning, the body
 	 * is leaderrun's. */
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; m() { mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" \"$LR_DB_NAME\" \"$@\"; }; "
-		 "def=$(m -N -r -e \"SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
-		 "DATABASE() AND ROUTINE_NAME = 'hide_fence'\"); "
-		 "new=$(printf '%%s' \"$def\" | sed \"s|SET msg = CONCAT('leaderrun_fence: lease ', q, msg);|SET msg = "
-		 "CONCAT('leaderrun_fence: lease /*M!'); SET @hidden_ran = 1; SET msg = CONCAT('*/', q, msg);|\"); "
-		 "[ \"$new\" != \"$def\" ]; "
-		 "{ echo 'DROP PROCEDURE hide_fence;'; echo 'DELIMITER ;;'; echo 'CREATE PROCEDURE hide_fence(IN p_lease "
-		 "VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, IN p_term BIGINT UNSIGNED) MODIFIES SQL DATA "
-		 "SQL SECURITY DEFINER'; printf '%%s;;\\n' \"$new\"; echo 'DELIMITER ;'; } | m");
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "set -e; m() { mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" \"$LR_DB_NAME\" \"$@\"; }; "
+	    "def=$(m -N -r -e \"SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+	    "DATABASE() AND ROUTINE_NAME = 'hide_fence'\"); "
+	    "new=$(printf '%%s' \"$def\" | sed \"s|SET msg = CONCAT('leaderrun_fence: lease ', q, msg);|SET msg = "
+	    "CONCAT('leaderrun_fence: lease /*M!'); SET @hidden_ran = 1; SET msg = CONCAT('*/', q, msg);|\"); "
+	    "[ \"$new\" != \"$def\" ]; "
+	    "{ echo 'DROP PROCEDURE hide_fence;'; echo 'DELIMITER ;;'; echo 'CREATE PROCEDURE hide_fence(IN p_lease "
+	    "VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin, IN p_term BIGINT UNSIGNED) MODIFIES SQL DATA "
+	    "SQL SECURITY DEFINER'; printf '%%s;;\\n' \"$new\"; echo 'DELIMITER ;'; } | m");
 	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
 	cr_assert_eq(init_as_root("hide_lease", err, sizeof(err)), 78, "%s", err);
