@@ -1,10 +1,55 @@
 #include "dberr.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "db.h"
+
+/* An error that says this server (or this connection) cannot serve now,
+ * whereas another may: try again, elsewhere. */
+static bool dberr_unavailable(unsigned errnum)
+{
+	switch (errnum) {
+	/* A Galera node cut off from the primary component fails commits
+	 * (1180), then every statement (1047) until it rejoins: this node is
+	 * unusable, another may be fine. Never a success, and for an acquire
+	 * never "busy" either: try again, elsewhere. */
+	case 1047: /* ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node" */
+	case 1180: /* ER_ERROR_DURING_COMMIT */
+	/* A Group Replication member that cannot commit now: not ONLINE
+	 * (recovering, in ERROR, leaving), or its plugin stopping. Another
+	 * member may be fine. */
+	case 3100: /* ER_RUN_HOOK_ERROR: "... replication hook 'before_commit'" */
+	case 3796: /* ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED: member state */
+	case 3797: /* ER_GRP_TRX_CONSISTENCY_BEFORE: the wait for preceding ones failed */
+	case 3798: /* ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN */
+	case 3799: /* ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED: plugin stopping */
+	/* offline_mode (MySQL): no new sessions but an admin's; Group
+	 * Replication turns it on in a member that left the group on a
+	 * failure (group_replication_exit_state_action=OFFLINE_MODE, the
+	 * default from 8.4). */
+	case 3032: /* ER_SERVER_OFFLINE_MODE */
+	case 6400: /* ER_SERVER_OFFLINE_MODE_REASON (MySQL 9) */
+	case 1040: /* ER_CON_COUNT_ERROR */
+	case 1053: /* ER_SERVER_SHUTDOWN */
+	case 1077: /* ER_NORMAL_SHUTDOWN */
+	case 1152: /* ER_ABORTING_CONNECTION */
+	case 1158:
+	case 1159:
+	case 1160:
+	case 1161: /* network read/write errors */
+	case 1203: /* ER_TOO_MANY_USER_CONNECTIONS */
+	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
+	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8) */
+		return true;
+	default:
+		/* 2000-2999 are client library errors: can't connect, unknown
+		 * host, server gone away, lost connection, SSL failures. */
+		return errnum >= 2000 && errnum < 3000;
+	}
+}
 
 enum db_status dberr_classify(unsigned errnum)
 {
@@ -39,44 +84,8 @@ enum db_status dberr_classify(unsigned errnum)
 	case 1792: /* ER_CANT_EXECUTE_IN_READ_ONLY_TRANSACTION */
 	case 1836: /* ER_READ_ONLY_MODE */
 		return DB_READ_ONLY;
-	/* A Galera node cut off from the primary component fails commits
-	 * (1180), then every statement (1047) until it rejoins: this node is
-	 * unusable, another may be fine. Never a success, and for an acquire
-	 * never "busy" either: try again, elsewhere. */
-	case 1047: /* ER_UNKNOWN_COM_ERROR: "WSREP has not yet prepared node" */
-	case 1180: /* ER_ERROR_DURING_COMMIT */
-	/* A Group Replication member that cannot commit now: not ONLINE
-	 * (recovering, in ERROR, leaving), or its plugin stopping. Another
-	 * member may be fine. */
-	case 3100: /* ER_RUN_HOOK_ERROR: "... replication hook 'before_commit'" */
-	case 3796: /* ER_GRP_TRX_CONSISTENCY_NOT_ALLOWED: member state */
-	case 3797: /* ER_GRP_TRX_CONSISTENCY_BEFORE: the wait for preceding ones failed */
-	case 3798: /* ER_GRP_TRX_CONSISTENCY_AFTER_ON_TRX_BEGIN */
-	case 3799: /* ER_GRP_TRX_CONSISTENCY_BEGIN_NOT_ALLOWED: plugin stopping */
-	/* offline_mode (MySQL): no new sessions but an admin's; Group
-	 * Replication turns it on in a member that left the group on a
-	 * failure (group_replication_exit_state_action=OFFLINE_MODE, the
-	 * default from 8.4). */
-	case 3032: /* ER_SERVER_OFFLINE_MODE */
-	case 6400: /* ER_SERVER_OFFLINE_MODE_REASON (MySQL 9) */
-	case 1040: /* ER_CON_COUNT_ERROR */
-	case 1053: /* ER_SERVER_SHUTDOWN */
-	case 1077: /* ER_NORMAL_SHUTDOWN */
-	case 1152: /* ER_ABORTING_CONNECTION */
-	case 1158:
-	case 1159:
-	case 1160:
-	case 1161: /* network read/write errors */
-	case 1203: /* ER_TOO_MANY_USER_CONNECTIONS */
-	case 1927: /* ER_CONNECTION_KILLED (MariaDB) */
-	case 4031: /* ER_CLIENT_INTERACTION_TIMEOUT (MySQL 8) */
-		return DB_UNAVAILABLE;
 	default:
-		/* 2000-2999 are client library errors: can't connect, unknown
-		 * host, server gone away, lost connection, SSL failures. */
-		if (errnum >= 2000 && errnum < 3000)
-			return DB_UNAVAILABLE;
-		return DB_ERROR;
+		return dberr_unavailable(errnum) ? DB_UNAVAILABLE : DB_ERROR;
 	}
 }
 
