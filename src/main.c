@@ -15,9 +15,11 @@
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row),
  *              fence.c (the fence a job's transactions prove their term
- *              with), every statement declared once in stmts.def
+ *              with), lease_block.c (an acquisition, a release: one round
+ *              trip and one commit each), every statement declared once
+ *              in stmts.def
  *   db/        db.c, the only file that includes <mysql.h>; dberr.c
- *              classifies errors; tlspolicy.c; galera.c
+ *              classifies errors; tlspolicy.c; galera.c; sqltext.c
  *   report/    beside the loop: event.c and event_table.c (every event of a
  *              run, one row each: log line, --notify/--ping, metrics,
  *              STATUS=, history), log.c, metrics.c, history.c, notify.c,

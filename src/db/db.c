@@ -40,6 +40,8 @@
 	X(mysql_store_result)                                                                                          \
 	X(mysql_num_fields)                                                                                            \
 	X(mysql_fetch_row)                                                                                             \
+	X(mysql_fetch_lengths)                                                                                         \
+	X(mysql_next_result)                                                                                           \
 	X(mysql_free_result)                                                                                           \
 	X(mysql_get_host_info)                                                                                         \
 	X(mysql_get_server_info)                                                                                       \
@@ -287,6 +289,11 @@ struct db {
 	struct db_server server;
 	/* Statements carry the session settings themselves (db_connect_one). */
 	bool stmt_settings;
+	/* unprobed: connected, and the probe still to come, with the first
+	 * compound statement or before any other (cfg.probe_late).
+	 * blocks_off: this server (or a proxy before it) took no compound
+	 * statement; never tried again on this handle. */
+	bool unprobed, blocks_off;
 	int64_t wait_timeout_s; /* the session's, as the probe read it */
 	/* The call in progress on this handle (db_arm): the handle that
 	 * mysql_real_connect is building, the absolute deadline of the call
@@ -672,6 +679,30 @@ static int64_t db_row_int(MYSQL_ROW row, unsigned col)
 }
 
 #define DB_PROBE_DURABILITY "@@global.innodb_flush_log_at_trx_commit, @@global.log_bin, @@global.sync_binlog"
+#define DB_PROBE_COLUMNS                                                                                               \
+	"@@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options, "                                     \
+	"@@session.wait_timeout, " DB_PROBE_DURABILITY
+
+/* The probe's row (DB_PROBE_COLUMNS) into db->server; returns read_only. */
+static int64_t db_probe_row(struct db *db, MYSQL_ROW row)
+{
+	db->server.galera = db_row_int(row, 1) == 1;
+	db->server.suspect_timeout_us = row && row[2] ? galera_suspect_timeout_us(row[2]) : 0;
+	db->wait_timeout_s = db_row_int(row, 3);
+	db->server.flush_at_commit = db_row_int(row, 4);
+	db->server.log_bin = db_row_int(row, 5);
+	db->server.sync_binlog = db_row_int(row, 6);
+	return db_row_int(row, 0);
+}
+
+/* A writable server needed, and this one read-only. */
+static enum db_status db_read_only(struct db *db, int64_t read_only, char *why, size_t len)
+{
+	if (!db->cfg.need_writable || read_only == 0)
+		return DB_OK;
+	snprintf(why, len, "read-only (@@read_only=1): a replica or demoted primary cannot hold a lease");
+	return DB_READ_ONLY;
+}
 
 /* Is the server this connection reached one to use? Reads what kind it
  * is (Galera or not) into db->server. A read-only server is one that
@@ -687,8 +718,7 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 
 	/* The last three ride along for the run's warning about commits
 	 * that are not durable (issue 27): no statement of their own. */
-	if (lib.mysql_query(m, "SELECT @@global.read_only, @@global.wsrep_on, @@global.wsrep_provider_options, "
-			       "@@session.wait_timeout, " DB_PROBE_DURABILITY) != 0) {
+	if (lib.mysql_query(m, "SELECT " DB_PROBE_COLUMNS) != 0) {
 		/* 1193: no such variable, a server built without Galera. */
 		if (lib.mysql_errno(m) != 1193 ||
 		    lib.mysql_query(
@@ -697,14 +727,7 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 	}
 	if (!(res = lib.mysql_store_result(m)))
 		goto failed;
-	row = lib.mysql_fetch_row(res);
-	read_only = db_row_int(row, 0);
-	db->server.galera = db_row_int(row, 1) == 1;
-	db->server.suspect_timeout_us = row && row[2] ? galera_suspect_timeout_us(row[2]) : 0;
-	db->wait_timeout_s = db_row_int(row, 3);
-	db->server.flush_at_commit = db_row_int(row, 4);
-	db->server.log_bin = db_row_int(row, 5);
-	db->server.sync_binlog = db_row_int(row, 6);
+	read_only = db_probe_row(db, lib.mysql_fetch_row(res));
 	lib.mysql_free_result(res);
 
 	if (db->server.galera) {
@@ -725,11 +748,7 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 			return DB_UNAVAILABLE;
 		}
 	}
-	if (db->cfg.need_writable && read_only != 0) {
-		snprintf(why, len, "read-only (@@read_only=1): a replica or demoted primary cannot hold a lease");
-		return DB_READ_ONLY;
-	}
-	return DB_OK;
+	return db_read_only(db, read_only, why, len);
 
 failed:
 	e = lib.mysql_errno(m);
@@ -902,7 +921,15 @@ static void db_take(struct db *db, MYSQL *m, const struct db_host *h, enum db_tl
 static enum db_status db_session(struct db *db, char *err, size_t errlen)
 {
 	const struct db_config *c = &db->cfg;
-	enum db_status st = db_probe(db, err, errlen);
+	enum db_status st;
+
+	/* A run's one server: the probe rides on its first compound statement
+	 * (db_block), no round trip of its own (issue 34). Several hosts are
+	 * probed here, so that a read-only one is passed over at once. */
+	db->unprobed = c->probe_late && c->nhosts <= 1 && db_blocks(db);
+	if (db->unprobed)
+		return DB_OK;
+	st = db_probe(db, err, errlen);
 
 	/* Option files are applied inside mysql_real_connect and could carry an
 	 * init-command; assert the session settings the protocol relies on
@@ -930,6 +957,20 @@ static enum db_status db_session(struct db *db, char *err, size_t errlen)
 			      err, errlen);
 	if (st != DB_OK)
 		db_disconnect(db);
+	return st;
+}
+
+/* A connection whose probe was left for a compound statement, before a
+ * statement of another kind: probed and set up now, as any other. */
+static enum db_status db_settle(struct db *db, char *err, size_t errlen)
+{
+	bool late = db->cfg.probe_late;
+	enum db_status st;
+
+	db->unprobed = false;
+	db->cfg.probe_late = false;
+	st = db_session(db, err, errlen);
+	db->cfg.probe_late = late;
 	return st;
 }
 
@@ -1063,6 +1104,8 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
 		snprintf(err, errlen, "not connected");
 		return DB_UNAVAILABLE;
 	}
+	if (db->unprobed && (st = db_settle(db, err, errlen)) != DB_OK)
+		return st;
 	armed = db_arm_io(db);
 	if (lib.mysql_query(db->mysql, sql) != 0)
 		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
@@ -1293,6 +1336,8 @@ static enum db_status db_exec_armed(struct db *db, unsigned id, const char *sql,
 		snprintf(err, errlen, "not connected");
 		return DB_UNAVAILABLE;
 	}
+	if (db->unprobed && (s = db_settle(db, err, errlen)) != DB_OK)
+		return s;
 	st = db->stmts[id];
 	fresh = !st;
 	if (fresh && db->stmt_settings) {
@@ -1367,4 +1412,157 @@ enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_
 const char *db_server_version(const struct db *db)
 {
 	return db->mysql ? lib.mysql_get_server_info(db->mysql) : "";
+}
+
+bool db_blocks(const struct db *db)
+{
+	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
+	 * (10.3), and an older server's refusal switches them off. */
+	return db->mysql && !db->blocks_off && strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
+}
+
+/* A result column as text into V, typed. */
+static void db_text_value(struct db_value *v, const char *text, unsigned long len)
+{
+	v->is_null = text == NULL;
+	switch (v->type) {
+	case DB_I64:
+		v->i64 = text ? strtoll(text, NULL, 10) : 0;
+		break;
+	case DB_U64:
+		v->u64 = text ? strtoull(text, NULL, 10) : 0;
+		break;
+	case DB_STR:
+		if (v->buf && v->cap) {
+			size_t n = text ? (len < v->cap - 1 ? len : v->cap - 1) : 0;
+			if (n)
+				memcpy(v->buf, text, n);
+			v->buf[n] = '\0';
+		}
+		break;
+	}
+}
+
+/* A block that failed. On Galera a transaction aborted for a conflicting
+ * one certified first (a brute-force abort) is 1213 for a statement, but
+ * "interrupted" (1317) for a compound statement: a conflict all the same,
+ * rolled back, tried again. */
+static enum db_status db_block_fail(struct db *db, char *err, size_t errlen)
+{
+	unsigned e = lib.mysql_errno(db->mysql);
+	enum db_status st = db_fail(db, e, lib.mysql_error(db->mysql), err, errlen);
+
+	return e == 1317 && db->server.galera ? DB_CONFLICT : st;
+}
+
+/* The block's result sets: the probe's first when it carried it (into
+ * *READ_ONLY), then the body's: the first row of its last one into COLS. */
+static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, struct db_value *cols,
+				       unsigned ncols, struct db_result *res, char *err, size_t errlen)
+{
+	MYSQL *m = db->mysql;
+	int more;
+
+	do {
+		MYSQL_RES *r = lib.mysql_store_result(m);
+		MYSQL_ROW row = r ? lib.mysql_fetch_row(r) : NULL;
+
+		if (r && *probe) {
+			*read_only = db_probe_row(db, row);
+			*probe = false;
+			/* Probed, and the session set up, whatever follows. */
+			db->unprobed = false;
+			db->stmt_settings = false;
+		} else if (row && lib.mysql_num_fields(r) >= ncols) {
+			unsigned long *len = lib.mysql_fetch_lengths(r);
+			for (unsigned i = 0; i < ncols; i++)
+				db_text_value(&cols[i], row[i], len[i]);
+			res->have_row = true;
+		}
+		if (r)
+			lib.mysql_free_result(r);
+	} while ((more = lib.mysql_next_result(m)) == 0);
+	if (more > 0 || lib.mysql_errno(m))
+		return db_block_fail(db, err, errlen);
+	return DB_OK;
+}
+
+/* The whole statement around BODY: the outermost handler, which never
+ * leaves a transaction open behind an error; the session's lock wait; and
+ * on a connection not probed yet, the probe, with BODY run only on a
+ * server that the probe would pass (writable, not Galera: a Galera node's
+ * readiness takes the probe of old, db_probe). */
+static char *db_block_text(const struct db *db, const char *body, bool probe)
+{
+	size_t len = strlen(body) + 1024, used = 0;
+	char *q = malloc(len);
+
+	if (!q)
+		return NULL;
+	used = (size_t)snprintf(q, len,
+				"BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; "
+				"SET SESSION innodb_lock_wait_timeout = 1%s; ",
+				probe ? ", wait_timeout = 28800" : "");
+	if (probe)
+		used += (size_t)snprintf(q + used, len - used,
+					 "SELECT " DB_PROBE_COLUMNS "; IF @@global.wsrep_on = 0%s THEN ",
+					 db->cfg.need_writable ? " AND @@global.read_only = 0" : "");
+	snprintf(q + used, len - used, "BEGIN %s END; %sEND", body, probe ? "END IF; " : "");
+	return q;
+}
+
+/* One attempt; *GALERA: the probe that rode along found a Galera node,
+ * and BODY did not run. */
+static enum db_status db_block_once(struct db *db, const char *body, struct db_value *cols, unsigned ncols,
+				    struct db_result *res, bool *galera, char *err, size_t errlen)
+{
+	bool probe = db->unprobed, pending = probe, armed;
+	int64_t read_only = 0;
+	char *q = db_block_text(db, body, probe);
+	enum db_status st = DB_OK;
+	unsigned e;
+
+	if (!q) {
+		snprintf(err, errlen, "out of memory");
+		return DB_ERROR;
+	}
+	armed = db_arm_io(db);
+	if (lib.mysql_query(db->mysql, q) != 0) {
+		e = lib.mysql_errno(db->mysql);
+		/* 1064: no compound statement here (a proxy, an old server);
+		 * 1193: a variable it lacks (no Galera built in, no
+		 * @@in_transaction). The caller goes the way of old. */
+		if (e == 1064 || e == 1193)
+			db->blocks_off = true;
+		st = db_block_fail(db, err, errlen);
+	} else
+		st = db_block_results(db, &pending, &read_only, cols, ncols, res, err, errlen);
+	db_disarm(armed);
+	free(q);
+	if (st == DB_OK && probe) {
+		*galera = db->server.galera;
+		st = *galera ? DB_OK : db_read_only(db, read_only, err, errlen);
+		if (st == DB_READ_ONLY)
+			db_disconnect(db);
+	}
+	return st;
+}
+
+enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
+			char *err, size_t errlen)
+{
+	bool galera = false;
+	enum db_status st;
+
+	memset(res, 0, sizeof(*res));
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
+	/* A Galera node, found by the probe that rode along: BODY did not
+	 * run. Probed as such (its readiness, causal reads), then BODY. */
+	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK)
+		st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
+	return st;
 }

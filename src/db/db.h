@@ -49,6 +49,10 @@ struct db_config {
 	/* Skip servers that cannot take a write (read_only, a Galera node
 	 * not Synced): for modes that write. Reads go anywhere causal. */
 	bool need_writable;
+	/* A run's: on one server that takes compound statements (db_blocks),
+	 * the probe goes with the first of them instead of a round trip of
+	 * its own (issue 34); any other first statement probes before it. */
+	bool probe_late;
 	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
 	bool read_option_files;	   /* read [client] and [leaderrun] from option files */
 	unsigned connect_timeout_s;
@@ -138,6 +142,21 @@ enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *
 typedef void db_text_row_fn(void *ctx, const char *const *row, unsigned ncols);
 enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
 			     char *err, size_t errlen);
+
+/* Does this connection's server take compound statements (MariaDB's
+ * BEGIN NOT ATOMIC)? Not connected: no. */
+bool db_blocks(const struct db *db);
+
+/* Runs BODY (statements, DECLAREs first, each ending in ';') as one
+ * compound statement in one round trip: several statements and one commit
+ * where a prepared statement is one. Fills COLS from the first row of the
+ * last result set that BODY's SELECTs give. An error anywhere rolls back
+ * what BODY left open and is the call's; an error that says the server
+ * takes no such statement switches db_blocks off for the handle (the
+ * caller then goes statement by statement). Values go into BODY as
+ * literals (sqltext.h), never escaped by hand. */
+enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
+			char *err, size_t errlen);
 
 /* The version the server's greeting gave ("" when not connected): a proxy
  * may put its own name there. */

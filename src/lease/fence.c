@@ -50,7 +50,15 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 	struct db_result r;
 	bool moved = true;
 
-	*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, &r, err, errlen);
+	/* The first attempt went with the acquisition (lease_with): its
+	 * error, as the statement's own would have said it. */
+	if (q->tried_errno) {
+		snprintf(err, errlen, "%s (error %u)", q->tried_err ? q->tried_err : "", q->tried_errno);
+		*st = dberr_classify_msg(q->tried_errno, q->tried_err ? q->tried_err : "");
+		if (*st == DB_OK)
+			*st = DB_ERROR;
+	} else
+		*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, &r, err, errlen);
 	if (*st == DB_ERROR && strstr(err, "(error 1305)"))
 		*st = fence_try6(db, sql, move6, &moved, err, errlen);
 	if (*st == DB_OK)
@@ -111,9 +119,11 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 {
 	char why[512] = "";
 
+	struct lease_fence_req next = *q;
+
 	*ended = 0;
 	for (;;) {
-		enum lease_fence f = fence_try(db, sql, q, st, err, errlen);
+		enum lease_fence f = fence_try(db, sql, &next, st, err, errlen);
 		bool lock_wait = *st == DB_CONFLICT && strstr(err, "(error 1205)");
 
 		/* A certification conflict (Galera 1213, Group Replication
@@ -131,6 +141,7 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 		}
 		if (timing_now() + FENCE_ATTEMPT_US > q->give_up)
 			break;
+		next.tried_errno = 0;
 	}
 	if (*ended)
 		snprintf(err, errlen,

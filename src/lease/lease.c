@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "base/timing.h"
+#include "lease_block.h"
 
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {
@@ -151,8 +152,9 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 }
 
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				    int64_t ttl_us, int64_t period_us, unsigned slots, struct lease_info *info,
-				    int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+				    int64_t ttl_us, int64_t period_us, unsigned slots, struct lease_with *with,
+				    struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+				    size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
@@ -165,7 +167,12 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
-	if (period_us > 0)
+	if (with && lease_block_ok(db, sql))
+		*st =
+		    period_us > 0
+			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err, errlen)
+			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err, errlen);
+	else if (period_us > 0)
 		*st = db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
 	else
 		*st = db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
@@ -387,8 +394,9 @@ static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t er
 
 static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const char *name,
 					     const char *holder, int64_t ttl_us, int64_t period_us, unsigned slots,
-					     bool look_first, int64_t *slot_us, struct lease_info *info,
-					     int64_t *sent_at, enum db_status *st, char *err, size_t errlen)
+					     bool look_first, int64_t *slot_us, struct lease_with *with,
+					     struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
+					     size_t errlen)
 {
 	/* One slot: nothing to pick (and no system call). */
 	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
@@ -430,7 +438,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	 * with N (a -n run gives up only when every slot is taken). */
 	for (unsigned tries = 0;; tries++) {
 		bool locked;
-		o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, info, sent_at, st, err, errlen);
+		o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, with, info, sent_at, st, err, errlen);
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(*st, err);
@@ -481,7 +489,8 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 
 static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const char *name,
 					     unsigned slot, const char *holder, uint64_t term, int64_t min_hold_us,
-					     int exit_status, enum db_status *st, char *err, size_t errlen)
+					     int exit_status, struct lease_release_with *with, enum db_status *st,
+					     char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
@@ -491,6 +500,12 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	struct db_value no_exit[] = {p[0], p[2], p[3], p[4], p[5]}; /* schema 1: no last_exit */
 	struct db_result r;
 
+	if (with && lease_block_ok(db, sql)) {
+		*st = lease_block_release(db, sql->release, p, 6, with, &r, err, errlen);
+		/* Taken by no server here after all: one by one. */
+		if (*st == DB_OK || with->ran || !db_connected(db) || db_blocks(db))
+			return lease_outcome_of(*st, r.affected, 0);
+	}
 	if (sql->schema < 2)
 		*st = db_exec(db, STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
 	else
@@ -758,14 +773,20 @@ static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
 				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
-				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
-				 size_t errlen)
+				 struct lease_with *with, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+				 char *err, size_t errlen)
 {
+	bool blocks = with && lease_block_ok(db, sql);
 	enum lease_outcome o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us,
-						  info, sent_at, st, err, errlen);
+						  with, info, sent_at, st, err, errlen);
 
+	/* A server that took no compound statement (db_blocks is off now):
+	 * the statements one by one. */
+	if (o == LEASE_ERROR && blocks && !with->ran && db_connected(db) && !db_blocks(db))
+		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, with, info,
+				       sent_at, st, err, errlen);
 	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
-		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, info,
+		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, with, info,
 				       sent_at, st, err, errlen);
 	return o;
 }
@@ -783,13 +804,14 @@ enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char 
 
 enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
 				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
-				 enum db_status *st, char *err, size_t errlen)
+				 struct lease_release_with *with, enum db_status *st, char *err, size_t errlen)
 {
 	enum lease_outcome o =
-	    lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+	    lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, with, st, err, errlen);
 
 	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
-		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, st, err, errlen);
+		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, with, st, err,
+				       errlen);
 	return o;
 }
 
@@ -868,7 +890,7 @@ static enum db_status hint_query(struct db *db, const char *q, bool *one, char *
  * retry interval, and wakes at the expiry it read at the latest. That
  * costs latency, never safety: the hint decides nothing, every acquisition
  * is the row's compare-and-set. */
-static void hint_of(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
+void lease_hint_sql(char *out, size_t len, const struct lease_sql *sql, unsigned slot)
 {
 	char suffix[24] = "";
 
@@ -889,7 +911,7 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsig
 	 * the hint's holder is this term's leader (the mark is never taken
 	 * by anyone else: terms are unique). The name is computed once, in
 	 * a derived table of no table. */
-	hint_of(hint, sizeof(hint), sql, slot);
+	lease_hint_sql(hint, sizeof(hint), sql, slot);
 	snprintf(q, sizeof(q),
 		 "SELECT GET_LOCK(CONCAT(h, ':%llu'), 0) + 2 * GET_LOCK(h, 0) FROM (SELECT %s AS h) AS hint",
 		 (unsigned long long)term, hint);
@@ -918,7 +940,7 @@ enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsig
 	 * ALTER TABLE queued behind it would stall the leader's renews
 	 * (measured on MariaDB 10.11). The timeout has millisecond steps
 	 * (MariaDB takes fractions; MySQL rounds). */
-	hint_of(hint, sizeof(hint), sql, slot);
+	lease_hint_sql(hint, sizeof(hint), sql, slot);
 	snprintf(q, sizeof(q),
 		 "SELECT CASE WHEN IS_USED_LOCK(h) IS NULL THEN 2 "
 		 "WHEN NOT IS_USED_LOCK(h) <=> IS_USED_LOCK(CONCAT(h, ':%llu')) THEN 3 "

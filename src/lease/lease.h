@@ -142,6 +142,35 @@ void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schem
  * *SENT_AT (CLOCK_BOOTTIME microseconds, taken before the statement is sent;
  * the deadline counts from there). */
 
+/* What an acquisition carries into its own transaction and round trip
+ * where the server runs compound statements (db_blocks, a table of this
+ * build's schema): the fence's move and the wake-up hint, so that an
+ * uncontended run commits twice (issue 34). RAN says it went that way;
+ * then FENCE_ERRNO is 0 when the fence moved, else the move's error
+ * (FENCE_ERR), with the acquisition committed all the same, as it is when
+ * the move is a statement of its own: lease_fence_move carries on from
+ * it (lease_fence_req's tried). HINT_GOT: the hint and the term's mark are
+ * this session's; HINT_FAILED: the server refused them. */
+struct lease_with {
+	const char *fencer; /* --fence-user; NULL: leaderrun's own account */
+	bool fence, hint;   /* move the fence; take the hint */
+	bool ran, hint_got, hint_failed;
+	unsigned fence_errno;
+	char fence_err[256];
+};
+
+/* What a release carries into its transaction: ALSO, statements as text
+ * (the run's history row) whose failure is theirs, not the release's
+ * (ALSO_ERRNO, ALSO_ERR); DROP_HINTS lets go of the session's named locks
+ * after the commit. RAN: it went that way. */
+struct lease_release_with {
+	const char *also;
+	bool drop_hints;
+	bool ran;
+	unsigned also_errno;
+	char also_err[256];
+};
+
 /* Takes a slot of the lease NAME (of SLOTS, --slots) for HOLDER for TTL_US
  * if one is free and the lease not paused, creating the rows on first use.
  * LEASE_OK: INFO->slot is the slot, INFO->term its new fencing term.
@@ -159,8 +188,8 @@ void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schem
  * woken by the hint, which expects to win). */
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
 				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
-				 struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
-				 size_t errlen);
+				 struct lease_with *with, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+				 char *err, size_t errlen);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */
@@ -174,7 +203,7 @@ enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char 
  * (-1: none) and the finish time. */
 enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
 				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
-				 enum db_status *st, char *err, size_t errlen);
+				 struct lease_release_with *with, enum db_status *st, char *err, size_t errlen);
 
 /* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
 enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
@@ -243,6 +272,8 @@ enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsig
 enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
 			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
 enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
+/* The SQL expression of SLOT's hint name (lease_hint_take's). */
+void lease_hint_sql(char *out, size_t len, const struct lease_sql *sql, unsigned slot);
 
 /* The fence (schema 7): a job's transaction proves its term with CALL
  * leaderrun_fence; an acquisition moves the fence to its new TERM of SLOT
@@ -264,6 +295,10 @@ struct lease_fence_req {
 	unsigned slot;
 	uint64_t term;
 	int64_t give_up;
+	/* The first attempt's error, when it went with the acquisition
+	 * (lease_with): the move carries on from it. 0: none made. */
+	unsigned tried_errno;
+	const char *tried_err;
 };
 enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
 				  uint64_t *ended, enum db_status *st, char *err, size_t errlen);

@@ -181,7 +181,8 @@ static void say_acquired(const struct events *ev, const struct event *d, char *b
 
 SAY(status_leading, "leader of %s, term %" PRIu64, ev->o->lease, ev->term)
 SAY(status_leading_failing, "leader of %s, term %" PRIu64 ": renew failing", ev->o->lease, ev->term)
-SAY(say_renewed, "renewed term %" PRIu64, ev->term)
+SAY(say_renewed, "renewed term %" PRIu64 " in %.3f ms, %s left", ev->term, (double)d->latency / 1000.0,
+    dur(d->margin).s)
 SAY(say_recovered, "renewed after %u failed attempt%s", d->failures, d->failures == 1 ? "" : "s")
 SAY(say_renew_failed, "renew failed (%s: %s); retrying, %s left before the command is stopped", dberr_name(d->status),
     d->err, dur(d->us).s)

@@ -10,6 +10,7 @@
 #include "base/bgthread.h"
 #include "base/duration.h"
 #include "base/timing.h"
+#include "db/sqltext.h"
 #include "log.h"
 
 /* A history thread left behind in a hung call at exit (history_finish):
@@ -104,9 +105,15 @@ static int64_t elapsed(int64_t since)
  * term; every run for a KEEP under 20): a DELETE is a statement and a
  * commit, and a short run's only write is on the way to its exit (issue
  * 13). Between two prunings up to a tenth more runs stay. */
-static void history_prune(struct history *h, struct db *db, uint64_t term)
+static bool history_prune_due(const struct history *h, uint64_t term)
 {
 	uint64_t every = h->keep / HISTORY_PRUNE_SLACK;
+
+	return term > h->keep && (every <= 1 || term % every == 0);
+}
+
+static void history_prune(struct history *h, struct db *db, uint64_t term)
+{
 	struct db_value q[] = {
 	    {.type = DB_STR, .str = h->lease},
 	    {.type = DB_I64, .i64 = h->slot},
@@ -116,7 +123,7 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 	char err[384];
 	enum db_status st;
 
-	if (term <= h->keep || (every > 1 && term % every != 0))
+	if (!history_prune_due(h, term))
 		return;
 	st = db_exec(db, STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
 	if (st != DB_OK)
@@ -453,4 +460,57 @@ int history_finish(struct history *h, int64_t until)
 	bgthread_destroy(&h->t);
 	free(h);
 	return 0;
+}
+
+bool history_parked_sql(void *arg, char *out, size_t len)
+{
+	struct history *h = arg;
+	size_t used = 0;
+	bool fits;
+
+	bgthread_lock(&h->t);
+	if (!h->parked) {
+		bgthread_unlock(&h->t);
+		return false;
+	}
+	struct db_value status = {.type = DB_I64, .i64 = h->exit_status, .is_null = h->exit_status < 0};
+	struct db_value signo = {.type = DB_I64, .i64 = h->sig, .is_null = h->sig < 0};
+	struct db_value whole[] = {
+	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = h->slot},
+	    {.type = DB_U64, .u64 = h->term},
+	    {.type = DB_STR, .str = h->holder},
+	    {.type = DB_STR, .str = h->host},
+	    {.type = DB_I64, .i64 = elapsed(h->acquired_at)},
+	    {.type = DB_STR, .str = h->outcome},
+	    status,
+	    signo,
+	};
+	struct db_value prune[] = {whole[0], whole[1], {.type = DB_U64, .u64 = h->term - h->keep}};
+
+	out[0] = '\0';
+	fits = sqltext_render(out, len, &used, h->sql.insert_closed, whole, 9) && sqltext_append(out, len, &used, "; ");
+	if (fits && history_prune_due(h, h->term))
+		fits = sqltext_render(out, len, &used, h->sql.prune, prune, 3) && sqltext_append(out, len, &used, "; ");
+	bgthread_unlock(&h->t);
+	return fits;
+}
+
+void history_parked_done(void *arg, struct db *db, unsigned errnum, const char *msg)
+{
+	struct history *h = arg;
+
+	bgthread_lock(&h->t);
+	h->parked = false;
+	/* A thread told to quit waited for this row: it may end now. */
+	bgthread_wake(&h->t);
+	bgthread_unlock(&h->t);
+	if (errnum == 0)
+		history_ok(h);
+	else {
+		char err[384];
+		enum db_status st = dberr_classify_msg(errnum, msg);
+		snprintf(err, sizeof(err), "%s (error %u)", msg, errnum);
+		history_failed(h, db, st == DB_OK ? DB_ERROR : st, err);
+	}
 }

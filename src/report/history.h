@@ -69,6 +69,16 @@ bool history_parked(struct history *h);
  * the struct history. */
 void history_write_parked(void *arg, struct db *db);
 
+/* The parked row as statements (values in them, sqltext.h) for the
+ * release's own transaction on the lease's connection: no statement or
+ * commit of its own (issue 34). Fills OUT (LEN bytes) and returns true, or
+ * false when nothing is parked (or it does not fit). history_parked_done
+ * then says how it went, on DB's thread: ERRNUM 0, written; else the
+ * server's error and MSG, and the row is not tried again. ARG is the
+ * struct history. */
+bool history_parked_sql(void *arg, char *out, size_t len);
+void history_parked_done(void *arg, struct db *db, unsigned errnum, const char *msg);
+
 /* The run is over: the thread ends once nothing is left for it to write
  * (a parked row keeps it, for history_finish), without waiting for it. */
 void history_quit(struct history *h);

@@ -47,6 +47,7 @@ void runmode_db_config(const struct options *o, struct db_config *c)
 	 * --check may not: it is the fencing check before a critical step,
 	 * and a lagging replica would miss a takeover or a --release. */
 	c->need_writable = o->mode != MODE_STATUS;
+	c->probe_late = o->mode == MODE_RUN;
 	c->user = o->dsn.user;
 	c->password = o->dsn.password ? o->dsn.password : o->password;
 	c->database = o->dsn.database;
@@ -382,8 +383,11 @@ static void runmode_observers_start(const struct options *o, const struct db_con
 	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
 	 * watchdog's keep-alives come from the supervisor's loop. */
 	obs->sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
-	if (obs->h)
+	if (obs->h) {
+		const struct worker_release_also also = {history_parked_sql, history_parked_done, obs->h};
+		worker_release_also(w, &also);
 		worker_after_release(w, history_write_parked, obs->h);
+	}
 }
 
 /* The run's last history write, and the file that says "not held", get a

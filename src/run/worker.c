@@ -45,6 +45,7 @@ struct worker {
 	struct worker_req req;
 	worker_call_fn *call, *after_release;
 	void *call_arg, *after_release_arg;
+	struct worker_release_also also;
 	struct worker_result result;
 };
 
@@ -80,6 +81,17 @@ static void worker_take_hint(struct worker *w, unsigned slot, uint64_t term)
 	/* A follower woken by the hint holds it already: GET_LOCK on a lock
 	 * of one's own succeeds (and counts; lease_hint_drop lets go of all). */
 	w->hint_held = w->hints && st == DB_OK && got;
+	w->marked = w->hint_held ? term : 0;
+}
+
+/* The hint went with the acquisition of TERM (one slot): as
+ * worker_take_hint would have left it. */
+static void worker_took_hint(struct worker *w, const struct lease_with *with, uint64_t term)
+{
+	if (with->hint_failed)
+		w->hints = false;
+	w->hint_slot = 0;
+	w->hint_held = w->hints && with->hint_got;
 	w->marked = w->hint_held ? term : 0;
 }
 
@@ -127,7 +139,7 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
  * ran, so there is nothing to wait for) and R is an error to retry; the
  * fence unavailable (an older schema) is not one: R says so, and the run
  * goes on without it. */
-static bool worker_fence(struct worker *w, struct worker_result *r)
+static bool worker_fence(struct worker *w, const struct lease_with *with, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 	enum db_status st, ignored;
@@ -136,8 +148,15 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 					  .fencer = j->fence_user,
 					  .slot = r->info.slot,
 					  .term = r->info.term,
-					  .give_up = r->sent_at + j->fence_us};
+					  .give_up = r->sent_at + j->fence_us,
+					  .tried_errno = with->ran ? with->fence_errno : 0,
+					  .tried_err = with->fence_err};
 
+	/* Moved with the acquisition, in its commit. */
+	if (with->ran && with->fence_errno == 0) {
+		r->fence = FENCE_MOVED;
+		return true;
+	}
 	r->fence = lease_fence_move(w->db, &w->sql, &q, &r->fence_ended, &st, r->err, sizeof(r->err));
 	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE || r->fence == FENCE_OFF_OLDER)
 		return true;
@@ -148,8 +167,8 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 			 "the fence's",
 			 w->sql.fence, (unsigned long long)r->info.term);
 	if (db_connected(w->db))
-		(void)lease_release(w->db, &w->sql, j->name, r->info.slot, j->holder, r->info.term, 0, -1, &ignored,
-				    err, sizeof(err));
+		(void)lease_release(w->db, &w->sql, j->name, r->info.slot, j->holder, r->info.term, 0, -1, NULL,
+				    &ignored, err, sizeof(err));
 	r->outcome = LEASE_ERROR;
 	r->status = r->fence == FENCE_FAILED ? st : DB_CONFLICT;
 	return false;
@@ -160,20 +179,26 @@ static bool worker_fence(struct worker *w, struct worker_result *r)
 static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
+	/* The fence's move and (one slot: no other slot's hint to give back
+	 * first) the hint go with the compare-and-set where they can. */
+	struct lease_with with = {.fencer = j->fence_user, .fence = true, .hint = w->hints && j->slots == 1};
 
 	r->outcome =
 	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
-			  &w->slot_us, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+			  &w->slot_us, &with, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
 	/* The new leader takes the hint, so that followers block on it (a
 	 * follower woken by it has it already). A follower that did not win
 	 * gives it back, for the next leader to take, unless its leader died
 	 * (worker_keeps_hint). */
-	if (r->outcome == LEASE_OK && !worker_fence(w, r)) {
+	if (r->outcome == LEASE_OK && !worker_fence(w, &with, r)) {
 		if (w->hint_held && db_connected(w->db))
 			worker_drop_hint(w);
 	} else if (r->outcome == LEASE_OK) {
 		w->slot = r->info.slot;
-		worker_take_hint(w, w->slot, r->info.term);
+		if (with.ran && with.hint && with.fence_errno == 0)
+			worker_took_hint(w, &with, r->info.term);
+		else
+			worker_take_hint(w, w->slot, r->info.term);
 	} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, q->term))
 		worker_drop_hint(w);
 }
@@ -221,9 +246,25 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
+	char also[DB_MAX_SQL];
+	/* The history's row and the hint go with the release where they can
+	 * (its transaction, then RELEASE_ALL_LOCKS): one round trip. */
+	struct lease_release_with with = {.drop_hints = w->hint_held};
+	struct worker_release_also a;
 
+	bgthread_lock(&w->t);
+	a = w->also;
+	bgthread_unlock(&w->t);
+	if (a.sql && a.sql(a.arg, also, sizeof(also)))
+		with.also = also;
 	r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->min_hold_us, q->exit_status,
-				   &r->status, r->err, sizeof(r->err));
+				   &with, &r->status, r->err, sizeof(r->err));
+	if (with.ran && with.also && a.done)
+		a.done(a.arg, w->db, with.also_errno, with.also_err);
+	if (with.ran && with.drop_hints) {
+		w->hint_held = false;
+		w->marked = 0;
+	}
 	/* Row first, hint second: the woken follower finds it free. The
 	 * release is the run's last lease statement: closing the session lets
 	 * go of its named locks as RELEASE_ALL_LOCKS would, one statement
@@ -465,6 +506,13 @@ void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
 	bgthread_lock(&w->t);
 	w->after_release = fn;
 	w->after_release_arg = arg;
+	bgthread_unlock(&w->t);
+}
+
+void worker_release_also(struct worker *w, const struct worker_release_also *also)
+{
+	bgthread_lock(&w->t);
+	w->also = *also;
 	bgthread_unlock(&w->t);
 }
 

@@ -86,6 +86,18 @@ int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
  * last lease statement. */
 void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg);
 
+/* What goes into the release's own transaction (a short run's history
+ * row, history_parked_sql): SQL(ARG, BUF, LEN) renders it, or returns
+ * false for nothing; DONE(ARG, DB, ERRNUM, MSG) hears how it went (ERRNUM
+ * 0: done), on the worker's thread. Where the release goes statement by
+ * statement, neither is called, and worker_after_release's FN writes it. */
+struct worker_release_also {
+	bool (*sql)(void *arg, char *buf, size_t len);
+	void (*done)(void *arg, struct db *db, unsigned errnum, const char *msg);
+	void *arg;
+};
+void worker_release_also(struct worker *w, const struct worker_release_also *also);
+
 /* Waits until no request is queued or running (the release's follow-up
  * included), up to UNTIL (CLOCK_BOOTTIME us). Returns 0, or -1 at UNTIL.
  * Only once the caller takes no more results. */

@@ -1,0 +1,183 @@
+/* An acquisition and a release as one compound statement each, where the
+ * server runs them (MariaDB's BEGIN NOT ATOMIC): the statements that a
+ * run needs around its command, in two round trips and two commits
+ * (issue 34; src/README.md lists them).
+ *
+ * The acquisition: the compare-and-set, and when it matched, the fence's
+ * move to the new term and the wake-up hint, one commit. The move keeps
+ * every property it has as a statement of its own (fence.c): it runs with
+ * its definer's rights, waits for a stale fenced transaction, and the
+ * command starts only once it has moved. Where it fails the acquisition is
+ * committed all the same, as when the move followed its commit, and
+ * lease_fence_move carries on from that error; where the failure has
+ * rolled the transaction back (a deadlock), nothing was acquired.
+ * A compare-and-set that matched nothing locks nothing past the block: its
+ * commit ends the transaction in the same round trip, so a contender
+ * frozen or cut off after it never holds the row against its holder.
+ *
+ * The release: the run history's row first, so that its failure (a
+ * missing table, a grant, even a deadlock that rolls it back) leaves the
+ * release to commit by itself, then the release, one commit. */
+#include "lease_block.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/sqltext.h"
+
+/* Room for a block: the statements (< DB_MAX_SQL each) and the text
+ * around them. */
+#define BLOCK_MAX (3 * DB_MAX_SQL)
+
+/* The error a handler caught: its number and message, which the block's
+ * last SELECT hands back. */
+#define BLOCK_CATCH                                                                                                    \
+	"DECLARE CONTINUE HANDLER FOR SQLEXCEPTION GET DIAGNOSTICS CONDITION 1 lr_e = MYSQL_ERRNO, lr_m = "            \
+	"MESSAGE_TEXT; "
+
+bool lease_block_ok(struct db *db, const struct lease_sql *sql)
+{
+	return sql->schema >= LEASE_ROWS_SCHEMA && !sql->older && db_blocks(db);
+}
+
+/* The fence's move to the block's new term lr_t, inside the transaction. */
+static bool block_fence(char *q, size_t len, size_t *used, const struct lease_sql *sql, const char *name, unsigned slot,
+			const struct lease_with *with)
+{
+	struct db_value v[] = {{.type = DB_STR, .str = name},
+			       {.type = DB_I64, .i64 = slot},
+			       {.type = DB_STR, .str = with->fencer, .is_null = !with->fencer}};
+
+	return sqltext_append(q, len, used, "IF lr_n = 1 THEN BEGIN " BLOCK_CATCH "CALL %s(",
+			      sql->fence_routine[FENCE_R_MOVE]) &&
+	       sqltext_literal(q, len, used, &v[0]) && sqltext_append(q, len, used, ", ") &&
+	       sqltext_literal(q, len, used, &v[1]) && sqltext_append(q, len, used, ", lr_t, ") &&
+	       sqltext_literal(q, len, used, &v[2]) &&
+	       /* A failure that rolled the transaction back took the
+		* acquisition with it. */
+	       sqltext_append(q, len, used,
+			      "); END; IF lr_e <> 0 AND @@in_transaction = 0 THEN SET lr_n = 0, lr_t = 0; END IF; "
+			      "END IF; ");
+}
+
+/* After the commit: the hint and the term's mark (lease_hint_take's). Its
+ * failure is the hint's (-1), never the committed acquisition's. */
+static bool block_hint(char *q, size_t len, size_t *used, const struct lease_sql *sql, unsigned slot)
+{
+	char hint[192];
+
+	lease_hint_sql(hint, sizeof(hint), sql, slot);
+	return sqltext_append(
+	    q, len, used,
+	    "IF lr_n = 1 AND lr_e = 0 THEN BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET lr_h = -1; "
+	    "SET lr_h = (SELECT GET_LOCK(CONCAT(h, ':', lr_t), 0) + 2 * GET_LOCK(h, 0) "
+	    "FROM (SELECT %s AS h) AS hint); END; END IF; ",
+	    hint);
+}
+
+static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql, const char *cas,
+			       const struct db_value *p, unsigned np, const char *name, unsigned slot,
+			       const struct lease_with *with)
+{
+	size_t used = 0;
+
+	return sqltext_append(q, len, &used,
+			      "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_t BIGINT UNSIGNED DEFAULT 0; "
+			      "DECLARE lr_h INT DEFAULT NULL; DECLARE lr_m VARCHAR(512) DEFAULT ''; "
+			      "START TRANSACTION; ") &&
+	       sqltext_render(q, len, &used, cas, p, np) &&
+	       /* The term only from a statement that matched one row: after
+		* none LAST_INSERT_ID() may hold a stranger's. */
+	       sqltext_append(q, len, &used,
+			      "; SET lr_n = ROW_COUNT(); IF lr_n = 1 THEN SET lr_t = LAST_INSERT_ID(); "
+			      "END IF; ") &&
+	       (!with->fence || block_fence(q, len, &used, sql, name, slot, with)) &&
+	       sqltext_append(q, len, &used, "COMMIT; ") && (!with->hint || block_hint(q, len, &used, sql, slot)) &&
+	       sqltext_append(q, len, &used, "SELECT lr_n, lr_t, lr_e, lr_m, lr_h;");
+}
+
+enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
+				   const struct db_value *p, unsigned np, const char *name, unsigned slot,
+				   struct lease_with *with, struct db_result *r, char *err, size_t errlen)
+{
+	char *q = malloc(BLOCK_MAX);
+	struct db_value c[] = {{.type = DB_U64},
+			       {.type = DB_U64},
+			       {.type = DB_I64},
+			       {.type = DB_STR, .buf = with->fence_err, .cap = sizeof(with->fence_err)},
+			       {.type = DB_I64}};
+	enum db_status st;
+
+	with->ran = with->hint_got = with->hint_failed = false;
+	with->fence_errno = 0;
+	with->fence_err[0] = '\0';
+	if (!q || !block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with)) {
+		free(q);
+		snprintf(err, errlen, "internal error: the acquisition's statement did not fit");
+		return DB_ERROR;
+	}
+	st = db_block(db, q, c, 5, r, err, errlen);
+	free(q);
+	if (st != DB_OK)
+		return st;
+	if (!r->have_row) {
+		snprintf(err, errlen, "the server gave no result for the acquisition");
+		return DB_ERROR;
+	}
+	with->ran = true;
+	r->affected = c[0].u64;
+	r->insert_id = c[1].u64;
+	with->fence_errno = (unsigned)c[2].i64;
+	with->hint_got = !c[4].is_null && c[4].i64 == 3;
+	with->hint_failed = !c[4].is_null && c[4].i64 == -1;
+	/* Matched, then rolled back with the move (a deadlock; on Galera a
+	 * conflicting transaction certified first, "interrupted"): nothing
+	 * was acquired, a conflict to retry. */
+	if (c[0].u64 == 0 && c[2].i64 != 0) {
+		snprintf(err, errlen, "the acquisition was rolled back: %s (error %u)", with->fence_err,
+			 with->fence_errno);
+		return DB_CONFLICT;
+	}
+	return DB_OK;
+}
+
+enum db_status lease_block_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
+				   struct lease_release_with *with, struct db_result *r, char *err, size_t errlen)
+{
+	char *q = malloc(BLOCK_MAX);
+	struct db_value c[] = {
+	    {.type = DB_U64}, {.type = DB_I64}, {.type = DB_STR, .buf = with->also_err, .cap = sizeof(with->also_err)}};
+	size_t used = 0;
+	bool fits;
+	enum db_status st;
+
+	with->ran = false;
+	with->also_errno = 0;
+	with->also_err[0] = '\0';
+	fits = q &&
+	       sqltext_append(
+		   q, BLOCK_MAX, &used,
+		   "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_m VARCHAR(512) DEFAULT ''; START TRANSACTION; ") &&
+	       (!with->also || sqltext_append(q, BLOCK_MAX, &used, "BEGIN " BLOCK_CATCH "%s END; ", with->also)) &&
+	       sqltext_render(q, BLOCK_MAX, &used, rel, p, np) &&
+	       sqltext_append(q, BLOCK_MAX, &used, "; SET lr_n = ROW_COUNT(); COMMIT; %sSELECT lr_n, lr_e, lr_m;",
+			      with->drop_hints ? "DO RELEASE_ALL_LOCKS(); " : "");
+	if (!fits) {
+		free(q);
+		snprintf(err, errlen, "internal error: the release's statement did not fit");
+		return DB_ERROR;
+	}
+	st = db_block(db, q, c, 3, r, err, errlen);
+	free(q);
+	if (st != DB_OK)
+		return st;
+	if (!r->have_row) {
+		snprintf(err, errlen, "the server gave no result for the release");
+		return DB_ERROR;
+	}
+	with->ran = true;
+	r->affected = c[0].u64;
+	with->also_errno = (unsigned)c[1].i64;
+	return DB_OK;
+}
