@@ -166,16 +166,23 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	struct db_result r;
 	enum lease_outcome o;
 
+	bool block = with && lease_block_ok(db, sql);
+
 	*sent_at = timing_now();
-	if (with && lease_block_ok(db, sql))
+	if (block)
 		*st =
 		    period_us > 0
 			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err, errlen)
 			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err, errlen);
-	else if (period_us > 0)
-		*st = db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen);
-	else
-		*st = db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
+	/* The block rolled back behind a stale fence (lease_with's alone):
+	 * the compare-and-set on its own, the move after its commit. */
+	if (block && with->alone) {
+		with->ran = false;
+		*sent_at = timing_now();
+	}
+	if (!block || with->alone)
+		*st = period_us > 0 ? db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen)
+				    : db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one

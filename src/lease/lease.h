@@ -155,6 +155,7 @@ struct lease_with {
 	const char *fencer; /* --fence-user; NULL: leaderrun's own account */
 	bool fence, hint;   /* move the fence; take the hint */
 	bool ran, hint_got, hint_failed;
+	bool alone; /* the block could not do it: a statement at a time (lease.c) */
 	unsigned fence_errno;
 	char fence_err[256];
 };

@@ -109,7 +109,7 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 			       {.type = DB_I64}};
 	enum db_status st;
 
-	with->ran = with->hint_got = with->hint_failed = false;
+	with->ran = with->hint_got = with->hint_failed = with->alone = false;
 	with->fence_errno = 0;
 	with->fence_err[0] = '\0';
 	if (!q || !block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with)) {
@@ -131,6 +131,16 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	with->fence_errno = (unsigned)c[2].i64;
 	with->hint_got = !c[4].is_null && c[4].i64 == 3;
 	with->hint_failed = !c[4].is_null && c[4].i64 == -1;
+	/* Matched, then rolled back with the move's lock wait
+	 * (innodb_rollback_on_timeout): the stale fenced transaction that
+	 * held it is ended only by an acquisition that stands, so this one
+	 * goes again a statement at a time (lease.c), the move after the
+	 * commit, as without blocks. */
+	if (c[0].u64 == 0 && c[2].i64 == 1205) {
+		with->alone = true;
+		snprintf(err, errlen, "%s (error 1205)", with->fence_err);
+		return DB_CONFLICT;
+	}
 	/* Matched, then rolled back with the move (a deadlock; on Galera a
 	 * conflicting transaction certified first, "interrupted"): nothing
 	 * was acquired, a conflict to retry. */
@@ -161,8 +171,13 @@ enum db_status lease_block_release(struct db *db, const char *rel, const struct 
 		   "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_m VARCHAR(512) DEFAULT ''; START TRANSACTION; ") &&
 	       (!with->also || sqltext_append(q, BLOCK_MAX, &used, "BEGIN " BLOCK_CATCH "%s END; ", with->also)) &&
 	       sqltext_render(q, BLOCK_MAX, &used, rel, p, np) &&
+	       /* After the commit nothing may fail the block: a committed
+		* release read as failed would be retried, its row written
+		* twice (RELEASE_ALL_LOCKS: MariaDB 10.5.2). */
 	       sqltext_append(q, BLOCK_MAX, &used, "; SET lr_n = ROW_COUNT(); COMMIT; %sSELECT lr_n, lr_e, lr_m;",
-			      with->drop_hints ? "DO RELEASE_ALL_LOCKS(); " : "");
+			      with->drop_hints ? "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
+						 "DO RELEASE_ALL_LOCKS(); END; "
+					       : "");
 	if (!fits) {
 		free(q);
 		snprintf(err, errlen, "internal error: the release's statement did not fit");

@@ -491,7 +491,11 @@ bool history_parked_sql(void *arg, char *out, size_t len)
 	out[0] = '\0';
 	fits = sqltext_render(out, len, &used, h->sql.insert_closed, whole, 9) && sqltext_append(out, len, &used, "; ");
 	if (fits && history_prune_due(h, h->term))
-		fits = sqltext_render(out, len, &used, h->sql.prune, prune, 3) && sqltext_append(out, len, &used, "; ");
+		/* A pruning that fails is tried again a run later: never
+		 * reported as the row's failure. */
+		fits = sqltext_append(out, len, &used, "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; ") &&
+		       sqltext_render(out, len, &used, h->sql.prune, prune, 3) &&
+		       sqltext_append(out, len, &used, "; END; ");
 	bgthread_unlock(&h->t);
 	return fits;
 }

@@ -225,6 +225,31 @@ Test(fence, an_open_fenced_transaction_is_ended_at_the_takeover_and_never_commit
 	cr_assert_lt(took, 8000, "B's run ended %lld ms after A's began", (long long)took);
 }
 
+/* A server that rolls the whole transaction back at a lock wait
+ * (innodb_rollback_on_timeout): the acquisition that carried the move
+ * (lease_block.c) is rolled back with it, and only an acquisition that
+ * stands may end the stale session. Seen failing on b073a13: every try
+ * rolled back, the command never ran. */
+Test(fence, a_stale_fenced_transaction_is_ended_where_a_lock_wait_rolls_back_the_whole_transaction)
+{
+	struct h_proc p, stale;
+	const char *lease = h_lease("rbto");
+
+	setenv("SANDBOX_DB_EXTRA_ARGS", "--innodb-rollback-on-timeout=1", 1);
+	h_sandbox("restart");
+	rows_table();
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	open_stale_transaction(&stale, lease);
+	LR(&p, "-n", "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "ran\n");
+	cr_assert(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	cr_assert_neq(h_finish(&stale, 10000), 0, "the stale transaction ended well:\n%s", h_slurp(stale.out));
+	unsetenv("SANDBOX_DB_EXTRA_ARGS");
+	h_sandbox("restart");
+}
+
 Test(fence, a_holder_frozen_with_its_job_mid_transaction_cannot_commit_after_the_takeover)
 {
 	struct h_proc a, b;
