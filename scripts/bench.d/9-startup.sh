@@ -1,11 +1,11 @@
 # bench.d/9-startup.sh - section 9 of scripts/bench (alone: --startup):
-# startup at the floor, dynamic and static builds beside true and flock.
+# a run's cost beside its floor (issues 13 and 34): the dynamic and static
+# builds, `true`, flock and a minimal client that connects and makes the
+# two durable commits a run needs, in the same rounds, against a server
+# with its data on tmpfs and one with its data on disk; then the same with
+# 5,000 idle processes on the machine.
 # Sourced by scripts/bench.
 
-# Issue 13: the cost of wrapping one cron line. Both builds in the same
-# hyperfine rounds as `true` and flock; the round trips of one uncontended
-# run from the general log (a prepared statement executed directly is a
-# Prepare and an Execute line sent together: one round trip).
 [[ -z $static_bin && -x build-package/leaderrun-static ]] && static_bin=$PWD/build-package/leaderrun-static
 startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HISTORY HCONNS" of one -n run
     local log=$work/general.log
@@ -16,8 +16,8 @@ startup_round_trips() { # startup_round_trips LR: "STATEMENTS ROUNDTRIPS LIST HI
     bench_logs statements "$log" "$LR_DB_USER"
 }
 startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR's client library, or nothing
-    # The dynamic build's floor: what loading Connector/C (and with it
-    # libssl, libcrypto, libz) costs a process that does nothing else.
+    # What loading Connector/C (and with it libssl, libcrypto, libz) costs
+    # a process that does nothing else: the dynamic build's part.
     local lib
     lib=$(LD_DEBUG=libs "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" 2>&1 >/dev/null |
         sed -n 's/.*find library=\(lib\(mariadb\|mysqlclient\)\.so[.0-9]*\) .*/\1/p' | head -n 1) || true
@@ -25,52 +25,158 @@ startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR'
     printf '#include <dlfcn.h>\nint main(void) { return dlopen("%s", RTLD_LAZY | RTLD_LOCAL) ? 0 : 1; }\n' "$lib" >"$work/dlopen.c"
     cc -O2 -o "$work/dlopen" "$work/dlopen.c" -ldl 2>/dev/null && "$work/dlopen" && echo "$work/dlopen $lib"
 }
-bench_startup() {
-    local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "$LR --version" "$LR -d $SOCK_DSN -n -l b -- $TRUE")
-    local names=(true flock version sock) i t dl dl_lib
+
+# The floor: what any client of this server pays for one run's worth of
+# work, and nothing more. It connects over the socket as leaderrun's user,
+# makes two durable commits (two autocommit UPDATEs of one row) and quits:
+# a connect and two round trips, each with its commit, as an uncontended
+# leaderrun run. Built against Connector/C as leaderrun is: dynamically
+# (the Debian build's floor) and, where Debian's static archives link,
+# statically (the static build's).
+startup_floor_build() {
+    cat >"$work/floor.c" <<'EOF'
+#include <mysql.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int main(void)
+{
+	MYSQL *m = mysql_init(NULL);
+
+	if (!m || !mysql_real_connect(m, NULL, getenv("LR_DB_USER"), getenv("LR_DB_PASSWORD"), getenv("LR_DB_NAME"), 0,
+				      getenv("LR_DB_SOCKET"), 0)) {
+		fprintf(stderr, "floor: %s\n", m ? mysql_error(m) : "out of memory");
+		return 1;
+	}
+	for (int i = 0; i < 2; i++)
+		if (mysql_query(m, "UPDATE bench_floor SET n = n + 1 WHERE id = 1") != 0) {
+			fprintf(stderr, "floor: %s\n", mysql_error(m));
+			return 1;
+		}
+	mysql_close(m);
+	return 0;
+}
+EOF
+    root_sql -e "CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
+        INSERT IGNORE INTO bench_floor VALUES (1, 0);
+        GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
+    # shellcheck disable=SC2046 # mariadb_config's words
+    cc -O2 -o "$work/floor" "$work/floor.c" $(mariadb_config --cflags --libs) || die "the floor client did not build"
+    # shellcheck disable=SC2046
+    cc -O2 -static -o "$work/floor-static" "$work/floor.c" $(mariadb_config --cflags) \
+        -L/usr/lib/x86_64-linux-gnu -l:libmariadb.a -l:libssl.a -l:libcrypto.a -l:libz.a -lpthread -ldl -lm \
+        2>/dev/null || rm -f "$work/floor-static"
+    export LR_DB_USER LR_DB_PASSWORD LR_DB_NAME
+}
+
+# One set of rounds against the server of DSN (socket SOCKET), into
+# SU[KEY_NAME] (ms): true, flock, the floors, both builds and the dlopen
+# floor.
+startup_rounds() { # startup_rounds KEY DSN SOCKET
+    local key=$1 dsn=$2 sock=$3 i
+    local cmds=("$TRUE" "$FLOCK $work/flock.lock $TRUE" "env LR_DB_SOCKET=$sock $work/floor"
+        "$LR -d $dsn -n -l b -- $TRUE" "$LR --version")
+    local names=(true flock floor dyn version)
+    if [[ -x $work/floor-static ]]; then
+        cmds+=("env LR_DB_SOCKET=$sock $work/floor-static")
+        names+=(floor_static)
+    fi
     if [[ -n $static_bin ]]; then
-        cmds+=("$static_bin --version" "$static_bin -d $SOCK_DSN -n -l b -- $TRUE")
-        names+=(s_version s_sock)
+        cmds+=("$static_bin -d $dsn -n -l b -- $TRUE" "$static_bin --version")
+        names+=(static s_version)
     fi
-    read -r dl dl_lib < <(startup_dlopen_floor) || true
-    if [[ -n ${dl-} ]]; then
-        cmds+=("$dl")
-        names+=(dlopen)
-    fi
-    log "9. startup: ${#cmds[@]} commands, $hf_rounds rounds x $hf_runs runs each"
-    "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE" # the row exists before any timing
-    hf_rounds_run su "${cmds[@]}"
+    [[ -n ${dl-} ]] && cmds+=("$dl") && names+=(dlopen)
+    "$LR" -d "$dsn" -n -l b -- "$TRUE" # the row exists before any timing
+    hf_rounds_run "su_$key" "${cmds[@]}"
     for ((i = 0; i < ${#names[@]}; i++)); do
-        SU[${names[i]}]=$(fmt "$(hf_median su "${cmds[i]}")" 2)
+        SU[${key}_${names[i]}]=$(fmt "$(hf_median "su_$key" "${cmds[i]}")" 3)
     done
-    log "9. startup: instruction counts (callgrind, the leaderrun process alone)"
-    SU[i_true]=$(count_insn "$TRUE")
-    SU[i_version]=$(count_insn "$LR" --version)
-    SU[i_sock]=$(count_insn "$LR" -d "$SOCK_DSN" -n -l b -- "$TRUE")
-    if [[ -n $static_bin ]]; then
-        SU[i_s_version]=$(count_insn "$static_bin" --version)
-        SU[i_s_sock]=$(count_insn "$static_bin" -d "$SOCK_DSN" -n -l b -- "$TRUE")
-    fi
+}
+
+# N idle processes (sleeping, as a busy host's daemons mostly are), in a
+# group of their own; startup_idle_stop kills them.
+startup_idle_start() {
+    local n=$1
+    setsid sh -c "i=0; while [ \$i -lt $n ]; do sleep 100000 & i=\$((i + 1)); done; wait" &
+    idle_leader=$!
+    pids+=("$idle_leader")
+    for ((i = 0; i < 300; i++)); do
+        (($(pgrep -c -s "$idle_leader" sleep 2>/dev/null || echo 0) >= n)) && return 0
+        nap 0.1
+    done
+    log "warning: only $(pgrep -c -s "$idle_leader" sleep) of $n idle processes started"
+}
+startup_idle_stop() { kill -- -"$idle_leader" 2>/dev/null || true; wait "$idle_leader" 2>/dev/null || true; }
+
+bench_startup() {
+    local disk_dir disk_env disk_dsn t
+    read -r dl dl_lib < <(startup_dlopen_floor) || true
+    startup_floor_build
+    # The same server's settings with the data on disk (durable: an
+    # fsync per commit), next to the tmpfs one the bench runs on.
+    disk_dir=$(mktemp -d /var/tmp/lrbench-disk.XXXXXX)
+    disk_env=$(scripts/sandbox-db start "$disk_dir/db") || die "the disk-backed server did not start"
+    disk_dsn=$(eval "$disk_env"; echo "mysql://$LR_DB_USER:$LR_DB_PASSWORD@localhost/$LR_DB_NAME?socket=$LR_DB_SOCKET")
+    SU[disk_sock]=$(eval "$disk_env"; echo "$LR_DB_SOCKET")
+    (
+        eval "$disk_env"
+        mariadb --no-defaults -S "$LR_DB_SOCKET" -uroot "$LR_DB_NAME" -e "
+            CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
+            INSERT IGNORE INTO bench_floor VALUES (1, 0);
+            GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
+    )
+    [[ $(eval "$disk_env"; echo "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME") == "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME" ]] ||
+        die "the disk-backed server's account differs from the tmpfs one's"
+    log "9. startup: data on tmpfs ($work), $hf_rounds rounds x $hf_runs runs each"
+    startup_rounds tmpfs "$SOCK_DSN" "$LR_DB_SOCKET"
+    log "9. startup: data on disk ($disk_dir)"
+    startup_rounds disk "$disk_dsn" "${SU[disk_sock]}"
+    log "9. startup: with 5,000 idle processes on the machine"
+    startup_idle_start 5000
+    startup_rounds idle "$disk_dsn" "${SU[disk_sock]}"
+    startup_idle_stop
+    (eval "$disk_env"; scripts/sandbox-db stop "$disk_dir/db" >/dev/null 2>&1) || true
+    rm -rf "$disk_dir"
     read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' 'SU[hconns]' < <(startup_round_trips "$LR")
-    [[ -n $static_bin ]] && read -r 'SU[s_stmts]' 'SU[s_rt]' _ < <(startup_round_trips "$static_bin")
-    t=${SU[true]}
-    ratio() { awk -v a="$1" -v b="$t" 'BEGIN { printf "%.2f", a / b }'; }
-    echo
-    echo "## 9. Startup at the floor (issue 13)"
-    echo
-    echo "Medians of $((hf_rounds * hf_runs)) runs each, one set of rounds; ratios to \`true\` (${SU[true]} ms)."
-    echo "Targets: --version <= 1.3x, \`-n -- true\` <= 3.5x."
-    echo
-    mi() { [[ -n $1 ]] && awk -v i="$1" 'BEGIN { printf "%.2f M", i / 1e6 }' || echo -; }
-    echo "| command | dynamic (ms) | ratio | static (ms) | ratio | instructions, dynamic / static |"
-    echo "|---|---|---|---|---|---|"
-    echo "| \`true\` | ${SU[true]} | 1 | | | $(mi "${SU[i_true]}") |"
-    echo "| \`leaderrun --version\` | ${SU[version]} | $(ratio "${SU[version]}") | ${SU[s_version]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_version]}" || echo -) | $(mi "${SU[i_version]}") / $(mi "${SU[i_s_version]-}") |"
-    echo "| \`leaderrun -n -- true\` (socket) | ${SU[sock]} | $(ratio "${SU[sock]}") | ${SU[s_sock]:--} | $([[ -n $static_bin ]] && ratio "${SU[s_sock]}" || echo -) | $(mi "${SU[i_sock]}") / $(mi "${SU[i_s_sock]-}") |"
-    echo "| \`flock FILE true\` | ${SU[flock]} | $(ratio "${SU[flock]}") | | | |"
-    [[ -n ${SU[dlopen]-} ]] && echo "| a program that only dlopens $dl_lib (the dynamic build's floor beside the static one) | ${SU[dlopen]} | $(ratio "${SU[dlopen]}") | | | |"
-    echo
-    echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg) (wall times are this machine's; instructions are repeatable)."
-    echo "Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips on the lease's connection (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) after the release, ${SU[hconns]} connection(s) of its own$([[ -n $static_bin ]] && echo "; static build: ${SU[s_stmts]} statements, ${SU[s_rt]} round trips")."
+    report_startup
 }
 declare -A SU
+
+# ratio A B: A / B to two places.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+# target R LIMIT: "R (<= LIMIT: met)".
+target() { awk -v r="$1" -v l="$2" 'BEGIN { printf "%.2fx (target <= %.2fx: %s)", r, l, r <= l ? "met" : "NOT met" }'; }
+
+report_startup() {
+    local k c
+    echo
+    echo "## 9. A run beside its floor (issues 13 and 34)"
+    echo
+    echo "Medians (ms) of $((hf_rounds * hf_runs)) runs each, all commands in the same rounds; the floor connects and makes two durable commits, as a run does."
+    echo
+    echo "| command | data on tmpfs | data on disk | disk, 5,000 idle processes |"
+    echo "|---|---|---|---|"
+    for c in true:'`true`' flock:'`flock FILE true`' floor:'floor client, dynamic' floor_static:'floor client, static' \
+        dyn:'`leaderrun -n -- true`, Debian (dynamic) build' static:'`leaderrun -n -- true`, static build' \
+        version:'`leaderrun --version`, dynamic' s_version:'`leaderrun --version`, static' dlopen:"a program that only dlopens ${dl_lib:-the client library}"; do
+        k=${c%%:*}
+        [[ -n ${SU[tmpfs_$k]-} ]] || continue
+        echo "| ${c#*:} | ${SU[tmpfs_$k]} | ${SU[disk_$k]} | ${SU[idle_$k]} |"
+    done
+    echo
+    local st_bin=static floor=floor_static
+    [[ -n ${SU[disk_static]-} ]] || st_bin=dyn
+    [[ -n ${SU[disk_floor_static]-} ]] || floor=floor
+    echo "Targets, as ratios within the same rounds (data on disk):"
+    echo
+    echo "- \`-n -- true\` ($st_bin build) over the two-commit floor ($floor): $(target "$(ratio "${SU[disk_$st_bin]}" "${SU[disk_$floor]}")" 1.3); on tmpfs $(ratio "${SU[tmpfs_$st_bin]}" "${SU[tmpfs_$floor]}")x"
+    echo "- \`-n -- true\` ($st_bin build) over \`true\`: $(target "$(ratio "${SU[disk_$st_bin]}" "${SU[disk_true]}")" 4); flock over \`true\`: $(ratio "${SU[disk_flock]}" "${SU[disk_true]}")x"
+    if [[ -n ${SU[disk_static]-} && -n ${SU[disk_dlopen]-} ]]; then
+        local libs
+        libs=$(awk -v d="${SU[disk_dlopen]}" -v t="${SU[disk_true]}" 'BEGIN { printf "%.3f", d - t }')
+        echo "- Debian build over (static build + loading its shared libraries, ${libs} ms: the dlopen program less \`true\`): $(target "$(awk -v a="${SU[disk_dyn]}" -v s="${SU[disk_static]}" -v l="$libs" 'BEGIN { print a / (s + l) }')" 1.3)"
+    fi
+    echo "- with 5,000 idle processes over without: $(target "$(ratio "${SU[idle_$st_bin]}" "${SU[disk_$st_bin]}")" 1.1) ($st_bin build)"
+    echo
+    echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg). Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) of its own, ${SU[hconns]} connection(s) of its own."
+}

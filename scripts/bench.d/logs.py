@@ -87,6 +87,15 @@ def statements(path, user):
             hstmts += 1
         if tid != lease or cmd == "Quit":
             continue
+        # A compound statement (issue 34) carries the history's row in
+        # the release: one statement, one round trip, the history's too.
+        if "BEGIN NOT ATOMIC" in line:
+            stmts += 1
+            rt += 1
+            hstmts += "leaderrun_history" in line
+            cmds.append("Block")
+            prev = cmd
+            continue
         if "leaderrun_history" in line:
             hstmts += cmd == "Execute"
             prev = cmd

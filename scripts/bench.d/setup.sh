@@ -7,7 +7,7 @@
 # too); etcd only with --etcd.
 started_at=$(date +%s)
 scripts/install-deps bench
-((etcd)) && scripts/install-deps etcd
+((etcd || fleet_only)) && scripts/install-deps etcd
 
 # ------------------------------------------------------------------ build
 
