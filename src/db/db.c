@@ -1418,7 +1418,8 @@ bool db_blocks(const struct db *db)
 {
 	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
 	 * (10.3), and an older server's refusal switches them off. */
-	return db->mysql && !db->blocks_off && strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
+	return db->mysql && !db->blocks_off && !db->server.galera &&
+	       strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
 }
 
 /* A result column as text into V, typed. */
@@ -1441,18 +1442,6 @@ static void db_text_value(struct db_value *v, const char *text, unsigned long le
 		}
 		break;
 	}
-}
-
-/* A block that failed. On Galera a transaction aborted for a conflicting
- * one certified first (a brute-force abort) is 1213 for a statement, but
- * "interrupted" (1317) for a compound statement: a conflict all the same,
- * rolled back, tried again. */
-static enum db_status db_block_fail(struct db *db, char *err, size_t errlen)
-{
-	unsigned e = lib.mysql_errno(db->mysql);
-	enum db_status st = db_fail(db, e, lib.mysql_error(db->mysql), err, errlen);
-
-	return e == 1317 && db->server.galera ? DB_CONFLICT : st;
 }
 
 /* The block's result sets: the probe's first when it carried it (into
@@ -1483,7 +1472,7 @@ static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read
 			lib.mysql_free_result(r);
 	} while ((more = lib.mysql_next_result(m)) == 0);
 	if (more > 0 || lib.mysql_errno(m))
-		return db_block_fail(db, err, errlen);
+		return db_fail(db, lib.mysql_errno(m), lib.mysql_error(m), err, errlen);
 	return DB_OK;
 }
 
@@ -1534,7 +1523,7 @@ static enum db_status db_block_once(struct db *db, const char *body, struct db_v
 		 * @@in_transaction). The caller goes the way of old. */
 		if (e == 1064 || e == 1193)
 			db->blocks_off = true;
-		st = db_block_fail(db, err, errlen);
+		st = db_fail(db, e, lib.mysql_error(db->mysql), err, errlen);
 	} else
 		st = db_block_results(db, &pending, &read_only, cols, ncols, res, err, errlen);
 	db_disarm(armed);
@@ -1561,8 +1550,13 @@ enum db_status db_block(struct db *db, const char *body, struct db_value *cols, 
 	}
 	st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
 	/* A Galera node, found by the probe that rode along: BODY did not
-	 * run. Probed as such (its readiness, causal reads), then BODY. */
-	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK)
-		st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
+	 * run. Probed as such (its readiness, causal reads), and the caller
+	 * goes a statement at a time (db_blocks is off there): a compound
+	 * statement aborted by a conflicting transaction certified on
+	 * another node was seen to hang until the I/O timeout. */
+	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK) {
+		snprintf(err, errlen, "no compound statements on a Galera node");
+		st = DB_ERROR;
+	}
 	return st;
 }

@@ -11,6 +11,7 @@
  * committed all the same, as when the move followed its commit, and
  * lease_fence_move carries on from that error; where the failure has
  * rolled the transaction back (a deadlock), nothing was acquired.
+ * Not on Galera (db_blocks): a statement at a time there.
  * A compare-and-set that matched nothing locks nothing past the block: its
  * commit ends the transaction in the same round trip, so a contender
  * frozen or cut off after it never holds the row against its holder.
@@ -141,9 +142,8 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 		snprintf(err, errlen, "%s (error 1205)", with->fence_err);
 		return DB_CONFLICT;
 	}
-	/* Matched, then rolled back with the move (a deadlock; on Galera a
-	 * conflicting transaction certified first, "interrupted"): nothing
-	 * was acquired, a conflict to retry. */
+	/* Matched, then rolled back with the move (a deadlock, a KILL
+	 * QUERY): nothing was acquired, a conflict to retry. */
 	if (c[0].u64 == 0 && c[2].i64 != 0) {
 		snprintf(err, errlen, "the acquisition was rolled back: %s (error %u)", with->fence_err,
 			 with->fence_errno);
