@@ -1417,7 +1417,8 @@ const char *db_server_version(const struct db *db)
 bool db_blocks(const struct db *db)
 {
 	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
-	 * (10.3), and an older server's refusal switches them off. */
+	 * (10.3), and an older server's refusal switches them off. Not on
+	 * Galera: db_block says why. */
 	return db->mysql && !db->blocks_off && !db->server.galera &&
 	       strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
 }

@@ -144,7 +144,8 @@ enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_
 			     char *err, size_t errlen);
 
 /* Does this connection's server take compound statements (MariaDB's
- * BEGIN NOT ATOMIC)? Not connected: no. */
+ * BEGIN NOT ATOMIC), and leaderrun use them there (not on a Galera node)?
+ * Not connected: no. */
 bool db_blocks(const struct db *db);
 
 /* Runs BODY (statements, DECLAREs first, each ending in ';') as one

@@ -81,8 +81,10 @@ bool sqltext_render(char *out, size_t len, size_t *used, const char *sql, const 
 	while (*sql) {
 		const char *next = sqltext_skip(sql);
 
+		/* Plain text up to the next quote, comment or placeholder,
+		 * copied as one run. */
 		if (next == sql && *sql != '?')
-			next = sql + 1;
+			next = sql + 1 + strcspn(sql + 1, "'\"`/-#?");
 		if (next != sql) {
 			if (!sqltext_append(out, len, used, "%.*s", (int)(next - sql), sql))
 				return false;

@@ -153,7 +153,7 @@ void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schem
  * this session's; HINT_FAILED: the server refused them. */
 struct lease_with {
 	const char *fencer; /* --fence-user; NULL: leaderrun's own account */
-	bool fence, hint;   /* move the fence; take the hint */
+	bool hint;	    /* take the hint too */
 	bool ran, hint_got, hint_failed;
 	bool alone; /* the block could not do it: a statement at a time (lease.c) */
 	unsigned fence_errno;

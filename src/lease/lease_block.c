@@ -93,9 +93,30 @@ static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql,
 	       sqltext_append(q, len, &used,
 			      "; SET lr_n = ROW_COUNT(); IF lr_n = 1 THEN SET lr_t = LAST_INSERT_ID(); "
 			      "END IF; ") &&
-	       (!with->fence || block_fence(q, len, &used, sql, name, slot, with)) &&
-	       sqltext_append(q, len, &used, "COMMIT; ") && (!with->hint || block_hint(q, len, &used, sql, slot)) &&
+	       block_fence(q, len, &used, sql, name, slot, with) && sqltext_append(q, len, &used, "COMMIT; ") &&
+	       (!with->hint || block_hint(q, len, &used, sql, slot)) &&
 	       sqltext_append(q, len, &used, "SELECT lr_n, lr_t, lr_e, lr_m, lr_h;");
+}
+
+/* Runs Q (malloc'd, BLOCK_MAX bytes; FITS: its text was made whole) and
+ * frees it; its last row into C. WHAT names it in errors. */
+static enum db_status block_run(struct db *db, char *q, bool fits, const char *what, struct db_value *c, unsigned n,
+				struct db_result *r, char *err, size_t errlen)
+{
+	enum db_status st;
+
+	if (!q || !fits) {
+		free(q);
+		snprintf(err, errlen, q ? "internal error: %s's statement did not fit" : "out of memory for %s", what);
+		return DB_ERROR;
+	}
+	st = db_block(db, q, c, n, r, err, errlen);
+	free(q);
+	if (st == DB_OK && !r->have_row) {
+		snprintf(err, errlen, "the server gave no result for %s", what);
+		st = DB_ERROR;
+	}
+	return st;
 }
 
 enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
@@ -113,19 +134,10 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	with->ran = with->hint_got = with->hint_failed = with->alone = false;
 	with->fence_errno = 0;
 	with->fence_err[0] = '\0';
-	if (!q || !block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with)) {
-		free(q);
-		snprintf(err, errlen, "internal error: the acquisition's statement did not fit");
-		return DB_ERROR;
-	}
-	st = db_block(db, q, c, 5, r, err, errlen);
-	free(q);
+	st = block_run(db, q, q && block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with),
+		       "the acquisition", c, 5, r, err, errlen);
 	if (st != DB_OK)
 		return st;
-	if (!r->have_row) {
-		snprintf(err, errlen, "the server gave no result for the acquisition");
-		return DB_ERROR;
-	}
 	with->ran = true;
 	r->affected = c[0].u64;
 	r->insert_id = c[1].u64;
@@ -178,19 +190,9 @@ enum db_status lease_block_release(struct db *db, const char *rel, const struct 
 			      with->drop_hints ? "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
 						 "DO RELEASE_ALL_LOCKS(); END; "
 					       : "");
-	if (!fits) {
-		free(q);
-		snprintf(err, errlen, "internal error: the release's statement did not fit");
-		return DB_ERROR;
-	}
-	st = db_block(db, q, c, 3, r, err, errlen);
-	free(q);
+	st = block_run(db, q, fits, "the release", c, 3, r, err, errlen);
 	if (st != DB_OK)
 		return st;
-	if (!r->have_row) {
-		snprintf(err, errlen, "the server gave no result for the release");
-		return DB_ERROR;
-	}
 	with->ran = true;
 	r->affected = c[0].u64;
 	with->also_errno = (unsigned)c[1].i64;

@@ -181,7 +181,7 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 	const struct worker_job *j = &w->job;
 	/* The fence's move and (one slot: no other slot's hint to give back
 	 * first) the hint go with the compare-and-set where they can. */
-	struct lease_with with = {.fencer = j->fence_user, .fence = true, .hint = w->hints && j->slots == 1};
+	struct lease_with with = {.fencer = j->fence_user, .hint = w->hints && j->slots == 1};
 
 	r->outcome =
 	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
