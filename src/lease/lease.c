@@ -174,8 +174,9 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 		    period_us > 0
 			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err, errlen)
 			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err, errlen);
-	/* The block rolled back behind a stale fence (lease_with's alone):
-	 * the compare-and-set on its own, the move after its commit. */
+	/* The block's move rolled it back (lease_with's alone: a stale
+	 * fence, a deadlock in the fence's gap): the compare-and-set on its
+	 * own, the move after its commit. */
 	if (block && with->alone) {
 		with->ran = false;
 		*sent_at = timing_now();

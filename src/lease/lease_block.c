@@ -144,19 +144,17 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	with->fence_errno = (unsigned)c[2].i64;
 	with->hint_got = !c[4].is_null && c[4].i64 == 3;
 	with->hint_failed = !c[4].is_null && c[4].i64 == -1;
-	/* Matched, then rolled back with the move's lock wait
-	 * (innodb_rollback_on_timeout): the stale fenced transaction that
-	 * held it is ended only by an acquisition that stands, so this one
-	 * goes again a statement at a time (lease.c), the move after the
-	 * commit, as without blocks. */
-	if (c[0].u64 == 0 && c[2].i64 == 1205) {
-		with->alone = true;
-		snprintf(err, errlen, "%s (error 1205)", with->fence_err);
-		return DB_CONFLICT;
-	}
-	/* Matched, then rolled back with the move (a deadlock, a KILL
-	 * QUERY): nothing was acquired, a conflict to retry. */
+	/* Matched, then rolled back with the move: nothing was acquired.
+	 * Two causes need the acquisition to go again a statement at a time
+	 * (lease.c: the compare-and-set commits alone, then the move, each
+	 * of its statements its own transaction): a lock wait behind a stale
+	 * fenced transaction (innodb_rollback_on_timeout), which only an
+	 * acquisition that stands ends; and a deadlock between two leases'
+	 * first moves, whose UPDATE of a fence row not yet there locks the
+	 * gap until the commit, so that two INSERTs into one gap wait for
+	 * each other. A retry in a block could meet the same gap again. */
 	if (c[0].u64 == 0 && c[2].i64 != 0) {
+		with->alone = true;
 		snprintf(err, errlen, "the acquisition was rolled back: %s (error %u)", with->fence_err,
 			 with->fence_errno);
 		return DB_CONFLICT;

@@ -108,8 +108,17 @@ SAY(say_refused,
     d->err)
 SAY(say_still_refused, "still refused: %s", d->err)
 SAY(say_retrying, "%s: %s; retrying in %s", dberr_name(d->status), d->err, dur(d->us).s)
-SAY(say_busy, "held by %s (term %" PRIu64 ") for another %s; not running%s",
-    holder_or(d->info->holder, "another holder"), d->info->term, dur(d->info->expires_in_us).s, how(ev, d).s)
+/* No holder as read: the row was free when looked at after the tries,
+ * which another contender won and has already given back. */
+static void say_busy(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	if (!d->info->holder[0])
+		snprintf(buf, len, "taken by another contender as it was tried, and free again since; not running%s",
+			 how(ev, d).s);
+	else
+		snprintf(buf, len, "held by %s (term %" PRIu64 ") for another %s; not running%s", d->info->holder,
+			 d->info->term, dur(d->info->expires_in_us).s, how(ev, d).s);
+}
 SAY(say_paused,
     "lease %s is paused by %s until %s (database time, UTC); not running%s; 'leaderrun --resume %s' ends the pause",
     ev->o->lease, holder_or(d->info->paused_by, "an operator"), pause_until(d->info), how(ev, d).s, ev->o->lease)
