@@ -28,10 +28,12 @@ struct history {
 	bool failing;  /* the last write failed; logged once */
 	bool inserted; /* the run's row is there, open */
 
-	/* Guarded by t.lock. parked: the run ended before its start was
-	 * written; its whole row waits for history_write_parked or
-	 * history_finish. t.quit: history_quit or history_finish came;
-	 * t.detached: history_finish left the thread behind. */
+	/* Guarded by t.lock. parked: the run ended, and its end (the whole
+	 * row, or the close of the row inserted at its start) waits for the
+	 * lease's connection: the release's transaction, history_write_parked
+	 * or else history_finish. t.quit: history_quit or history_finish
+	 * came; t.detached: history_finish left the thread behind. inserted
+	 * is the thread's while busy, stable otherwise. */
 	bool begin_pending, end_pending, parked, busy;
 	unsigned slot; /* the run's (--slots): set once by history_begin, before any write */
 	uint64_t term;
@@ -352,14 +354,18 @@ void history_end(struct history *h, const char *outcome, int exit_status, int si
 	snprintf(h->outcome, sizeof(h->outcome), "%s", outcome);
 	h->exit_status = exit_status;
 	h->sig = sig;
-	if (h->begin_pending) {
-		/* Nothing written yet: the whole row waits for the lease's
-		 * connection to come free (history_write_parked). */
-		h->begin_pending = false;
-		h->parked = true;
-	} else {
+	if (h->busy) {
+		/* The start is on its way on the thread's connection: the end
+		 * follows it there, never beside it. */
 		h->end_pending = true;
 		bgthread_wake(&h->t);
+	} else {
+		/* The whole row, or the close of the one the start inserted,
+		 * waits for the lease's connection: in the release's own
+		 * transaction, no commit of its own and no second connection
+		 * busy at the moment of a handover. */
+		h->begin_pending = false;
+		h->parked = true;
 	}
 	bgthread_unlock(&h->t);
 }
@@ -486,9 +492,16 @@ bool history_parked_sql(void *arg, char *out, size_t len)
 	    status,
 	    signo,
 	};
+	struct db_value close_p[] = {whole[6], status, signo, whole[0], whole[1], whole[2], whole[3]};
 	struct db_value prune[] = {whole[0], whole[1], {.type = DB_U64, .u64 = h->term - h->keep}};
 
 	out[0] = '\0';
+	if (h->inserted) {
+		/* The start pruned already. */
+		fits = sqltext_render(out, len, &used, h->sql.close, close_p, 7) && sqltext_append(out, len, &used, "; ");
+		bgthread_unlock(&h->t);
+		return fits;
+	}
 	fits = sqltext_render(out, len, &used, h->sql.insert_closed, whole, 9) && sqltext_append(out, len, &used, "; ");
 	if (fits && history_prune_due(h, h->term))
 		/* A pruning that fails is tried again a run later: never

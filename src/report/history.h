@@ -7,9 +7,10 @@
  * their own, never through the database worker: the worker's every
  * statement then is a renew's or on the way to one, and a history table
  * that is locked, missing or not granted must never cost a renew any time.
- * A short run's one write waits for the release instead and then rides on
- * the lease's connection, which has nothing left to do (no connect of its
- * own on the way to the exit). Each write is bounded by HISTORY_TIMEOUT_S;
+ * A run's end waits for the release instead and rides in its transaction
+ * on the lease's connection, which has nothing left to do: a short run's
+ * whole row, a longer one's close (no connect of its own on the way to the
+ * exit, no second writer beside a handover). Each write is bounded by HISTORY_TIMEOUT_S;
  * a failure is logged once (with the way to fix it), then its recovery,
  * counted in the metrics, and never touches the lease or the command. */
 #ifndef LEADERRUN_HISTORY_H
@@ -56,9 +57,9 @@ void history_tick(struct history *h, int64_t now);
  * none) what the command's wait status said. */
 void history_end(struct history *h, const char *outcome, int exit_status, int sig);
 
-/* After history_end: whether the run's row is still to be written whole
- * (the run ended before its start was written), by history_write_parked
- * or else by history_finish. */
+/* After history_end: whether the run's end is still to be written (the
+ * whole row, or the close of the row its start inserted), by the
+ * release's transaction, history_write_parked or else history_finish. */
 bool history_parked(struct history *h);
 
 /* Writes the parked row (see history_parked) on DB, a live connection of

@@ -8,7 +8,8 @@
 #      server's general log): the acquisition, which carries the server
 #      check and the fence's move (issue 28), and the release, which
 #      carries the run history's row (issue 14); two durable commits
-#      (issue 34);
+#      (issue 34); a run that outlasts the history's start delay closes
+#      its row in the release too;
 #   4. --version names the release, the git revision and the client library.
 #
 # Usage: tests/startup/startup.sh BINARY   (meson test --suite startup)
@@ -74,7 +75,7 @@ statements() { # statements ARGS...: run leaderrun with ARGS, print the counts, 
     : >"$log"
     "$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log_file='$log'; SET GLOBAL general_log=1"
     f0=$(fsyncs)
-    "$bin" -d "$dsn" -l startup "$@" -- true
+    "$bin" -d "$dsn" -l startup "$@" -- ${run_cmd:-true}
     f1=$(fsyncs)
     "$top/scripts/sandbox-db" sql "$work/db" -e "SET GLOBAL general_log=0"
     awk -v user="$LR_DB_USER" '
@@ -140,6 +141,23 @@ if ((${#conns[@]} == 1 && stmts == 2)) && [[ $list == Query,Hint+History ]] &&
     ok "a run with the wake-up hint: one connection, the hint taken and given back in the two statements ($list)"
 else
     bad "a run with the wake-up hint: ${conns[*]} (connection:statements:kinds); see $work/general.log"
+fi
+
+# A run that outlasts the history's start delay (100 ms): the start row on
+# the history's own connection while the command runs (its server check,
+# then the row); its close rides in
+# the release, so that no second connection writes at the moment of a
+# handover and the run makes no third commit.
+{ read -r -a conns; read -r fs; } < <(run_cmd="sleep 0.4" statements)
+IFS=: read -r _ stmts list <<<"${conns[0]-::}"
+IFS=: read -r _ hstmts hlist <<<"${conns[1]-::}"
+row=$("$top/scripts/sandbox-db" sql "$work/db" -N -e "SELECT CONCAT(outcome, ' ', exit_status, ' ', ended_at IS NOT NULL)
+    FROM leaderrun_history WHERE lease='startup' ORDER BY term DESC LIMIT 1")
+if ((${#conns[@]} == 2 && stmts == 2 && hstmts == 2)) && [[ $list == Query,Hint+History && $hlist == Query,History &&
+    $row == "exited 0 1" ]]; then
+    ok "a run of 400 ms: its history's start on a connection of its own ($hlist), its close in the release ($list); its row: $row"
+else
+    bad "a run of 400 ms: ${conns[*]} (connection:statements:kinds), row '$row'; see $work/general.log"
 fi
 echo "startup: $passed passed, $failed failed"
 ((failed == 0))
