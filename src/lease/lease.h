@@ -246,35 +246,9 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * there is no such table (or the user may not see it). --check-server. */
 enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen);
 
-/* The wake-up hint: a named lock (GET_LOCK) that the leader holds while it
- * leads, and on which followers block instead of polling. It is only a
- * hint: it is node- and session-local, dies with a connection, and means
- * nothing behind connection-multiplexing proxies or on Galera; every
- * decision is still the row's compare-and-set.
- * Next to it the leader holds a mark named for its term, so that a
- * follower can tell whether the hint's holder is the leader of the term it
- * read from the row (IS_USED_LOCK gives the holder's connection id).
- * lease_hint_name derives the lock's name (<= 64 bytes with a term) from
- * the database, the table and the lease (GET_LOCK names are server-wide);
- * each slot has a hint of its own. lease_hint_take tries once, without waiting, to take
- * the hint and TERM's mark (*GOT: both are ours); lease_hint_wait blocks
- * up to TIMEOUT_US (in milliseconds, rounded up) on the hint when TERM's
- * leader holds it, and says how it ended; lease_hint_drop lets both go. */
-enum lease_hint {
-	HINT_WOKEN,	  /* got the lock: TERM's leader let go, or its session died */
-	HINT_PASSED,	  /* got the lock, but TERM's leader still holds its mark */
-	HINT_TIMED_OUT,	  /* still held after TIMEOUT_US */
-	HINT_UNHELD,	  /* nobody held it, so nothing to wait for: poll */
-	HINT_NOT_LEADERS, /* somebody other than TERM's leader holds it: poll */
-};
+/* The wake-up hint's name for TABLE and LEASE, before the database's part
+ * (hint.h). */
 void lease_hint_name(struct lease_sql *sql, const char *table, const char *lease);
-enum db_status lease_hint_take(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term, bool *got,
-			       char *err, size_t errlen);
-enum db_status lease_hint_wait(struct db *db, const struct lease_sql *sql, unsigned slot, uint64_t term,
-			       int64_t timeout_us, enum lease_hint *how, char *err, size_t errlen);
-enum db_status lease_hint_drop(struct db *db, const struct lease_sql *sql, char *err, size_t errlen);
-/* The SQL expression of SLOT's hint name (lease_hint_take's). */
-void lease_hint_sql(char *out, size_t len, const struct lease_sql *sql, unsigned slot);
 
 /* The fence (schema 7): a job's transaction proves its term with CALL
  * leaderrun_fence; an acquisition moves the fence to its new TERM of SLOT

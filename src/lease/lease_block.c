@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "db/sqltext.h"
+#include "hint.h"
 
 /* Room for a block: the statements (< DB_MAX_SQL each) and the text
  * around them. */
@@ -62,13 +63,13 @@ static bool block_fence(char *q, size_t len, size_t *used, const struct lease_sq
 			      "END IF; ");
 }
 
-/* After the commit: the hint and the term's mark (lease_hint_take's). Its
+/* After the commit: the hint and the term's mark (hint_take's). Its
  * failure is the hint's (-1), never the committed acquisition's. */
 static bool block_hint(char *q, size_t len, size_t *used, const struct lease_sql *sql, unsigned slot)
 {
 	char hint[192];
 
-	lease_hint_sql(hint, sizeof(hint), sql, slot);
+	hint_sql(hint, sizeof(hint), sql, slot);
 	return sqltext_append(
 	    q, len, used,
 	    "IF lr_n = 1 AND lr_e = 0 THEN BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION SET lr_h = -1; "

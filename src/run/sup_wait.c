@@ -56,8 +56,6 @@ struct waiting {
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
 	bool refused;	     /* "too many connections" said once */
-	uint64_t woken_for;  /* the term whose dead leader's hint woke us; 0: none */
-	unsigned woken_slot; /* and its slot */
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;
@@ -91,7 +89,7 @@ static enum step sup_await(struct sup *s, struct waiting *w, struct worker_resul
 	}
 	w->first = false;
 	/* Galera, or a DSN with several hosts: no named-lock hint. */
-	if (r->hints_off)
+	if (r->wake == HINT_OFF)
 		w->hints = false;
 	return STEP_ON;
 }
@@ -246,7 +244,7 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 {
 	enum step st;
 
-	if (worker_submit(s->w, op, w->woken_for, -1) < 0) {
+	if (worker_submit(s->w, op, 0, -1) < 0) {
 		event_emit(&s->ev, EV_WORKER_BUSY, NULL);
 		out->kind = OUTCOME_INTERNAL;
 		return STEP_END;
@@ -274,18 +272,24 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	if (st != STEP_ON)
 		return st;
 	s->waiting_on_hint = false;
-	if (r.hints_off) {
+	switch (r.wake) {
+	case HINT_LEADER_GONE:
+	case HINT_HANDED_ON:
+		*how = BLOCK_WOKEN;
+		event_emit(&s->ev, r.wake == HINT_LEADER_GONE ? EV_WOKEN : EV_WOKEN_HANDED_ON,
+			   &(struct event){.term = term});
+		break;
+	case HINT_TIMED_OUT:
+		*how = BLOCK_TIMED_OUT;
+		break;
+	case HINT_OFF:
 		event_emit(&s->ev, EV_NO_HINT, NULL);
-		return STEP_ON;
+		break;
+	case HINT_POLL:
+	case HINT_NONE:
+	case HINT_KEPT:
+		break;
 	}
-	/* A leader that died with the lease unreleased leaves us its hint:
-	 * we keep it to the expiry (worker_keeps_hint), and the others keep
-	 * blocking behind us. */
-	w->woken_for = r.woken && r.leader_gone ? term : 0;
-	w->woken_slot = slot;
-	*how = r.woken ? BLOCK_WOKEN : r.hint_unheld ? BLOCK_POLL : BLOCK_TIMED_OUT;
-	if (r.woken)
-		event_emit(&s->ev, r.leader_gone ? EV_WOKEN : EV_WOKEN_HANDED_ON, &(struct event){.term = term});
 	return STEP_ON;
 }
 
@@ -306,19 +310,17 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	enum step st;
 
 	*op = WORKER_LOOK;
-	if (r->outcome == LEASE_ERROR) {
-		w->woken_for = 0;
+	if (r->outcome == LEASE_ERROR)
 		return sup_sleep(s, w, w->pause, out);
-	}
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
-	if (r->hint_held && w->woken_for == r->info.term && w->woken_slot == r->info.slot) {
-		/* The look that follows gives the hint back unless it wins. */
-		w->woken_for = 0;
+	if (r->wake == HINT_KEPT)
+		/* A leader that died with the lease unreleased left us its
+		 * hint: we keep it to the expiry, and the others keep blocking
+		 * behind us. The look that follows gives the hint back unless
+		 * it wins. */
 		return sup_sleep(s, w, o->slots > 1 ? sup_min64(poll, past_expiry) : past_expiry, out);
-	}
-	w->woken_for = 0;
 	if (w->hints) {
 		/* Not a moment before the expiry, and a little after it: a
 		 * follower woken by a dead leader's hint takes the lease then,

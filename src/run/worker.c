@@ -29,14 +29,10 @@ struct worker {
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	bool hints;	    /* still worth trying; only the worker thread touches it */
-	bool hint_held;	    /* this session holds the hint's lock */
-	uint64_t marked;    /* the term whose mark this session holds with the hint; 0: none */
-	unsigned hint_slot; /* the slot whose hint this session holds */
-	unsigned slot;	    /* the slot this run holds, once acquired */
-	unsigned wait_slot; /* the slot whose hint the last WORKER_WAIT blocked on */
-	int64_t slot_us;    /* --once-per: the slot this run contends for, once known */
-	int pipe[2];	    /* [0] polled by the supervisor, [1] written here */
+	struct hint hint; /* on this thread's session; only this thread touches it */
+	unsigned slot;	  /* the slot this run holds, once acquired */
+	int64_t slot_us;  /* --once-per: the slot this run contends for, once known */
+	int pipe[2];	  /* [0] polled by the supervisor, [1] written here */
 
 	/* Guarded by t.lock (t.quit: end now; t.detached: abandoned by
 	 * worker_stop, the thread frees it all). quit_after: worker_quit
@@ -49,71 +45,6 @@ struct worker {
 	struct worker_result result;
 };
 
-/* A hint statement failed. A lost connection (a server restart, a killed
- * session) says nothing about the hint: the next statement reconnects and
- * it works again. Anything else (the server refuses named locks) switches
- * it off for the rest of the run. */
-static void worker_hint_failed(struct worker *w, enum db_status st)
-{
-	if (st != DB_UNAVAILABLE && db_connected(w->db))
-		w->hints = false;
-}
-
-static void worker_drop_hint(struct worker *w);
-
-/* The leader of TERM in SLOT takes the slot's hint and the term's mark. A
- * follower woken by another slot's hint gives that one back first: its
- * followers are to wait for that slot's leader, not for us. */
-static void worker_take_hint(struct worker *w, unsigned slot, uint64_t term)
-{
-	char err[256];
-	bool got = false;
-	enum db_status st;
-
-	if (w->hints && w->hint_held && w->hint_slot != slot)
-		worker_drop_hint(w);
-	if (!w->hints || (w->hint_held && w->marked == term))
-		return;
-	w->hint_slot = slot;
-	st = lease_hint_take(w->db, w->job.sql, slot, term, &got, err, sizeof(err));
-	if (st != DB_OK)
-		worker_hint_failed(w, st);
-	/* A follower woken by the hint holds it already: GET_LOCK on a lock
-	 * of one's own succeeds (and counts; lease_hint_drop lets go of all). */
-	w->hint_held = w->hints && st == DB_OK && got;
-	w->marked = w->hint_held ? term : 0;
-}
-
-/* The hint went with the acquisition of TERM (one slot): as
- * worker_take_hint would have left it. */
-static void worker_took_hint(struct worker *w, const struct lease_with *with, uint64_t term)
-{
-	if (with->hint_failed)
-		w->hints = false;
-	w->hint_slot = 0;
-	w->hint_held = w->hints && with->hint_got;
-	w->marked = w->hint_held ? term : 0;
-}
-
-/* A follower woken by the hint of WOKEN_FOR whose attempt found that term
- * still holding the row: its leader's session died with the lease
- * unreleased. It keeps the hint until the expiry, so that the others stay
- * blocked behind it (exactly one wakes), and takes the lease then. */
-static bool worker_keeps_hint(const struct worker *w, const struct worker_result *r, uint64_t woken_for)
-{
-	return woken_for != 0 && r->outcome == LEASE_BUSY && r->info.why == BUSY_HELD && r->info.term == woken_for &&
-	       r->info.slot == w->wait_slot && r->info.expires_in_us > 0;
-}
-
-static void worker_drop_hint(struct worker *w)
-{
-	char err[256];
-
-	lease_hint_drop(w->db, w->job.sql, err, sizeof(err));
-	w->hint_held = false;
-	w->marked = 0;
-}
-
 /* A request that needs the server, on a connection that is gone (or never
  * was): a new one, on which this session holds no hint. Returns false with
  * R's error when no server answers. */
@@ -124,13 +55,7 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
 		r->outcome = LEASE_ERROR;
 		return false;
 	}
-	w->hint_held = false; /* it went with the old session */
-	w->marked = 0;
-	/* The hint's named lock is local to one node and session: on Galera
-	 * (where MariaDB refuses it anyway) a follower could wait on a lock
-	 * the leader never took. (Several hosts: worker_start.) */
-	if (db_server_info(w->db, &r->server) && r->server.galera)
-		w->hints = false;
+	hint_new_session(&w->hint, db_server_info(w->db, &r->server) && r->server.galera);
 	return true;
 }
 
@@ -174,14 +99,13 @@ static bool worker_fence(struct worker *w, const struct lease_with *with, struct
 	return false;
 }
 
-/* WORKER_ACQUIRE and WORKER_LOOK; Q->term is the term whose hint woke this
- * follower, or 0 (worker_submit). */
+/* WORKER_ACQUIRE and WORKER_LOOK. */
 static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
 	/* The fence's move and (one slot: no other slot's hint to give back
 	 * first) the hint go with the compare-and-set where they can. */
-	struct lease_with with = {.fencer = j->fence_user, .hint = w->hints && j->slots == 1};
+	struct lease_with with = {.fencer = j->fence_user, .hint = w->hint.on && j->slots == 1};
 
 	r->outcome =
 	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
@@ -189,45 +113,23 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 	/* The new leader takes the hint, so that followers block on it (a
 	 * follower woken by it has it already). A follower that did not win
 	 * gives it back, for the next leader to take, unless its leader died
-	 * (worker_keeps_hint). */
-	if (r->outcome == LEASE_OK && !worker_fence(w, &with, r)) {
-		if (w->hint_held && db_connected(w->db))
-			worker_drop_hint(w);
-	} else if (r->outcome == LEASE_OK) {
+	 * (hint_after_attempt). */
+	if (r->outcome == LEASE_OK && worker_fence(w, &with, r)) {
 		w->slot = r->info.slot;
 		if (with.ran && with.hint && with.fence_errno == 0)
-			worker_took_hint(w, &with, r->info.term);
+			hint_took(&w->hint, &with, r->info.term);
 		else
-			worker_take_hint(w, w->slot, r->info.term);
-	} else if (w->hint_held && db_connected(w->db) && !worker_keeps_hint(w, r, q->term))
-		worker_drop_hint(w);
+			hint_take(&w->hint, w->slot, r->info.term);
+	} else if (hint_after_attempt(&w->hint, r->outcome, &r->info))
+		r->wake = HINT_KEPT;
 }
 
 /* WORKER_WAIT: blocks on the hint of slot Q->hint while Q->term's leader
  * holds it. */
 static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
-	char err[256];
-	enum lease_hint how = HINT_UNHELD;
-
 	r->outcome = LEASE_OK;
-	w->wait_slot = q->hint;
-	if (w->hints) {
-		enum db_status st =
-		    lease_hint_wait(w->db, w->job.sql, q->hint, q->term, q->wait_us, &how, err, sizeof(err));
-		if (st != DB_OK) {
-			/* Not woken, whatever the reply said: look again. */
-			how = HINT_UNHELD;
-			worker_hint_failed(w, st);
-		}
-	}
-	r->woken = w->hints && (how == HINT_WOKEN || how == HINT_PASSED);
-	r->leader_gone = r->woken && how == HINT_WOKEN;
-	r->hint_unheld = w->hints && (how == HINT_UNHELD || how == HINT_NOT_LEADERS);
-	if (r->woken) {
-		w->hint_held = true;
-		w->hint_slot = q->hint;
-	}
+	r->wake = hint_wait(&w->hint, q->hint, q->term, q->wait_us);
 }
 
 static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -240,7 +142,7 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 	 * held it just then) tries again: one statement a renew, only until
 	 * it has it. */
 	if (r->outcome == LEASE_OK)
-		worker_take_hint(w, w->slot, q->term);
+		hint_take(&w->hint, w->slot, q->term);
 }
 
 static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -249,7 +151,7 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	char also[DB_MAX_SQL];
 	/* The history's row and the hint go with the release where they can
 	 * (its transaction, then RELEASE_ALL_LOCKS): one round trip. */
-	struct lease_release_with with = {.drop_hints = w->hint_held};
+	struct lease_release_with with = {.drop_hints = w->hint.held};
 	struct worker_release_also a;
 
 	bgthread_lock(&w->t);
@@ -261,17 +163,13 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 				   &with, &r->status, r->err, sizeof(r->err));
 	if (with.ran && with.also && a.done)
 		a.done(a.arg, w->db, with.also_errno, with.also_err);
-	if (with.ran && with.drop_hints) {
-		w->hint_held = false;
-		w->marked = 0;
-	}
-	/* Row first, hint second: the woken follower finds it free. The
-	 * release is the run's last lease statement: closing the session lets
-	 * go of its named locks as RELEASE_ALL_LOCKS would, one statement
-	 * fewer for every run (issue 13). With a row to follow on this
-	 * connection (worker_follow_release) the session stays. */
-	if (w->hints && db_connected(w->db) && !w->after_release)
-		db_disconnect(w->db);
+	if (with.ran && with.drop_hints)
+		hint_dropped(&w->hint);
+	/* Row first, hint second: the woken follower finds it free, and the
+	 * hint goes before the result is posted, so that the waiters wake
+	 * as early as they can. */
+	if (w->hint.held && db_connected(w->db))
+		hint_drop(&w->hint);
 }
 
 /* Runs request Q into R. */
@@ -304,7 +202,6 @@ static void worker_run_op(struct worker *w, const struct worker_req *q, struct w
 	case WORKER_CALL: /* above */
 		break;
 	}
-	r->hint_held = w->hint_held;
 	db_server_info(w->db, &r->server);
 	/* The next attempt goes out on a fresh connection, to the next host
 	 * first: the failure may be this server's alone (a cut-off Galera
@@ -330,13 +227,8 @@ static void worker_free(struct worker *w)
  * after a round trip through the supervisor, then the close (issue 13). */
 static void worker_follow_release(struct worker *w)
 {
-	if (w->after_release && db_connected(w->db)) {
-		/* The hint goes before the row that follows: the waiters wake as
-		 * early as the close would wake them. */
-		if (w->hint_held)
-			worker_drop_hint(w);
+	if (w->after_release && db_connected(w->db))
 		w->after_release(w->after_release_arg, w->db);
-	}
 	db_disconnect(w->db);
 }
 
@@ -362,7 +254,8 @@ static void *worker_main(void *arg)
 		bgthread_unlock(&w->t);
 
 		worker_run_op(w, &q, &r);
-		r.hints_off = !w->hints;
+		if (r.wake == HINT_NONE && !w->hint.on)
+			r.wake = HINT_OFF;
 		if (lease_sql_older(&w->sql, msg, sizeof(msg)))
 			log_warn("%s", msg);
 
@@ -407,7 +300,9 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 	w->job.sql = &w->sql;
 	w->job.name = w->name;
 	w->job.holder = w->holder;
-	w->hints = job->wake_hint && !job->several_hosts;
+	/* The hint's named lock is local to one server: with several hosts
+	 * a follower could wait on another server's. */
+	hint_init(&w->hint, db, &w->sql, job->wake_hint && !job->several_hosts);
 	if (!w->name || !w->holder || pipe2(w->pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		free(w->name);
 		free(w->holder);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "db/db.h"
+#include "lease/hint.h"
 #include "lease/lease.h"
 
 /* WORKER_ACQUIRE tries the compare-and-set first (a first attempt, or a
@@ -40,11 +41,10 @@ struct worker_result {
 	enum db_status status;
 	int64_t sent_at; /* CLOCK_BOOTTIME us before the compare-and-set was sent */
 	struct lease_info info;
-	bool woken;		 /* WORKER_WAIT: the hint's lock came free */
-	bool leader_gone;	 /* WORKER_WAIT, woken: the term's leader's session ended with it */
-	bool hint_unheld;	 /* WORKER_WAIT: the term's leader does not hold the hint: poll */
-	bool hint_held;		 /* this session holds the hint now */
-	bool hints_off;		 /* the hint failed or cannot work here (Galera, several hosts): poll */
+	/* WORKER_WAIT: how the wait ended; an attempt that did not win:
+	 * HINT_KEPT; any result: HINT_OFF once the hint is off; else
+	 * HINT_NONE. */
+	enum hint_wake wake;
 	struct db_server server; /* the connection's server; name "" when none */
 	/* An acquisition's fence (lease.h): FENCE_MOVED or FENCE_UNAVAILABLE
 	 * (then ERR says why); FENCE_ENDED, the stale session it ended. */
@@ -62,12 +62,10 @@ struct worker *worker_start(struct db *db, const struct worker_job *job);
 /* Readable when a result is ready. */
 int worker_fd(const struct worker *w);
 
-/* Queues OP (TERM for renew and release; EXIT_STATUS, or -1, for the
- * release's record). For WORKER_ACQUIRE and WORKER_LOOK, TERM is the term
- * whose hint woke this follower (0: none): a follower that finds that term
- * still holding the row keeps the hint (its holder died without letting
- * go), so that the followers queued behind it keep blocking; in any other
- * case an attempt that did not win gives the hint back. Returns -1 if busy. */
+/* Queues OP (TERM for renew and release, 0 otherwise; EXIT_STATUS, or -1,
+ * for the release's record). An attempt that does not win gives the hint
+ * back, unless the leader whose end woke this follower still holds the
+ * row (HINT_KEPT, hint.h). Returns -1 if busy. */
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
 /* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
