@@ -8,19 +8,7 @@
 
 #include "base/timing.h"
 #include "lease_block.h"
-
-/* What one look at a lease's rows found, for a contender with N slots. */
-struct look {
-	unsigned n;	/* the contender's slot count */
-	int only;	/* >= 0: the operator modes' look at that slot alone */
-	uint64_t pick;	/* spreads contenders over the free slots */
-	unsigned rows;	/* rows of the slots 0..n-1 */
-	unsigned nfree; /* of them, free: expired (a pause is the lease's) */
-	unsigned min_slots, max_slots;
-	bool read_only, any;
-	struct lease_info *info;
-	struct lease_info busy; /* the held slot that expires first */
-};
+#include "lease_int.h"
 
 /* One row of the look: slot, slots, holder, term, expires in, read_only,
  * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
@@ -87,9 +75,9 @@ copy:
  * slot if there is one, else the held slot that expires first. PERIOD_US >
  * 0 also asks the server for the --once-per slot its clock is in now
  * (INFO->slot_us). */
-static enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
-				     char *err, size_t errlen)
+enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+			      int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st, char *err,
+			      size_t errlen)
 {
 	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {
@@ -203,8 +191,8 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
  * schema 5 a lease is one row, the name's. */
-static enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				   unsigned n, char *err, size_t errlen)
+enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
+			    char *err, size_t errlen)
 {
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
@@ -366,8 +354,8 @@ static uint64_t lease_pick_seed(void)
 
 /* A feature that the table's schema cannot hold, asked for explicitly:
  * one line that names it (the callers add 'leaderrun --init'). */
-static bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
-			 size_t errlen)
+bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
+		  size_t errlen)
 {
 	if (sql->schema >= needs)
 		return false;
@@ -521,264 +509,6 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
-struct status_ctx {
-	void (*on_row)(void *ctx, const struct lease_row *row);
-	void *ctx;
-};
-
-static void status_row(void *arg, const struct db_value *c)
-{
-	struct status_ctx *sc = arg;
-	struct lease_row row;
-
-	memset(&row, 0, sizeof(row));
-	snprintf(row.name, sizeof(row.name), "%s", c[0].buf);
-	snprintf(row.holder, sizeof(row.holder), "%s", c[1].buf);
-	row.term = c[2].u64;
-	row.held = c[3].i64 != 0;
-	row.expires_in_us = c[4].is_null ? 0 : c[4].i64;
-	snprintf(row.expires_at, sizeof(row.expires_at), "%s", c[5].buf);
-	snprintf(row.renewed_at, sizeof(row.renewed_at), "%s", c[6].buf);
-	snprintf(row.acquired_at, sizeof(row.acquired_at), "%s", c[7].buf);
-	row.has_exit = !c[8].is_null;
-	row.last_exit = (int)c[8].i64;
-	snprintf(row.finished_at, sizeof(row.finished_at), "%s", c[9].buf);
-	snprintf(row.now, sizeof(row.now), "%s", c[10].buf);
-	row.revoked = c[11].i64 == 1;
-	snprintf(row.paused_until, sizeof(row.paused_until), "%s", c[12].buf);
-	snprintf(row.paused_by, sizeof(row.paused_by), "%s", c[13].buf);
-	snprintf(row.last_slot, sizeof(row.last_slot), "%s", c[14].buf);
-	row.slot = (unsigned)c[15].i64;
-	row.slots = (unsigned)c[16].i64;
-	sc->on_row(sc->ctx, &row);
-}
-
-static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const char *name,
-					void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
-					size_t errlen)
-{
-	char bufs[10][LEASE_HOLDER_MAX + 1];
-	struct db_value p[] = {{.type = DB_STR, .str = name}};
-	struct db_value c[] = {
-	    {.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
-	    {.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
-	    {.type = DB_U64},
-	    {.type = DB_I64},
-	    {.type = DB_I64},
-	    {.type = DB_STR, .buf = bufs[2], .cap = 32},
-	    {.type = DB_STR, .buf = bufs[3], .cap = 32},
-	    {.type = DB_STR, .buf = bufs[4], .cap = 32},
-	    {.type = DB_I64},
-	    {.type = DB_STR, .buf = bufs[5], .cap = 32},
-	    {.type = DB_STR, .buf = bufs[6], .cap = 32},
-	    {.type = DB_I64},
-	    {.type = DB_STR, .buf = bufs[7], .cap = 32},
-	    {.type = DB_STR, .buf = bufs[8], .cap = sizeof(bufs[8])},
-	    {.type = DB_STR, .buf = bufs[9], .cap = 32},
-	    {.type = DB_I64},
-	    {.type = DB_I64},
-	};
-	struct status_ctx sc = {on_row, ctx};
-	struct db_result r;
-
-	return name ? db_exec_each(db, STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
-		    : db_exec_each(db, STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
-}
-
-/* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
- * lease has rows; INFO->slots the count in force. */
-static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				      struct lease_info *info, bool *found, char *err, size_t errlen)
-{
-	struct look l = {.only = (int)slot};
-	enum db_status st;
-
-	memset(info, 0, sizeof(*info));
-	info->last_slot_us = -1;
-	if (lease_read(db, sql, name, slot + 1, 0, info, &l, &st, err, errlen) != LEASE_OK)
-		return st;
-	*found = l.any;
-	info->slots = l.max_slots;
-	return DB_OK;
-}
-
-static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-					bool force, struct lease_info *was, bool *found, bool *was_held, char *err,
-					size_t errlen)
-{
-	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
-	struct db_result r;
-	enum db_status st;
-
-	*found = *was_held = false;
-	/* Without revocation (schema 1, 2) --release --force still expires
-	 * the lease at once, as it always did. */
-	if (!force && lease_refuse(sql, 3, "--release (a revocation)", &st, err, errlen))
-		return st;
-	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
-	/* A slot past the count is nobody's (it expires at the end of time). */
-	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
-		return st;
-	/* Compare-and-set on the term just read: a newer holder that took
-	 * over in between is neither revoked nor freed by accident. */
-	p[2].u64 = was->term;
-	if (force)
-		st = db_exec(db, STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
-	else
-		st = db_exec(db, STMT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
-	*was_held = st == DB_OK && r.affected == 1;
-	return st;
-}
-
-static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us,
-				       const char *by, struct lease_info *info, char *err, size_t errlen)
-{
-	struct db_value p[] = {
-	    {.type = DB_I64, .i64 = for_us},
-	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
-	    {.type = DB_STR, .str = by},
-	    {.type = DB_STR, .str = name},
-	};
-	struct db_result r;
-	enum db_status st;
-	bool found = false;
-
-	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
-		return st;
-	/* A lease never run gets its first row (slot 0, one slot), paused;
-	 * its first contender with more slots adds the rest, paused too. */
-	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
-	if (st == DB_OK && !found)
-		st = lease_insert(db, sql, name, 0, 1, err, errlen);
-	if (st == DB_OK)
-		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
-	if (st == DB_OK)
-		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
-	return st;
-}
-
-static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
-					struct lease_info *was, char *err, size_t errlen)
-{
-	struct db_value p[] = {{.type = DB_STR, .str = name}};
-	struct db_result r;
-	enum db_status st;
-
-	if (lease_refuse(sql, 3, "--resume", &st, err, errlen))
-		return st;
-	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
-	if (st != DB_OK || !*found)
-		return st;
-	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
-}
-
-static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				       const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
-{
-	struct db_value p[] = {
-	    {.type = DB_STR, .str = name},
-	    {.type = DB_I64, .i64 = slot},
-	    {.type = DB_STR, .str = holder},
-	    {.type = DB_U64, .u64 = term},
-	};
-	struct db_value c[] = {{.type = DB_I64}};
-	struct db_result r;
-	enum db_status st = db_exec(db, STMT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
-
-	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
-	return st;
-}
-
-/* The schema of TABLE's columns, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA;
- * 0 when there is no such table. */
-static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql, const char *table, int *schema,
-				      char *err, size_t errlen)
-{
-	const char *dot = strchr(table, '.');
-	char db_name[65] = "";
-	struct db_value p[] = {{.type = DB_STR, .str = NULL}, {.type = DB_STR, .str = dot ? dot + 1 : table}};
-	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
-	struct db_result r;
-	enum db_status st;
-
-	if (dot) {
-		snprintf(db_name, sizeof(db_name), "%.*s", (int)(dot - table), table);
-		p[0].str = db_name;
-	}
-	*schema = 0;
-	st = db_exec(db, STMT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
-	if (st == DB_OK && r.have_row && c[3].i64 > 0)
-		*schema = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
-	return st;
-}
-
-enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen)
-{
-	return lease_schema_of(db, sql, sql->table, schema, err, errlen);
-}
-
-/* The DDL that takes the lease table from schema V to V + 1; "" when that
- * step changed the lease table not at all (schema 4 added the history's
- * table only). */
-static const char *lease_upgrade_step(const struct lease_sql *sql, int v)
-{
-	switch (v) {
-	case 1:
-		return sql->upgrade_1_2;
-	case 2:
-		return sql->upgrade_2_3;
-	case 4:
-		return sql->upgrade_4_5;
-	default:
-		return "";
-	}
-}
-
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
-				  size_t errlen)
-{
-	enum db_status st;
-
-	/* Look before creating: CREATE TABLE IF NOT EXISTS needs the CREATE
-	 * privilege even when the table is there (issue 27), and deploy
-	 * scripts run --init on every start as the application's own user
-	 * (sql/grants.sql). Two --init at once both create "if not exists". */
-	st = lease_schema_of(db, sql, table, from, err, errlen);
-	if (st != DB_OK || *from == 0)
-		return st == DB_OK ? db_query(db, sql->create, err, errlen) : st;
-	/* A table from an older leaderrun lacks some columns: add them in
-	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
-	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
-		if (lease_upgrade_step(sql, v)[0])
-			st = db_query(db, lease_upgrade_step(sql, v), err, errlen);
-	return st;
-}
-
-/* A statement failed with "unknown column" (DB_NO_TABLE): the table may
- * be older than this build (issue 25: a fleet that rolls its binaries
- * before --init). Then the statements are rendered again for its schema,
- * once, with one warning (lease_sql_older); true: try again. The statements of the older
- * schema are those its own builds run, so old and new builds on the table
- * exclude each other as builds of one version do. No statement prepared
- * on this connection goes stale: every statement whose text changes named
- * a column that the table lacks, and was never prepared. A run keeps the
- * schema it found: should --init upgrade the table meanwhile, its
- * statements still match (slot 0 of a one-slot lease) until it ends. */
-static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
-{
-	char err[256];
-	int schema;
-
-	if (st != DB_NO_TABLE || sql->schema < LEASE_ROWS_SCHEMA || !db_connected(db))
-		return false;
-	if (lease_schema_of(db, sql, sql->table, &schema, err, sizeof(err)) != DB_OK || schema == 0 ||
-	    schema >= LEASE_ROWS_SCHEMA)
-		return false;
-	lease_sql_render_schema(sql, sql->table, schema);
-	sql->older = schema;
-	return true;
-}
-
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
 				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
 				 struct lease_with *with, struct lease_info *info, int64_t *sent_at, enum db_status *st,
@@ -821,55 +551,4 @@ enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const cha
 		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, with, st, err,
 				       errlen);
 	return o;
-}
-
-enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
-			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
-{
-	enum db_status st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
-
-	/* A failed prepare called ON_ROW for no row. */
-	if (lease_adapt(db, sql, st))
-		st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
-	return st;
-}
-
-enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
-			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
-{
-	enum db_status st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
-	return st;
-}
-
-enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
-			   struct lease_info *info, char *err, size_t errlen)
-{
-	enum db_status st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
-	return st;
-}
-
-enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
-			    char *err, size_t errlen)
-{
-	enum db_status st = lease_resume_once(db, sql, name, found, was, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_resume_once(db, sql, name, found, was, err, errlen);
-	return st;
-}
-
-enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
-			   uint64_t term, bool *held, char *err, size_t errlen)
-{
-	enum db_status st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
-	return st;
 }

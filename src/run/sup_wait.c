@@ -55,7 +55,7 @@ struct waiting {
 	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
-	bool refused;	     /* "too many connections" said once */
+	bool refused; /* "too many connections" said once */
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;

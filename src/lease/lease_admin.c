@@ -1,0 +1,227 @@
+/* The operators' commands on a lease's rows: --status, --release (a
+ * revocation, or --force), --pause, --resume and --check. Each is its
+ * statements once, then once more for an older table (lease_adapt). */
+#include <stdio.h>
+#include <string.h>
+
+#include "lease.h"
+#include "lease_int.h"
+
+struct status_ctx {
+	void (*on_row)(void *ctx, const struct lease_row *row);
+	void *ctx;
+};
+
+static void status_row(void *arg, const struct db_value *c)
+{
+	struct status_ctx *sc = arg;
+	struct lease_row row;
+
+	memset(&row, 0, sizeof(row));
+	snprintf(row.name, sizeof(row.name), "%s", c[0].buf);
+	snprintf(row.holder, sizeof(row.holder), "%s", c[1].buf);
+	row.term = c[2].u64;
+	row.held = c[3].i64 != 0;
+	row.expires_in_us = c[4].is_null ? 0 : c[4].i64;
+	snprintf(row.expires_at, sizeof(row.expires_at), "%s", c[5].buf);
+	snprintf(row.renewed_at, sizeof(row.renewed_at), "%s", c[6].buf);
+	snprintf(row.acquired_at, sizeof(row.acquired_at), "%s", c[7].buf);
+	row.has_exit = !c[8].is_null;
+	row.last_exit = (int)c[8].i64;
+	snprintf(row.finished_at, sizeof(row.finished_at), "%s", c[9].buf);
+	snprintf(row.now, sizeof(row.now), "%s", c[10].buf);
+	row.revoked = c[11].i64 == 1;
+	snprintf(row.paused_until, sizeof(row.paused_until), "%s", c[12].buf);
+	snprintf(row.paused_by, sizeof(row.paused_by), "%s", c[13].buf);
+	snprintf(row.last_slot, sizeof(row.last_slot), "%s", c[14].buf);
+	row.slot = (unsigned)c[15].i64;
+	row.slots = (unsigned)c[16].i64;
+	sc->on_row(sc->ctx, &row);
+}
+
+static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const char *name,
+					void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
+					size_t errlen)
+{
+	char bufs[10][LEASE_HOLDER_MAX + 1];
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_value c[] = {
+	    {.type = DB_STR, .buf = bufs[0], .cap = sizeof(bufs[0])},
+	    {.type = DB_STR, .buf = bufs[1], .cap = sizeof(bufs[1])},
+	    {.type = DB_U64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[2], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[3], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[4], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[5], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[6], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = bufs[7], .cap = 32},
+	    {.type = DB_STR, .buf = bufs[8], .cap = sizeof(bufs[8])},
+	    {.type = DB_STR, .buf = bufs[9], .cap = 32},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
+	};
+	struct status_ctx sc = {on_row, ctx};
+	struct db_result r;
+
+	return name ? db_exec_each(db, STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
+		    : db_exec_each(db, STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
+}
+
+/* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
+ * lease has rows; INFO->slots the count in force. */
+static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				      struct lease_info *info, bool *found, char *err, size_t errlen)
+{
+	struct look l = {.only = (int)slot};
+	enum db_status st;
+
+	memset(info, 0, sizeof(*info));
+	info->last_slot_us = -1;
+	if (lease_read(db, sql, name, slot + 1, 0, info, &l, &st, err, errlen) != LEASE_OK)
+		return st;
+	*found = l.any;
+	info->slots = l.max_slots;
+	return DB_OK;
+}
+
+static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+					bool force, struct lease_info *was, bool *found, bool *was_held, char *err,
+					size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
+	struct db_result r;
+	enum db_status st;
+
+	*found = *was_held = false;
+	/* Without revocation (schema 1, 2) --release --force still expires
+	 * the lease at once, as it always did. */
+	if (!force && lease_refuse(sql, 3, "--release (a revocation)", &st, err, errlen))
+		return st;
+	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
+	/* A slot past the count is nobody's (it expires at the end of time). */
+	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
+		return st;
+	/* Compare-and-set on the term just read: a newer holder that took
+	 * over in between is neither revoked nor freed by accident. */
+	p[2].u64 = was->term;
+	if (force)
+		st = db_exec(db, STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
+	else
+		st = db_exec(db, STMT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
+	*was_held = st == DB_OK && r.affected == 1;
+	return st;
+}
+
+static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us,
+				       const char *by, struct lease_info *info, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_I64, .i64 = for_us},
+	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
+	    {.type = DB_STR, .str = by},
+	    {.type = DB_STR, .str = name},
+	};
+	struct db_result r;
+	enum db_status st;
+	bool found = false;
+
+	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
+		return st;
+	/* A lease never run gets its first row (slot 0, one slot), paused;
+	 * its first contender with more slots adds the rest, paused too. */
+	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	if (st == DB_OK && !found)
+		st = lease_insert(db, sql, name, 0, 1, err, errlen);
+	if (st == DB_OK)
+		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+	if (st == DB_OK)
+		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+	return st;
+}
+
+static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
+					struct lease_info *was, char *err, size_t errlen)
+{
+	struct db_value p[] = {{.type = DB_STR, .str = name}};
+	struct db_result r;
+	enum db_status st;
+
+	if (lease_refuse(sql, 3, "--resume", &st, err, errlen))
+		return st;
+	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
+	if (st != DB_OK || !*found)
+		return st;
+	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
+}
+
+static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
+				       const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
+{
+	struct db_value p[] = {
+	    {.type = DB_STR, .str = name},
+	    {.type = DB_I64, .i64 = slot},
+	    {.type = DB_STR, .str = holder},
+	    {.type = DB_U64, .u64 = term},
+	};
+	struct db_value c[] = {{.type = DB_I64}};
+	struct db_result r;
+	enum db_status st = db_exec(db, STMT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
+
+	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
+	return st;
+}
+
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
+			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
+{
+	enum db_status st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+
+	/* A failed prepare called ON_ROW for no row. */
+	if (lease_adapt(db, sql, st))
+		st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
+	return st;
+}
+
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
+			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
+{
+	enum db_status st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
+	return st;
+}
+
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
+			   struct lease_info *info, char *err, size_t errlen)
+{
+	enum db_status st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
+	return st;
+}
+
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+			    char *err, size_t errlen)
+{
+	enum db_status st = lease_resume_once(db, sql, name, found, was, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_resume_once(db, sql, name, found, was, err, errlen);
+	return st;
+}
+
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
+			   uint64_t term, bool *held, char *err, size_t errlen)
+{
+	enum db_status st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+
+	if (lease_adapt(db, sql, st))
+		st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+	return st;
+}

@@ -1,0 +1,46 @@
+/* What the lease's files share (lease.c: a run's statements;
+ * lease_admin.c: the operators'; lease_schema.c: the table's schema): the
+ * look at a lease's rows, a missing row's insert, the refusal of what the
+ * table's schema cannot hold, and the fall-back to an older table's
+ * statements. */
+#ifndef LEADERRUN_LEASE_INT_H
+#define LEADERRUN_LEASE_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "lease.h"
+
+/* What one look at a lease's rows found, for a contender with N slots. */
+struct look {
+	unsigned n;	/* the contender's slot count */
+	int only;	/* >= 0: the operator modes' look at that slot alone */
+	uint64_t pick;	/* spreads contenders over the free slots */
+	unsigned rows;	/* rows of the slots 0..n-1 */
+	unsigned nfree; /* of them, free: expired (a pause is the lease's) */
+	unsigned min_slots, max_slots;
+	bool read_only, any;
+	struct lease_info *info;
+	struct lease_info busy; /* the held slot that expires first */
+};
+
+/* Reads the rows of NAME for a contender with N slots into INFO (lease.c). */
+enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
+			      int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st, char *err,
+			      size_t errlen);
+
+/* Creates the row of SLOT of NAME, of N slots, if it is missing. */
+enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
+			    char *err, size_t errlen);
+
+/* True, with *ST and ERR set, when the table's schema is below NEEDS for
+ * WHAT. */
+bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
+		  size_t errlen);
+
+/* After ST: true when the statements were rendered again for an older
+ * table, and are worth one more try (lease_schema.c). */
+bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st);
+
+#endif
