@@ -64,7 +64,7 @@ struct waiting {
 enum step { STEP_TAKEN, STEP_END, STEP_ON };
 
 /* --wait-timeout ran out: says so, with the row as last seen. */
-static enum step sup_gave_up(struct sup *s, const struct waiting *w, struct outcome *out)
+static enum step sup_wait_timed_out(struct sup *s, const struct waiting *w, struct outcome *out)
 {
 	if (w->last_was_error) {
 		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
@@ -85,7 +85,7 @@ static enum step sup_await(struct sup *s, struct waiting *w, struct worker_resul
 		if ((woke & WOKE_WORKER) && sup_take(s, r) == 0)
 			break;
 		if (!w->first && w->give_up && timing_now() >= w->give_up)
-			return sup_gave_up(s, w, out);
+			return sup_wait_timed_out(s, w, out);
 	}
 	w->first = false;
 	/* Galera, or a DSN with several hosts: no named-lock hint. */
@@ -109,7 +109,7 @@ static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct 
 			break;
 	}
 	if (w->give_up && timing_now() >= w->give_up)
-		return sup_gave_up(s, w, out);
+		return sup_wait_timed_out(s, w, out);
 	return STEP_ON;
 }
 
@@ -373,7 +373,7 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 			break;
 		}
 		if (w.give_up && timing_now() >= w.give_up) {
-			sup_gave_up(s, &w, out);
+			sup_wait_timed_out(s, &w, out);
 			return false;
 		}
 		if (sup_await_change(s, &w, &r, &op, out) == STEP_END)

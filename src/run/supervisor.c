@@ -78,7 +78,7 @@ static void sup_ready(struct sup *s)
 }
 
 /* The wait ended without running the command: STOPPING=1, saying why. */
-static void sup_gave_up(struct sup *s, const struct outcome *out)
+static void sup_not_run(struct sup *s, const struct outcome *out)
 {
 	switch (out->kind) {
 	case OUTCOME_SIGNALLED:
@@ -221,7 +221,7 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 		goto done;
 	event_emit(&s.ev, EV_STARTING, NULL);
 	if (!sup_acquire(&s, out)) {
-		sup_gave_up(&s, out);
+		sup_not_run(&s, out);
 		sup_abandon_acquire(&s);
 		goto done;
 	}
