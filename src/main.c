@@ -57,8 +57,8 @@ int main(int argc, char *argv[])
 	}
 
 	/* This process holds the database password: no core dump of it, and
-	 * no ptrace or /proc/PID/mem for COMMAND, which runs as the same user
-	 * (issue 25); COMMAND's exec makes it dumpable again. */
+	 * no ptrace or /proc/PID/mem for COMMAND, which runs as the same user;
+	 * COMMAND's exec makes it dumpable again. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
 	switch (o.mode) {

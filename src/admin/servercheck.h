@@ -1,4 +1,4 @@
-/* --check-server (issue 27): connects to every host of the DSN, one after
+/* --check-server: connects to every host of the DSN, one after
  * the other, and says of each whether the assumptions of SAFETY and
  * REPLICATION (leaderrun-safety(7)) hold there, one line each
  * (db/promise.h words them); --json: one JSON array of them all. */

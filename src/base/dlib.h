@@ -1,7 +1,7 @@
 /* A shared library's functions through a table of pointers, one style for
  * the client library (db.c) and libcurl (notify.c). The default build
- * loads the library with dlopen when a run first needs it (issue 13:
- * mapping it, and its TLS stack, before main cost every run, --version
+ * loads the library with dlopen when a run first needs it (mapping
+ * it, and its TLS stack, before main cost every run, --version
  * included); the static build (-Dprefer_static=true) links it in and
  * fills the same table with the linked functions, without dlopen.
  *

@@ -32,7 +32,7 @@ static const char *dsn_userinfo_end(const char *auth, const char *auth_end)
 /* Where the parameters begin: the first '?' followed by NAME= or by
  * nothing. Another '?' is a password's: people paste passwords raw, and
  * one with a '?' used to end the authority there, which then failed as
- * "port 'Sup3r'", printing half the secret (issue 25). */
+ * "port 'Sup3r'", printing half the secret. */
 static const char *dsn_query_start(const char *auth)
 {
 	for (const char *q = strchr(auth, '?'); q; q = strchr(q + 1, '?')) {

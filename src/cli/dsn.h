@@ -4,7 +4,7 @@
  * order), a host without a port gets the default.
  * USER:PASSWORD ends at the last '@' before the parameters, which begin at
  * the first '?' followed by NAME= (or by nothing): a raw '@', '/', ':',
- * '#' or other '?' in a password is the password's (issue 25). */
+ * '#' or other '?' in a password is the password's. */
 #ifndef LEADERRUN_DSN_H
 #define LEADERRUN_DSN_H
 

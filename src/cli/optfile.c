@@ -29,7 +29,7 @@ struct optread {
 
 /* Refuses the option files as a whole: past a limit they are not read, and
  * a FIFO in what is not read would still hang the client library, which
- * has no such limit (issue 25). */
+ * has no such limit. */
 static void refuse_limit(struct optread *r, const char *path, const char *what)
 {
 	snprintf(r->err, r->errlen,
@@ -125,7 +125,7 @@ static const char *file_kind(mode_t m)
  * A FIFO or a device is refused (R->refused): fopen would wait for a
  * FIFO's writer for ever, and /dev/zero never ends; the client library,
  * which reads the same files at connect time, would hang on them too, so
- * skipping is no way out (issue 25). O_NONBLOCK makes the open of a FIFO
+ * skipping is no way out. O_NONBLOCK makes the open of a FIFO
  * return at once, so that fstat can tell. */
 static FILE *open_file(struct optread *r, const char *path, const char *from)
 {

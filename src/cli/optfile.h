@@ -2,7 +2,7 @@
  * `host` that lists several hosts ("h1:3306,h2"), which only leaderrun's
  * own connect loop understands, and the TLS settings (`ssl-mode`,
  * `ssl-ca`) that decide whether a server must be verified before the
- * login goes out (issue 20). Everything else in those files is left to the
+ * login goes out. Everything else in those files is left to the
  * client library, which reads them at connect time. */
 #ifndef LEADERRUN_OPTFILE_H
 #define LEADERRUN_OPTFILE_H

@@ -51,7 +51,7 @@ struct db_config {
 	bool need_writable;
 	/* A run's: on one server that takes compound statements (db_blocks),
 	 * the probe goes with the first of them instead of a round trip of
-	 * its own (issue 34); any other first statement probes before it. */
+	 * its own; any other first statement probes before it. */
 	bool probe_late;
 	const char *defaults_file; /* NULL: the usual option files, see read_option_files */
 	bool read_option_files;	   /* read [client] and [leaderrun] from option files */

@@ -77,7 +77,7 @@ enum db_status dberr_classify(unsigned errnum)
 	/* Group Replication's certification failed the COMMIT: a transaction
 	 * on another member changed the row first (multi-primary), or came
 	 * in the backlog a new primary had yet to apply. Rolled back: the
-	 * row is as the winner left it (issue 27). */
+	 * row is as the winner left it. */
 	case 3101: /* ER_TRANSACTION_ROLLBACK_DURING_COMMIT */
 		return DB_CONFLICT;
 	case 1290: /* ER_OPTION_PREVENTS_STATEMENT: --read-only */

@@ -1,4 +1,4 @@
-/* Which TLS a connection gets when the user did not say (issue 20): the
+/* Which TLS a connection gets when the user did not say: the
  * lease replies decide who may run, so a reply that crosses a network must
  * come from a verified server. Pure decisions, no <mysql.h>: db.c applies
  * them, options.c checks them, the unit tests pin them. */

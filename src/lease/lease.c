@@ -217,7 +217,7 @@ static void lease_rollback(struct db *db, enum db_status why)
 	 * worker's fail-over from moving on (it moves from the host of an
 	 * open session only): a lock wait on a Group Replication member cut
 	 * off from the majority, whose stalled commit holds the rows' locks,
-	 * came back to that member at every try (issue 27). */
+	 * came back to that member at every try. */
 	if (why == DB_CONFLICT || (db_connected(db) && db_query(db, "ROLLBACK", err, sizeof(err)) != DB_OK))
 		db_fail_over(db);
 }

@@ -145,7 +145,7 @@ void lease_sql_render_schema(struct lease_sql *sql, const char *table, int schem
 /* What an acquisition carries into its own transaction and round trip
  * where the server runs compound statements (db_blocks, a table of this
  * build's schema): the fence's move and the wake-up hint, so that an
- * uncontended run commits twice (issue 34). RAN says it went that way;
+ * uncontended run commits twice. RAN says it went that way;
  * then FENCE_ERRNO is 0 when the fence moved, else the move's error
  * (FENCE_ERR), with the acquisition committed all the same, as it is when
  * the move is a statement of its own: lease_fence_move carries on from

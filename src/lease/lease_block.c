@@ -1,7 +1,7 @@
 /* An acquisition and a release as one compound statement each, where the
  * server runs them (MariaDB's BEGIN NOT ATOMIC): the statements that a
  * run needs around its command, in two round trips and two commits
- * (issue 34; src/README.md lists them).
+ * (src/README.md lists them).
  *
  * The acquisition: the compare-and-set, and when it matched, the fence's
  * move to the new term and the wake-up hint, one commit. The move keeps

@@ -58,7 +58,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	enum db_status st;
 
 	/* Look before creating: CREATE TABLE IF NOT EXISTS needs the CREATE
-	 * privilege even when the table is there (issue 27), and deploy
+	 * privilege even when the table is there, and deploy
 	 * scripts run --init on every start as the application's own user
 	 * (sql/grants.sql). Two --init at once both create "if not exists". */
 	st = lease_schema_of(db, sql, table, from, err, errlen);
@@ -73,7 +73,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 }
 
 /* A statement failed with "unknown column" (DB_NO_TABLE): the table may
- * be older than this build (issue 25: a fleet that rolls its binaries
+ * be older than this build (a fleet that rolls its binaries
  * before --init). Then the statements are rendered again for its schema,
  * once, with one warning (lease_sql_older); true: try again. The statements of the older
  * schema are those its own builds run, so old and new builds on the table

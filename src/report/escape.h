@@ -1,6 +1,6 @@
 /* Strings that reach a terminal, a log or a metrics file from outside:
  * the lease and history rows, which any contender may write (it has UPDATE
- * on them, issue 25), and the server's own words. Text shows their control
+ * on them), and the server's own words. Text shows their control
  * characters as visible escapes and never sends them.
  *
  * A string is read as UTF-8, one unit at a time: a well-formed character

@@ -293,8 +293,8 @@ struct history *history_start(const struct db_config *cfg, const char *history_t
 }
 
 /* The thread starts only when there is something for it to write: a short
- * run, whose row rides on the lease's connection, never has one (issue 13:
- * on two cores, its start and wake-ups slowed the lease's own round trips
+ * run, whose row rides on the lease's connection, never has one (on two
+ * cores, its start and wake-ups slowed the lease's own round trips
  * more than its writes did). */
 static bool history_start_thread(struct history *h)
 {
@@ -498,7 +498,8 @@ bool history_parked_sql(void *arg, char *out, size_t len)
 	out[0] = '\0';
 	if (h->inserted) {
 		/* The start pruned already. */
-		fits = sqltext_render(out, len, &used, h->sql.close, close_p, 7) && sqltext_append(out, len, &used, "; ");
+		fits =
+		    sqltext_render(out, len, &used, h->sql.close, close_p, 7) && sqltext_append(out, len, &used, "; ");
 		bgthread_unlock(&h->t);
 		return fits;
 	}

@@ -1,7 +1,7 @@
 /* Run history writes (schema 4): one row per run, inserted once the run
  * has lasted HISTORY_BEGIN_DELAY_US and closed when it ends; a run that
  * ends sooner is written whole at its end, one statement instead of two
- * (issue 13: most of what a short run paid for its history).
+ * (most of what a short run paid for its history).
  *
  * While the lease is held they go out on a thread and a connection of
  * their own, never through the database worker: the worker's every
@@ -64,7 +64,7 @@ bool history_parked(struct history *h);
 
 /* Writes the parked row (see history_parked) on DB, a live connection of
  * another thread's: the lease's, after its release, where it costs no
- * connect (issue 13). Runs on the caller's thread, with DB's timeouts.
+ * connect. Runs on the caller's thread, with DB's timeouts.
  * Writes nothing when nothing is parked or DB is not connected;
  * history_finish then writes it on the history's own connection. ARG is
  * the struct history. */
@@ -72,7 +72,7 @@ void history_write_parked(void *arg, struct db *db);
 
 /* The parked row as statements (values in them, sqltext.h) for the
  * release's own transaction on the lease's connection: no statement or
- * commit of its own (issue 34). Fills OUT (LEN bytes) and returns true, or
+ * commit of its own. Fills OUT (LEN bytes) and returns true, or
  * false when nothing is parked (or it does not fit). history_parked_done
  * then says how it went, on DB's thread: ERRNUM 0, written; else the
  * server's error and MSG, and the row is not tried again. ARG is the

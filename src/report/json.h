@@ -1,7 +1,7 @@
 /* JSON string escaping, for --status and --history --json, JSON logs and
  * webhooks. The output is always one valid JSON string (RFC 8259), ASCII
  * apart from the well-formed non-control UTF-8 it passes through, whatever
- * the input: rows of the lease table are anybody's (issue 25). */
+ * the input: rows of the lease table are anybody's. */
 #ifndef LEADERRUN_JSON_H
 #define LEADERRUN_JSON_H
 

@@ -20,7 +20,7 @@
  * --format prometheus: one name, one HELP and one TYPE each, from this one
  * table. node_exporter's textfile collector drops the samples of a family
  * whose HELP or TYPE differs between the files of its directory, and a
- * series two files both carry (issue 25): the per-process families and the
+ * series two files both carry: the per-process families and the
  * lease's (from the table) have names of their own. */
 enum metrics_family_id {
 	/* --metrics-file: this process's view; label lease */

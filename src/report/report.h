@@ -1,6 +1,6 @@
 /* What --status and --history print: a text table, JSON or (--status) the
  * fleet's Prometheus metrics, from rows already read. Every string of a
- * row is anybody's (any contender can UPDATE the tables, issue 25): text
+ * row is anybody's (any contender can UPDATE the tables): text
  * shows its control characters escaped (escape_text), JSON quotes them
  * (json_write), labels escape them (metrics_label). No database here, so
  * the fuzzer drives these printers directly. */

@@ -151,7 +151,7 @@ static void sd_status(struct sdnotify *sd, const char *first, const char *fmt, v
 	vsnprintf(raw, sizeof(raw), fmt, ap);
 	/* One line (the protocol separates assignments with newlines), and no
 	 * control character from a hostile row for systemctl status to show
-	 * raw (issue 25): a holder and paused_by reach these lines. */
+	 * raw: a holder and paused_by reach these lines. */
 	escape_text(text, sizeof(text), raw);
 	if (!first && strcmp(text, sd->status) == 0)
 		return;

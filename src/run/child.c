@@ -586,7 +586,7 @@ static int walk_visit(struct proc_walk *w, size_t i)
 
 /* Signals the tree below this process, breadth first from its own
  * children (the watcher's line excepted): only its own descendants are
- * read, however many processes the machine runs (issue 34). Out of
+ * read, however many processes the machine runs. Out of
  * memory, what was found so far. */
 static int child_kill_walked(const struct child *c, int sig)
 {

@@ -33,7 +33,7 @@ void child_set_deadline(struct child *c, int64_t deadline);
 
 /* Sends SIG to the child's whole process group; -1 with ESRCH once the
  * group was seen empty, for good: the number is free then, and a group of
- * someone else's may take it (issue 25). */
+ * someone else's may take it. */
 int child_signal(struct child *c, int sig);
 
 /* True while any process is left in the child's process group. */

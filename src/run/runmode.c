@@ -212,7 +212,7 @@ static void runmode_init_needs(struct init_report *r, const char *doing, const c
 
 /* The lease table and the run history's, each created or upgraded only
  * when it has to be: a current pair takes no DDL, and so no privilege
- * beyond those of sql/grants.sql (issue 27). */
+ * beyond those of sql/grants.sql. */
 static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r, char *err,
 					  size_t errlen)
 {
@@ -330,7 +330,7 @@ void runmode_init(const struct options *o, struct outcome *out)
 }
 
 /* The run is over: the threads end, each closing its connection, side by
- * side rather than one after the other (issue 13). A run that ended before
+ * side rather than one after the other. A run that ended before
  * its history row was started (history.h) has the whole row sent on the
  * lease's connection: right after the release, by the worker itself
  * (worker_after_release); or, when no release was sent (a lost lease),
@@ -361,7 +361,7 @@ static void runmode_job(const struct options *o, struct lease_sql *sql, struct w
 	job->period_us = o->once_per_us;
 	job->slots = o->slots;
 	/* A --no-wait run takes no wake-up hint: it never waits itself, and
-	 * the hint cost it a statement (issue 13). A follower of the same
+	 * the hint cost it a statement. A follower of the same
 	 * lease that waits finds the hint unheld and polls the row at its
 	 * retry interval instead, as with --no-wake-hint. */
 	job->wake_hint = !o->no_wake_hint && !o->no_wait;

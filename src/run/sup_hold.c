@@ -14,8 +14,7 @@
  * processes it reached. Once the group is gone the watcher guards nothing
  * (it kills only the group, whose number may be anyone's now), and stopping
  * it first leaves this process no child of its own: a run that left
- * nothing behind is then seen to by waitid alone, with no look at /proc
- * (issue 34). */
+ * nothing behind is then seen to by waitid alone, with no look at /proc. */
 static int sup_signal_all(struct sup *s, int sig)
 {
 	int n = child_signal(&s->child, sig) == 0;

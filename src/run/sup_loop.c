@@ -148,7 +148,7 @@ bool sup_reap(struct sup *s)
 }
 
 /* The first server's settings that void the promise, in --check-server's
- * words (issue 27), from what the connect's probe read with its own
+ * words, from what the connect's probe read with its own
  * statement: none of the run's own. */
 static void sup_warn_unsafe(struct sup *s, const struct db_server *srv)
 {
@@ -173,7 +173,7 @@ static void sup_note_server(struct sup *s, const struct db_server *srv)
 	if (!s->ev.server[0])
 		sup_warn_unsafe(s, srv);
 	/* The first once: whether the replies that decide who runs are
-	 * verified (issue 20). */
+	 * verified. */
 	event_emit(&s->ev, s->ev.server[0] ? EV_SERVER_MOVED : EV_SERVER, &(struct event){.srv = srv});
 	snprintf(s->ev.server, sizeof(s->ev.server), "%s", srv->name);
 	if (!srv->galera || s->galera_checked || srv->suspect_timeout_us <= 0)

@@ -148,7 +148,7 @@ static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outco
  * to 25 s for Group Replication with its default timeouts, and longer for
  * a replica promoted by hand; with pauses doubling to 30 s a standby
  * whose retries began during the outage started its command up to 16 s
- * after the new primary took writes (issue 27). Bounded so, it is late by
+ * after the new primary took writes. Bounded so, it is late by
  * a renew interval at most, and it costs what a holder's renews cost: one
  * statement, or one connect per host, a renew interval. */
 static int64_t sup_backoff_cap(const struct options *o)

@@ -71,7 +71,7 @@ static void sup_ready(struct sup *s)
 		return;
 	/* Written while leading, often as root, into a directory a probe
 	 * shares: never through whatever a local user planted at the path
-	 * during the wait (issue 25). */
+	 * during the wait. */
 	n = snprintf(line, sizeof(line), "%s %" PRIu64 "\n", s->o->holder, s->ev.term);
 	if (atomicfile_write(s->o->ready_file, line, (size_t)n, why, sizeof(why)) != 0)
 		event_emit(&s->ev, EV_READY_FILE_FAILED, &(struct event){.err = why});

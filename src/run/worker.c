@@ -224,7 +224,7 @@ static void worker_free(struct worker *w)
 
 /* After the release's result is posted (lock not held): what was to follow
  * it on this connection (a short run's history row), at once rather than
- * after a round trip through the supervisor, then the close (issue 13). */
+ * after a round trip through the supervisor, then the close. */
 static void worker_follow_release(struct worker *w)
 {
 	if (w->after_release && db_connected(w->db))
