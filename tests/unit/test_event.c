@@ -58,7 +58,7 @@ Test(event, every_row_does_something_and_says_it_one_way)
 	}
 }
 
-/* leaderrun(1), --log-format: the JSON "event" names and their levels. */
+/* leaderrun-monitoring(7), JSON LOGS: the JSON "event" names and their levels. */
 Test(event, json_events_and_their_levels_are_the_manuals)
 {
 	static const char *const info[] = {"waiting", "acquired", "exited", "released", "busy", NULL};
@@ -79,7 +79,7 @@ Test(event, json_events_and_their_levels_are_the_manuals)
 		else if (in(r->event, notice))
 			cr_assert_eq(r->level, LOG_NOTICE, "%s", r->name);
 		else
-			cr_assert_fail("%s: JSON event %s is not in leaderrun(1)", r->name, r->event);
+			cr_assert_fail("%s: JSON event %s is not in leaderrun-monitoring(7)", r->name, r->event);
 	}
 }
 
