@@ -18,8 +18,10 @@
  *              with), lease_block.c (an acquisition, a release: one round
  *              trip and one commit each), every statement declared once
  *              in stmts.def
- *   db/        db.c, the only file that includes <mysql.h>; dberr.c
- *              classifies errors; tlspolicy.c; galera.c; sqltext.c
+ *   db/        db_*.c, the only files that include <mysql.h> (db_lib.c,
+ *              db_conn.c, db_probe.c, db_stmt.c, db_block.c,
+ *              db_deadline.c); dberr.c classifies errors; tlspolicy.c;
+ *              galera.c; sqltext.c
  *   report/    beside the loop: event.c and event_table.c (every event of a
  *              run, one row each: log line, --notify/--ping, metrics,
  *              STATUS=, history), log.c, metrics.c, history.c, notify.c,

@@ -1,5 +1,5 @@
 /* A shared library's functions through a table of pointers, one style for
- * the client library (db.c) and libcurl (notify.c). The default build
+ * the client library (db/db_lib.c) and libcurl (notify.c). The default build
  * loads the library with dlopen when a run first needs it (mapping
  * it, and its TLS stack, before main cost every run, --version
  * included); the static build (-Dprefer_static=true) links it in and
@@ -17,7 +17,7 @@
  *
  *     CURL_API(DLIB_LINK)                                           (static)
  *
- * Only db.c includes <mysql.h> and only notify.c <curl/curl.h>: this file
+ * Only db/ includes <mysql.h> and only notify.c <curl/curl.h>: this file
  * names neither library. */
 #ifndef LEADERRUN_DLIB_H
 #define LEADERRUN_DLIB_H

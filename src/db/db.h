@@ -81,7 +81,7 @@ struct db_result {
 struct db;
 
 /* Before any thread starts: the library's global initialisation. */
-/* Loads the client library when the build loads it lazily (see db.c);
+/* Loads the client library when the build loads it lazily (see db_lib.c);
  * fills ERR on failure. CFG says whether TLS may be needed at all (if not,
  * OpenSSL's configuration file is not read). */
 int db_library_init(const struct db_config *cfg, char *err, size_t errlen);

@@ -1,5 +1,5 @@
 /* Database error classes, and the mapping from server/client error numbers.
- * Kept apart from db.c so that it is pure and unit-testable without a
+ * Kept apart from db_*.c so that it is pure and unit-testable without a
  * server; the numbers are the same in MySQL and MariaDB. */
 #ifndef LEADERRUN_DBERR_H
 #define LEADERRUN_DBERR_H

@@ -1,5 +1,5 @@
 /* What leaderrun reads of a Galera node (MariaDB Galera Cluster, Percona
- * XtraDB Cluster): pure parsing, kept apart from db.c for the unit tests. */
+ * XtraDB Cluster): pure parsing, kept apart from db_probe.c for the unit tests. */
 #ifndef LEADERRUN_GALERA_H
 #define LEADERRUN_GALERA_H
 

@@ -1,8 +1,8 @@
 /* What a server's settings mean for the promise of SAFETY and REPLICATION
  * (leaderrun-safety(7)): each assumption held, not held or unknown, in
  * words that say what to change. Pure: the facts are read elsewhere
- * (--check-server: admin/servercheck.c; a run: db.c's probe), judged
- * here, so that both say the same. tests/unit/test_promise.c. */
+ * (--check-server: admin/servercheck.c; a run: db_probe.c's probe),
+ * judged here, so that both say the same. tests/unit/test_promise.c. */
 #ifndef LEADERRUN_PROMISE_H
 #define LEADERRUN_PROMISE_H
 

@@ -20,7 +20,7 @@
 #include "stmt.h"
 
 /* The lock wait that one attempt of the move may spend (the session's
- * innodb_lock_wait_timeout, db.c), with room for the round trips. */
+ * innodb_lock_wait_timeout, db/db_probe.c), with room for the round trips. */
 #define FENCE_ATTEMPT_US (1500 * USEC_PER_MSEC)
 
 /* A fence of schema 6, which has no leaderrun_fence_move: moved by this

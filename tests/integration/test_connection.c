@@ -325,11 +325,11 @@ static int trickle_start(const char *arg)
 }
 
 /* The bound these tests pin is Connector/C's: it lets leaderrun do every
- * wait on the socket (MARIADB_OPT_IO_WAIT, db.c). Oracle's libmysqlclient
- * has no such hook, nor a non-blocking prepared statement, so a build
- * against it bounds each read and not the call: the known limit that
- * SECURITY in leaderrun-safety(7) names ("Slow and hostile servers"). The
- * tests skip there, saying so, rather than fail on a documented gap. */
+ * wait on the socket (MARIADB_OPT_IO_WAIT, db_deadline.c). Oracle's
+ * libmysqlclient has no such hook, nor a non-blocking prepared statement,
+ * so a build against it bounds each read and not the call: the known limit
+ * that SECURITY in leaderrun-safety(7) names ("Slow and hostile servers").
+ * The tests skip there, saying so, rather than fail on a documented gap. */
 static void skip_on_oracles_library(void)
 {
 	char version[256];

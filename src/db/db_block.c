@@ -1,0 +1,155 @@
+/* Compound statements (db_block): several statements and one commit in
+ * one round trip, with the probe riding along on a connection's first. */
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool db_blocks(const struct db *db)
+{
+	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
+	 * (10.3), and an older server's refusal switches them off. Not on
+	 * Galera: db_block says why. */
+	return db->mysql && !db->blocks_off && !db->server.galera &&
+	       strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
+}
+
+/* A result column as text into V, typed. */
+static void db_text_value(struct db_value *v, const char *text, unsigned long len)
+{
+	v->is_null = text == NULL;
+	switch (v->type) {
+	case DB_I64:
+		v->i64 = text ? strtoll(text, NULL, 10) : 0;
+		break;
+	case DB_U64:
+		v->u64 = text ? strtoull(text, NULL, 10) : 0;
+		break;
+	case DB_STR:
+		if (v->buf && v->cap) {
+			size_t n = text ? (len < v->cap - 1 ? len : v->cap - 1) : 0;
+			if (n)
+				memcpy(v->buf, text, n);
+			v->buf[n] = '\0';
+		}
+		break;
+	}
+}
+
+/* The block's result sets: the probe's first when it carried it (into
+ * *READ_ONLY), then the body's: the first row of its last one into COLS. */
+static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, struct db_value *cols,
+				       unsigned ncols, struct db_result *res, char *err, size_t errlen)
+{
+	MYSQL *m = db->mysql;
+	int more;
+
+	do {
+		MYSQL_RES *r = lib.mysql_store_result(m);
+		MYSQL_ROW row = r ? lib.mysql_fetch_row(r) : NULL;
+
+		if (r && *probe) {
+			*read_only = db_probe_row(db, row);
+			*probe = false;
+			/* Probed, and the session set up, whatever follows. */
+			db->unprobed = false;
+			db->stmt_settings = false;
+		} else if (row && lib.mysql_num_fields(r) >= ncols) {
+			unsigned long *len = lib.mysql_fetch_lengths(r);
+			for (unsigned i = 0; i < ncols; i++)
+				db_text_value(&cols[i], row[i], len[i]);
+			res->have_row = true;
+		}
+		if (r)
+			lib.mysql_free_result(r);
+	} while ((more = lib.mysql_next_result(m)) == 0);
+	if (more > 0 || lib.mysql_errno(m))
+		return db_fail(db, lib.mysql_errno(m), lib.mysql_error(m), err, errlen);
+	return DB_OK;
+}
+
+/* The whole statement around BODY: the outermost handler, which never
+ * leaves a transaction open behind an error; the session's lock wait; and
+ * on a connection not probed yet, the probe, with BODY run only on a
+ * server that the probe would pass (writable, not Galera: a Galera node's
+ * readiness takes the probe of old, db_probe). */
+static char *db_block_text(const struct db *db, const char *body, bool probe)
+{
+	size_t len = strlen(body) + 1024, used = 0;
+	char *q = malloc(len);
+
+	if (!q)
+		return NULL;
+	used = (size_t)snprintf(q, len,
+				"BEGIN NOT ATOMIC DECLARE EXIT HANDLER FOR SQLEXCEPTION BEGIN ROLLBACK; RESIGNAL; END; "
+				"SET SESSION innodb_lock_wait_timeout = 1%s; ",
+				probe ? ", wait_timeout = 28800" : "");
+	if (probe)
+		used += (size_t)snprintf(q + used, len - used,
+					 "SELECT " DB_PROBE_COLUMNS "; IF @@global.wsrep_on = 0%s THEN ",
+					 db->cfg.need_writable ? " AND @@global.read_only = 0" : "");
+	snprintf(q + used, len - used, "BEGIN %s END; %sEND", body, probe ? "END IF; " : "");
+	return q;
+}
+
+/* One attempt; *GALERA: the probe that rode along found a Galera node,
+ * and BODY did not run. */
+static enum db_status db_block_once(struct db *db, const char *body, struct db_value *cols, unsigned ncols,
+				    struct db_result *res, bool *galera, char *err, size_t errlen)
+{
+	bool probe = db->unprobed, pending = probe, armed;
+	int64_t read_only = 0;
+	char *q = db_block_text(db, body, probe);
+	enum db_status st = DB_OK;
+	unsigned e;
+
+	if (!q) {
+		snprintf(err, errlen, "out of memory");
+		return DB_ERROR;
+	}
+	armed = db_arm_io(db);
+	if (lib.mysql_query(db->mysql, q) != 0) {
+		e = lib.mysql_errno(db->mysql);
+		/* 1064: no compound statement here (a proxy, an old server);
+		 * 1193: a variable it lacks (no Galera built in, no
+		 * @@in_transaction). The caller goes the way of old. */
+		if (e == 1064 || e == 1193)
+			db->blocks_off = true;
+		st = db_fail(db, e, lib.mysql_error(db->mysql), err, errlen);
+	} else
+		st = db_block_results(db, &pending, &read_only, cols, ncols, res, err, errlen);
+	db_disarm(armed);
+	free(q);
+	if (st == DB_OK && probe) {
+		*galera = db->server.galera;
+		st = *galera ? DB_OK : db_read_only(db, read_only, err, errlen);
+		if (st == DB_READ_ONLY)
+			db_disconnect(db);
+	}
+	return st;
+}
+
+enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
+			char *err, size_t errlen)
+{
+	bool galera = false;
+	enum db_status st;
+
+	memset(res, 0, sizeof(*res));
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
+	/* A Galera node, found by the probe that rode along: BODY did not
+	 * run. Probed as such (its readiness, causal reads), and the caller
+	 * goes a statement at a time (db_blocks is off there): a compound
+	 * statement aborted by a conflicting transaction certified on
+	 * another node was seen to hang until the I/O timeout. */
+	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK) {
+		snprintf(err, errlen, "no compound statements on a Galera node");
+		st = DB_ERROR;
+	}
+	return st;
+}

@@ -1,0 +1,321 @@
+/* Statements on the live connection: prepared ones (db_exec), and text
+ * queries (db_query*). */
+#include "db_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+	bool armed;
+
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	if (db->unprobed && (st = db_settle(db, err, errlen)) != DB_OK)
+		return st;
+	armed = db_arm_io(db);
+	if (lib.mysql_query(db->mysql, sql) != 0)
+		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	db_disarm(armed);
+	return st;
+}
+
+struct db_first_int {
+	int64_t *out;
+	bool seen;
+};
+
+static void db_first_int(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct db_first_int *f = ctx;
+
+	if (!f->seen && ncols > 0 && row[0])
+		*f->out = strtoll(row[0], NULL, 10);
+	f->seen = true;
+}
+
+enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen)
+{
+	struct db_first_int f = {out, false};
+
+	*out = -1;
+	return db_query_rows(db, sql, 1, db_first_int, &f, err, errlen);
+}
+
+static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long *len, db_bool *is_null)
+{
+	memset(b, 0, sizeof(*b));
+	switch (v->type) {
+	case DB_STR:
+		b->buffer_type = MYSQL_TYPE_STRING;
+		if (v->buf) {
+			b->buffer = v->buf;
+			b->buffer_length = v->cap ? v->cap - 1 : 0;
+		} else {
+			b->buffer = (char *)v->str;
+			b->buffer_length = v->str ? strlen(v->str) : 0;
+		}
+		break;
+	case DB_I64:
+		b->buffer_type = MYSQL_TYPE_LONGLONG;
+		b->buffer = (void *)&v->i64;
+		break;
+	case DB_U64:
+		b->buffer_type = MYSQL_TYPE_LONGLONG;
+		b->buffer = (void *)&v->u64;
+		b->is_unsigned = 1;
+		break;
+	}
+	b->length = len;
+	b->is_null = is_null;
+}
+
+/* A statement's error, or its connection's when the statement has none:
+ * Connector/C leaves an error met while fetching a result (Galera's abort
+ * of the transaction, error 1213, in the middle of a SELECT ... FOR
+ * UPDATE) on the connection alone. Read as the statement's errno 0, it
+ * was an unknown error that ended the run with 69, not the conflict that
+ * is retried (seen with contenders racing through three nodes). */
+static unsigned db_stmt_errno(struct db *db, MYSQL_STMT *st, const char **msg)
+{
+	unsigned e = lib.mysql_stmt_errno(st);
+
+	*msg = lib.mysql_stmt_error(st);
+	if (e == 0 && db->mysql && lib.mysql_errno(db->mysql) != 0) {
+		e = lib.mysql_errno(db->mysql);
+		*msg = lib.mysql_error(db->mysql);
+	}
+	if (e == 0 && !**msg)
+		*msg = "the client library reported a failure and no error";
+	return e;
+}
+
+static enum db_status db_stmt_fail(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
+{
+	const char *msg;
+	unsigned e = db_stmt_errno(db, st, &msg);
+
+	return db_fail(db, e, msg, err, errlen);
+}
+
+/* A failure of a statement that is not kept (its prepare failed): the
+ * error is copied out before the handle goes. */
+static enum db_status db_stmt_gone(struct db *db, MYSQL_STMT *st, char *err, size_t errlen)
+{
+	char copy[512];
+	const char *msg;
+	unsigned e = db_stmt_errno(db, st, &msg);
+
+	snprintf(copy, sizeof(copy), "%s", msg);
+	lib.mysql_stmt_close(st);
+	return db_fail(db, e, copy, err, errlen);
+}
+
+#define DB_STMT_SETTINGS "SET STATEMENT innodb_lock_wait_timeout=1 FOR "
+
+/* A new handle for the statement at index ID, prepared from SQL with
+ * libmysqlclient. With Connector/C the first execution prepares it in the
+ * same round trip (mariadb_stmt_execute_direct: COM_STMT_PREPARE and
+ * COM_STMT_EXECUTE sent together); the parameters are bound before, so the
+ * library must be told how many. A one-shot run would otherwise pay a
+ * round trip per statement for prepares. */
+static enum db_status db_stmt_new(struct db *db, unsigned id, const char *sql, unsigned nparams, MYSQL_STMT **out,
+				  char *err, size_t errlen)
+{
+	MYSQL_STMT *st = lib.mysql_stmt_init(db->mysql);
+
+	if (!st)
+		return db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+#if defined(LIBMARIADB)
+	unsigned n = nparams;
+	(void)id;
+	(void)sql;
+	if (nparams)
+		lib.mysql_stmt_attr_set(st, STMT_ATTR_PREBIND_PARAMS, &n);
+#else
+	(void)nparams;
+	if (lib.mysql_stmt_prepare(st, sql, (unsigned long)strlen(sql)) != 0)
+		return db_stmt_gone(db, st, err, errlen);
+	db->stmts[id] = st;
+#endif
+	*out = st;
+	return DB_OK;
+}
+
+/* Binds PARAMS and executes ST, the statement at index ID; FRESH: its
+ * first execution on this connection, of SQL. A handle that never became
+ * the connection's is closed on failure. */
+static enum db_status db_stmt_run(struct db *db, unsigned id, MYSQL_STMT *st, bool fresh, const char *sql,
+				  const struct db_value *params, unsigned nparams, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_PARAMS];
+	unsigned long len[DB_MAX_PARAMS];
+	db_bool null[DB_MAX_PARAMS];
+
+	for (unsigned i = 0; i < nparams; i++) {
+		/* A NULL string parameter is SQL NULL. */
+		null[i] = params[i].is_null || (params[i].type == DB_STR && !params[i].str);
+		db_bind_value(&b[i], &params[i], &len[i], &null[i]);
+		len[i] = b[i].buffer_length;
+	}
+	if (nparams && lib.mysql_stmt_bind_param(st, b) != 0) {
+		if (fresh && !db->stmts[id])
+			return db_stmt_gone(db, st, err, errlen);
+		return db_stmt_fail(db, st, err, errlen);
+	}
+#if defined(LIBMARIADB)
+	if (fresh) {
+		if (lib.mariadb_stmt_execute_direct(st, sql, strlen(sql)) != 0)
+			return db_stmt_gone(db, st, err, errlen);
+		db->stmts[id] = st;
+		return DB_OK;
+	}
+#else
+	(void)sql;
+#endif
+	if (lib.mysql_stmt_execute(st) != 0)
+		return db_stmt_fail(db, st, err, errlen);
+	return DB_OK;
+}
+
+/* Fetches the rows of ST into COLS: the first only without ON_ROW, else
+ * each, handed to ON_ROW(CTX, COLS). */
+static enum db_status db_stmt_fetch(struct db *db, MYSQL_STMT *st, struct db_value *cols, unsigned ncols,
+				    db_row_fn *on_row, void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	MYSQL_BIND b[DB_MAX_COLS];
+	unsigned long len[DB_MAX_COLS];
+	db_bool null[DB_MAX_COLS];
+
+	for (unsigned i = 0; i < ncols; i++) {
+		null[i] = 0;
+		len[i] = 0;
+		db_bind_value(&b[i], &cols[i], &len[i], &null[i]);
+	}
+	if (lib.mysql_stmt_bind_result(st, b) != 0)
+		return db_stmt_fail(db, st, err, errlen);
+	for (;;) {
+		switch (lib.mysql_stmt_fetch(st)) {
+		case 0:
+		case MYSQL_DATA_TRUNCATED:
+			break;
+		case MYSQL_NO_DATA:
+			lib.mysql_stmt_free_result(st);
+			return DB_OK;
+		default: {
+			enum db_status s = db_stmt_fail(db, st, err, errlen);
+			if (db->mysql)
+				lib.mysql_stmt_free_result(st);
+			return s;
+		}
+		}
+		res->have_row = true;
+		for (unsigned i = 0; i < ncols; i++) {
+			cols[i].is_null = null[i] != 0;
+			if (cols[i].type == DB_STR && cols[i].buf && cols[i].cap) {
+				size_t n = len[i] < cols[i].cap - 1 ? len[i] : cols[i].cap - 1;
+				cols[i].buf[null[i] ? 0 : n] = '\0';
+			}
+		}
+		if (!on_row)
+			break;
+		on_row(ctx, cols);
+	}
+	lib.mysql_stmt_free_result(st);
+	return DB_OK;
+}
+
+static enum db_status db_exec_armed(struct db *db, unsigned id, const char *sql, const struct db_value *params,
+				    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row,
+				    void *ctx, struct db_result *res, char *err, size_t errlen)
+{
+	char prefixed[sizeof(DB_STMT_SETTINGS) + DB_MAX_SQL];
+	MYSQL_STMT *st;
+	bool fresh;
+	enum db_status s;
+
+	memset(res, 0, sizeof(*res));
+	if (id >= DB_MAX_STMTS || nparams > DB_MAX_PARAMS || ncols > DB_MAX_COLS) {
+		snprintf(err, errlen, "internal error: statement %u, or its parameters or columns, out of range", id);
+		return DB_ERROR;
+	}
+	if (!db->mysql) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	if (db->unprobed && (s = db_settle(db, err, errlen)) != DB_OK)
+		return s;
+	st = db->stmts[id];
+	fresh = !st;
+	if (fresh && db->stmt_settings) {
+		/* Prepared once per connection: the prefix costs nothing later. */
+		if (strlen(sql) >= DB_MAX_SQL) {
+			snprintf(err, errlen, "internal error: statement too long");
+			return DB_ERROR;
+		}
+		snprintf(prefixed, sizeof(prefixed), "%s%s", DB_STMT_SETTINGS, sql);
+		sql = prefixed;
+	}
+	if (fresh && (s = db_stmt_new(db, id, sql, nparams, &st, err, errlen)) != DB_OK)
+		return s;
+	s = db_stmt_run(db, id, st, fresh, sql, params, nparams, err, errlen);
+	if (s != DB_OK)
+		return s;
+	res->affected = (uint64_t)lib.mysql_stmt_affected_rows(st);
+	res->insert_id = (uint64_t)lib.mysql_stmt_insert_id(st);
+	if (!cols)
+		return DB_OK;
+	return db_stmt_fetch(db, st, cols, ncols, on_row, ctx, res, err, errlen);
+}
+
+enum db_status db_exec_each(struct db *db, unsigned stmt, const char *sql, const struct db_value *params,
+			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
+			    struct db_result *res, char *err, size_t errlen)
+{
+	/* The statement with all its rows, under one deadline: a server that
+	 * trickles a result cannot stretch it either. */
+	bool armed = db_arm_io(db);
+	enum db_status st = db_exec_armed(db, stmt, sql, params, nparams, cols, ncols, on_row, ctx, res, err, errlen);
+
+	db_disarm(armed);
+	return st;
+}
+
+enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const struct db_value *params, unsigned nparams,
+		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
+{
+	return db_exec_each(db, stmt, sql, params, nparams, cols, ncols, NULL, NULL, res, err, errlen);
+}
+
+/* --check-server's reads. Text queries, not prepared: SHOW
+ * statements, and the exact "select @@version_comment limit 1" that
+ * ProxySQL answers itself. */
+enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
+			     char *err, size_t errlen)
+{
+	MYSQL_RES *res = NULL;
+	MYSQL_ROW row;
+	/* The statement and all its rows, under one deadline. */
+	bool armed = db_arm_io(db);
+	enum db_status st = db_query(db, sql, err, errlen);
+
+	if (st == DB_OK && !(res = lib.mysql_store_result(db->mysql)))
+		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	/* ON_ROW reads NCOLS columns: a result of fewer (a proxy, another
+	 * server's SHOW) is refused, not read past its end. */
+	if (res && lib.mysql_num_fields(res) < ncols) {
+		snprintf(err, errlen, "the server answered %u column(s) where %u were expected: %s",
+			 lib.mysql_num_fields(res), ncols, sql);
+		st = DB_ERROR;
+	}
+	while (st == DB_OK && (row = lib.mysql_fetch_row(res)))
+		on_row(ctx, (const char *const *)row, ncols);
+	if (res)
+		lib.mysql_free_result(res);
+	db_disarm(armed);
+	return st;
+}
