@@ -3,7 +3,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -171,7 +173,7 @@ struct parse {
 	char **argv;
 	int command_at;	      /* argv's index of COMMAND, where getopt stopped */
 	bool given[DEFS_MAX]; /* by the table's index: given on the command line */
-	const char *dsn_text, *dsn_from, *table, *password_file;
+	const char *dsn_text, *table, *password_file;
 	int dsn_rc;	   /* dsn_parse's, when dsn_text was parsed */
 	char dsn_why[512]; /* its message, when it failed */
 	const char *ssl_mode, *ssl_ca, *ssl_cert, *ssl_key;
@@ -197,30 +199,68 @@ typedef int opt_set_fn(struct parse *p, const char *arg);
 		return -1;                                                                                             \
 	} while (0)
 
-static int parse_duration_opt(const char *opt, const char *text, int64_t *out, char *err, size_t errlen)
+/* OPTIONS_DURATION: "--NAME: why" when it is no duration, "--NAME VALUE
+ * out_of_range" when it is not one of the row's. */
+static int store_duration(struct parse *p, const struct options_def *d, const char *arg, int64_t *out)
 {
 	char why[160];
 
-	if (duration_parse(text, out, why, sizeof(why)) < 0) {
-		snprintf(err, errlen, "%s: %s", opt, SHOWN(why));
-		return -1;
+	if (duration_parse(arg, out, why, sizeof(why)) < 0)
+		FAIL("--%s: %s", d->name, SHOWN(why));
+	if (d->store.out_of_range && (*out < d->store.min || *out > d->store.max))
+		FAIL("--%s %s %s", d->name, SHOWN(arg), d->store.out_of_range);
+	return 0;
+}
+
+/* OPTIONS_NUMBER: a decimal int from min to max. */
+static int store_number(struct parse *p, const struct options_def *d, const char *arg, int *out)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < d->store.min || n > d->store.max)
+		FAIL("--%s '%s' must be a number from %" PRId64 " to %" PRId64, d->name, SHOWN(arg), d->store.min,
+		     d->store.max);
+	*out = (int)n;
+	return 0;
+}
+
+/* Stores an option's value as its row's store column says. Returns what
+ * the row's set function returns, or 0 or -1 (a usage error). */
+static int options_store(struct parse *p, const struct options_def *d, const char *arg)
+{
+	const struct options_store *s = &d->store;
+	void *at = (s->place == OPTIONS_IN_PARSE ? (char *)p : (char *)p->o) + s->offset;
+
+	switch (s->kind) {
+	case OPTIONS_CALL:
+		return d->set(p, arg);
+	case OPTIONS_FLAG:
+		*(bool *)at = true;
+		return 0;
+	case OPTIONS_COUNT:
+		(*(int *)at)++;
+		return 0;
+	case OPTIONS_TEXT:
+		*(const char **)at = arg;
+		return 0;
+	case OPTIONS_DURATION:
+		return store_duration(p, d, arg, at);
+	case OPTIONS_NUMBER:
+		return store_number(p, d, arg, at);
+	case OPTIONS_SELECT_MODE:
+		p->o->mode = s->mode;
+		p->modes++;
+		if (d->takes_value)
+			p->mode_lease = arg;
+		return 0;
 	}
-	return 0;
+	FAIL("--%s: no way to store it", d->name);
 }
 
-#define DURATION(opt, field) parse_duration_opt(opt, arg, &p->o->field, p->err, p->errlen)
-
-static int set_dsn(struct parse *p, const char *arg)
-{
-	p->dsn_text = arg;
-	p->dsn_from = "--dsn";
-	return 0;
-}
-static int set_password_file(struct parse *p, const char *arg)
-{
-	p->password_file = arg;
-	return 0;
-}
+/* The options that do more than store a value. */
 static int set_defaults_file(struct parse *p, const char *arg)
 {
 	struct stat st;
@@ -233,93 +273,6 @@ static int set_defaults_file(struct parse *p, const char *arg)
 	p->o->defaults_file = arg;
 	return 0;
 }
-static int set_fence_user(struct parse *p, const char *arg)
-{
-	p->fence_user = arg;
-	return 0;
-}
-static int set_table(struct parse *p, const char *arg)
-{
-	p->table = arg;
-	return 0;
-}
-static int set_ssl_mode(struct parse *p, const char *arg)
-{
-	p->ssl_mode = arg;
-	return 0;
-}
-static int set_ssl_ca(struct parse *p, const char *arg)
-{
-	p->ssl_ca = arg;
-	return 0;
-}
-static int set_ssl_cert(struct parse *p, const char *arg)
-{
-	p->ssl_cert = arg;
-	return 0;
-}
-static int set_ssl_key(struct parse *p, const char *arg)
-{
-	p->ssl_key = arg;
-	return 0;
-}
-static int set_mode(struct parse *p, enum options_mode m)
-{
-	p->o->mode = m;
-	p->modes++;
-	return 0;
-}
-static int set_init(struct parse *p, const char *arg)
-{
-	return set_mode(p, MODE_INIT);
-}
-static int set_status(struct parse *p, const char *arg)
-{
-	return set_mode(p, MODE_STATUS);
-}
-static int set_release(struct parse *p, const char *arg)
-{
-	p->mode_lease = arg;
-	return set_mode(p, MODE_RELEASE);
-}
-static int set_check(struct parse *p, const char *arg)
-{
-	return set_mode(p, MODE_CHECK);
-}
-static int set_check_server(struct parse *p, const char *arg)
-{
-	return set_mode(p, MODE_CHECK_SERVER);
-}
-static int set_pause(struct parse *p, const char *arg)
-{
-	p->mode_lease = arg;
-	return set_mode(p, MODE_PAUSE);
-}
-static int set_resume(struct parse *p, const char *arg)
-{
-	p->mode_lease = arg;
-	return set_mode(p, MODE_RESUME);
-}
-static int set_history(struct parse *p, const char *arg)
-{
-	p->mode_lease = arg;
-	return set_mode(p, MODE_HISTORY);
-}
-static int set_format(struct parse *p, const char *arg)
-{
-	p->format = arg;
-	return 0;
-}
-static int set_limit(struct parse *p, const char *arg)
-{
-	p->limit_text = arg;
-	return 0;
-}
-static int set_history_keep(struct parse *p, const char *arg)
-{
-	p->keep_text = arg;
-	return 0;
-}
 static int set_metrics_file(struct parse *p, const char *arg)
 {
 	if (!*arg)
@@ -327,68 +280,11 @@ static int set_metrics_file(struct parse *p, const char *arg)
 	p->o->metrics_file = arg;
 	return 0;
 }
-static int set_for(struct parse *p, const char *arg)
-{
-	if (DURATION("--for", pause_for_us) < 0)
-		return -1;
-	if (p->o->pause_for_us <= 0)
-		FAIL("--for %s is not a time to pause for; give a positive duration", SHOWN(arg));
-	return 0;
-}
-static int set_force(struct parse *p, const char *arg)
-{
-	p->o->force = true;
-	return 0;
-}
-static int set_once_per(struct parse *p, const char *arg)
-{
-	if (DURATION("--once-per", once_per_us) < 0)
-		return -1;
-	/* A second at least: slots are cron's, and a period past a year is
-	 * surely a typo (and keeps the arithmetic far from overflowing). */
-	if (p->o->once_per_us < USEC_PER_SEC || p->o->once_per_us > 366 * 24 * 3600 * USEC_PER_SEC)
-		FAIL("--once-per %s is out of range; use 1s to 366 days (as 8784h)", SHOWN(arg));
-	return 0;
-}
-static int set_slots(struct parse *p, const char *arg)
-{
-	p->slots_text = arg;
-	return 0;
-}
-static int set_slot(struct parse *p, const char *arg)
-{
-	p->slot_text = arg;
-	return 0;
-}
-static int set_json(struct parse *p, const char *arg)
-{
-	p->o->json = true;
-	return 0;
-}
-static int set_term(struct parse *p, const char *arg)
-{
-	p->term_text = arg;
-	return 0;
-}
-static int set_min_hold(struct parse *p, const char *arg)
-{
-	return DURATION("--min-hold", min_hold_us);
-}
-static int set_ping(struct parse *p, const char *arg)
-{
-	p->o->ping_url = arg;
-	return 0;
-}
 static int set_notify(struct parse *p, const char *arg)
 {
 	if (p->o->nnotify == OPTIONS_MAX_NOTIFY)
 		FAIL("at most %d --notify URLs", OPTIONS_MAX_NOTIFY);
 	p->o->notify_urls[p->o->nnotify++] = arg;
-	return 0;
-}
-static int set_log_format(struct parse *p, const char *arg)
-{
-	p->log_format = arg;
 	return 0;
 }
 /* "a FIFO" when PATH exists and is a FIFO, device or socket (stat does
@@ -400,38 +296,6 @@ static const char *options_special_file(const char *path)
 	if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
 		return NULL;
 	return S_ISFIFO(st.st_mode) ? "a FIFO" : S_ISSOCK(st.st_mode) ? "a socket" : "a device";
-}
-static int set_ready_file(struct parse *p, const char *arg)
-{
-	p->o->ready_file = arg;
-	return 0;
-}
-static int set_no_wake_hint(struct parse *p, const char *arg)
-{
-	p->o->no_wake_hint = true;
-	return 0;
-}
-static int set_lease(struct parse *p, const char *arg)
-{
-	p->lease_arg = arg;
-	return 0;
-}
-static int set_holder(struct parse *p, const char *arg)
-{
-	p->holder_arg = arg;
-	return 0;
-}
-static int set_ttl(struct parse *p, const char *arg)
-{
-	return DURATION("--ttl", timing.ttl_us);
-}
-static int set_renew(struct parse *p, const char *arg)
-{
-	return DURATION("--renew-interval", timing.renew_us);
-}
-static int set_grace(struct parse *p, const char *arg)
-{
-	return DURATION("--kill-grace", timing.grace_us);
 }
 static int set_kill_signal(struct parse *p, const char *arg)
 {
@@ -454,53 +318,6 @@ static int set_command(struct parse *p, const char *arg)
 	p->shell_at = optind - 1;
 	return 0;
 }
-static int set_max_runtime(struct parse *p, const char *arg)
-{
-	if (DURATION("--max-runtime", max_runtime_us) < 0)
-		return -1;
-	if (p->o->max_runtime_us <= 0)
-		FAIL("--max-runtime %s is no time to run for; give a positive duration, like 30m", SHOWN(arg));
-	return 0;
-}
-static int set_no_wait(struct parse *p, const char *arg)
-{
-	p->o->no_wait = true;
-	return 0;
-}
-static int set_wait_timeout(struct parse *p, const char *arg)
-{
-	return DURATION("--wait-timeout", wait_timeout_us);
-}
-static int set_retry(struct parse *p, const char *arg)
-{
-	if (DURATION("--retry-interval", retry_us) < 0)
-		return -1;
-	if (p->o->retry_us < 10 * USEC_PER_MSEC)
-		FAIL("--retry-interval %s is too short; use at least 10ms", SHOWN(arg));
-	return 0;
-}
-static int set_busy_exit(struct parse *p, const char *arg)
-{
-	char *end;
-	long n;
-
-	errno = 0;
-	n = strtol(arg, &end, 10);
-	if (errno || end == arg || *end || n < 0 || n > 255)
-		FAIL("--busy-exit-code '%s' must be a number from 0 to 255", SHOWN(arg));
-	p->o->busy_exit = (int)n;
-	return 0;
-}
-static int set_verbose(struct parse *p, const char *arg)
-{
-	p->o->verbosity++;
-	return 0;
-}
-static int set_quiet(struct parse *p, const char *arg)
-{
-	p->quiet = true;
-	return 0;
-}
 static int show_help(struct parse *p, const char *arg);
 static int show_version(struct parse *p, const char *arg)
 {
@@ -508,119 +325,158 @@ static int show_version(struct parse *p, const char *arg)
 	return OPT_DONE;
 }
 
+/* The columns that say how a row stores its value: its set function, its
+ * store, and whether it takes a value (set, store, takes_value). A field
+ * is named with its type: a field of another type fails the build
+ * (_Generic has no association for it), not the run. */
+/* (clang-format would take STORE's braces for a block.) */
+/* clang-format off */
+#define IN_OPTIONS(field, type) \
+	OPTIONS_IN_OPTIONS, _Generic(((struct options *)NULL)->field, type: offsetof(struct options, field))
+#define IN_PARSE(field, type) \
+	OPTIONS_IN_PARSE, _Generic(((struct parse *)NULL)->field, type: offsetof(struct parse, field))
+#define STORE(kind, at, mode, min, max, out_of_range) NULL, {kind, at, mode, min, max, out_of_range}
+#define CALL(fn, takes_value) fn, {OPTIONS_CALL, OPTIONS_IN_OPTIONS, 0, MODE_RUN, 0, 0, NULL}, takes_value
+#define FLAG(in, field)  STORE(OPTIONS_FLAG, in(field, bool), MODE_RUN, 0, 0, NULL), false
+#define COUNT(in, field) STORE(OPTIONS_COUNT, in(field, int), MODE_RUN, 0, 0, NULL), false
+#define TEXT(in, field)  STORE(OPTIONS_TEXT, in(field, const char *), MODE_RUN, 0, 0, NULL), true
+/* A duration outside MIN..MAX is refused with "--NAME VALUE OUT_OF_RANGE". */
+#define DURATION_IN(field, min, max, out_of_range) \
+	STORE(OPTIONS_DURATION, IN_OPTIONS(field, int64_t), MODE_RUN, min, max, out_of_range), true
+#define DURATION(field) DURATION_IN(field, 0, INT64_MAX, NULL)
+#define NUMBER(field, min, max) STORE(OPTIONS_NUMBER, IN_OPTIONS(field, int), MODE_RUN, min, max, NULL), true
+/* An operator mode; with TAKES_VALUE, its LEASE. */
+#define SELECT(m, takes_value) \
+	STORE(OPTIONS_SELECT_MODE, IN_OPTIONS(mode, enum options_mode), MODE_##m, 0, 0, NULL), takes_value
+/* clang-format on */
+
 /* Every option, once: getopt_long's table and short options, --help, the
  * check of the modes each goes with (options_check_modes), and the tests
  * that hold the man page and the bash completion to it are all made from
- * this. The order is --help's. The last two columns: the modes the option
- * goes with, and the line that refuses it in any other (ANY_MODE, NULL:
- * it is accepted in every mode). */
+ * this. The order is --help's. The columns after the help: how the value
+ * is stored (the macros above), the modes the option goes with, and the
+ * line that refuses it in any other (ANY_MODE, NULL: it is accepted in
+ * every mode). */
 #define MODE(m)	 OPTIONS_MODE(MODE_##m)
 #define ANY_MODE OPTIONS_ANY_MODE
 static const struct options_def defs[] = {
     {"dsn", 'd', "DSN", "Connection",
      "mysql://USER[:PASS]@HOST[:PORT][,HOST[:PORT]...]/DB[?PARAM=VALUE&...]\n"
      "(socket, connect-timeout, host-order=random, ssl-*)",
-     set_dsn, true, ANY_MODE, NULL},
-    {"password-file", 0, "FILE", NULL, "read the password from FILE", set_password_file, true, ANY_MODE, NULL},
-    {"defaults-file", 0, "FILE", NULL, "MySQL option file (groups [client] and [leaderrun])", set_defaults_file, true,
-     ANY_MODE, NULL},
-    {"table", 0, "NAME", NULL, "lease table (default leaderrun_lease)", set_table, true, ANY_MODE, NULL},
+     TEXT(IN_PARSE, dsn_text), ANY_MODE, NULL},
+    {"password-file", 0, "FILE", NULL, "read the password from FILE", TEXT(IN_PARSE, password_file), ANY_MODE, NULL},
+    {"defaults-file", 0, "FILE", NULL, "MySQL option file (groups [client] and [leaderrun])",
+     CALL(set_defaults_file, true), ANY_MODE, NULL},
+    {"table", 0, "NAME", NULL, "lease table (default leaderrun_lease)", TEXT(IN_PARSE, table), ANY_MODE, NULL},
     {"ssl-mode", 0, "MODE", NULL,
      "DISABLED, PREFERRED, REQUIRED, VERIFY_CA or VERIFY_IDENTITY\n"
      "(default: VERIFY_IDENTITY for any host but the socket,\n"
      "localhost, 127.0.0.0/8 and ::1)",
-     set_ssl_mode, true, ANY_MODE, NULL},
+     TEXT(IN_PARSE, ssl_mode), ANY_MODE, NULL},
     {"ssl-ca", 0, "FILE", NULL,
      "CA certificate(s) to verify the server with (default: the\n"
      "system's bundle, or $SSL_CERT_FILE)",
-     set_ssl_ca, true, ANY_MODE, NULL},
-    {"ssl-cert", 0, "FILE", NULL, "client certificate; --ssl-key FILE: its key", set_ssl_cert, true, ANY_MODE, NULL},
-    {"ssl-key", 0, "FILE", NULL, NULL, set_ssl_key, true, ANY_MODE, NULL},
-    {"init", 0, NULL, NULL, "create (or upgrade) the lease table, then exit", set_init, false, ANY_MODE, NULL},
-    {"status", 0, "[LEASE]", "Operator", "show every lease, or one (--json for JSON)", set_status, false, ANY_MODE,
+     TEXT(IN_PARSE, ssl_ca), ANY_MODE, NULL},
+    {"ssl-cert", 0, "FILE", NULL, "client certificate; --ssl-key FILE: its key", TEXT(IN_PARSE, ssl_cert), ANY_MODE,
      NULL},
-    {"release", 0, "LEASE", NULL, "revoke it: the holder stops its command, then lets go", set_release, true, ANY_MODE,
+    {"ssl-key", 0, "FILE", NULL, NULL, TEXT(IN_PARSE, ssl_key), ANY_MODE, NULL},
+    {"init", 0, NULL, NULL, "create (or upgrade) the lease table, then exit", SELECT(INIT, false), ANY_MODE, NULL},
+    {"status", 0, "[LEASE]", "Operator", "show every lease, or one (--json for JSON)", SELECT(STATUS, false), ANY_MODE,
      NULL},
+    {"release", 0, "LEASE", NULL, "revoke it: the holder stops its command, then lets go", SELECT(RELEASE, true),
+     ANY_MODE, NULL},
     {"force", 0, NULL, NULL,
      "with --release: free it at once (the old command may\n"
      "still run until its next renew)",
-     set_force, false, MODE(RELEASE), "--force goes with --release"},
-    {"pause", 0, "LEASE", NULL, "nobody acquires it until --resume (or --for D)", set_pause, true, ANY_MODE, NULL},
-    {"for", 0, "D", NULL, NULL, set_for, true, MODE(PAUSE), "--for goes with --pause"},
-    {"resume", 0, "LEASE", NULL, "end a pause", set_resume, true, ANY_MODE, NULL},
-    {"check", 0, NULL, NULL, "exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead", set_check, false, ANY_MODE, NULL},
+     FLAG(IN_OPTIONS, force), MODE(RELEASE), "--force goes with --release"},
+    {"pause", 0, "LEASE", NULL, "nobody acquires it until --resume (or --for D)", SELECT(PAUSE, true), ANY_MODE, NULL},
+    {"for", 0, "D", NULL, NULL,
+     DURATION_IN(pause_for_us, 1, INT64_MAX, "is not a time to pause for; give a positive duration"), MODE(PAUSE),
+     "--for goes with --pause"},
+    {"resume", 0, "LEASE", NULL, "end a pause", SELECT(RESUME, true), ANY_MODE, NULL},
+    {"check", 0, NULL, NULL, "exit 0 while LEADERRUN_LEASE/HOLDER/TERM still lead", SELECT(CHECK, false), ANY_MODE,
+     NULL},
     {"check-server", 0, NULL, NULL,
      "does every server of the DSN keep what SAFETY assumes?\n"
      "(durable commits, replication, proxy, table, clock)",
-     set_check_server, false, ANY_MODE, NULL},
-    {"history", 0, "LEASE", NULL, "its last runs: term, holder, host, start, end, outcome", set_history, true, ANY_MODE,
-     NULL},
-    {"limit", 0, "N", NULL, "with --history: the newest N runs only", set_limit, true, MODE(HISTORY),
+     SELECT(CHECK_SERVER, false), ANY_MODE, NULL},
+    {"history", 0, "LEASE", NULL, "its last runs: term, holder, host, start, end, outcome", SELECT(HISTORY, true),
+     ANY_MODE, NULL},
+    {"limit", 0, "N", NULL, "with --history: the newest N runs only", TEXT(IN_PARSE, limit_text), MODE(HISTORY),
      "--limit goes with --history"},
     {"format", 0, "F", NULL,
      "text (default), json, or for --status prometheus (the\n"
      "fleet's metrics); --json is --format json",
-     set_format, true, MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
+     TEXT(IN_PARSE, format), MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
      "--format goes with --status, --history or --check-server (for JSON logs: --log-format json)"},
-    {"json", 0, NULL, NULL, NULL, set_json, false, MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
+    {"json", 0, NULL, NULL, NULL, FLAG(IN_OPTIONS, json), MODE(STATUS) | MODE(HISTORY) | MODE(CHECK_SERVER),
      "--json goes with --status, --history or --check-server (for JSON logs: --log-format json)"},
-    {"term", 0, "N", NULL, NULL, set_term, true, MODE(CHECK), "--term goes with --check"},
+    {"term", 0, "N", NULL, NULL, TEXT(IN_PARSE, term_text), MODE(CHECK), "--term goes with --check"},
     {"slot", 0, "K", NULL,
      "with --check: the slot (default $LEADERRUN_SLOT, else 0);\n"
      "with --release: that slot only (default: every slot)",
-     set_slot, true, MODE(CHECK) | MODE(RELEASE), "--slot goes with --check or --release"},
-    {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", set_lease, true, ANY_MODE, NULL},
-    {"holder", 0, "ID", NULL, "holder identity (default HOST:PID:RANDOM)", set_holder, true, ANY_MODE, NULL},
+     TEXT(IN_PARSE, slot_text), MODE(CHECK) | MODE(RELEASE), "--slot goes with --check or --release"},
+    {"lease", 'l', "NAME", "Lease", "lease name (default: derived from COMMAND)", TEXT(IN_PARSE, lease_arg), ANY_MODE,
+     NULL},
+    {"holder", 0, "ID", NULL, "holder identity (default HOST:PID:RANDOM)", TEXT(IN_PARSE, holder_arg), ANY_MODE, NULL},
     {"fence-user", 0, "USER", NULL,
      "the database account whose transactions may fence with\n"
      "this run's term (default: leaderrun's own)",
-     set_fence_user, true, MODE(RUN), "--fence-user goes with a COMMAND to run"},
-    {"ttl", 't', "DURATION", NULL, "lease time to live (default 15s)", set_ttl, true, ANY_MODE, NULL},
-    {"renew-interval", 0, "D", NULL, "renew period (default ttl/3)", set_renew, true, ANY_MODE, NULL},
-    {"kill-grace", 0, "D", NULL, "kill signal to SIGKILL (default min(3s, ttl/4))", set_grace, true, ANY_MODE, NULL},
-    {"kill-signal", 0, "SIG", NULL, "signal that asks COMMAND to stop (default TERM)", set_kill_signal, true, ANY_MODE,
+     TEXT(IN_PARSE, fence_user), MODE(RUN), "--fence-user goes with a COMMAND to run"},
+    {"ttl", 't', "DURATION", NULL, "lease time to live (default 15s)", DURATION(timing.ttl_us), ANY_MODE, NULL},
+    {"renew-interval", 0, "D", NULL, "renew period (default ttl/3)", DURATION(timing.renew_us), ANY_MODE, NULL},
+    {"kill-grace", 0, "D", NULL, "kill signal to SIGKILL (default min(3s, ttl/4))", DURATION(timing.grace_us), ANY_MODE,
      NULL},
+    {"kill-signal", 0, "SIG", NULL, "signal that asks COMMAND to stop (default TERM)", CALL(set_kill_signal, true),
+     ANY_MODE, NULL},
     {"command", 'c', "STRING", "Command",
      "run /bin/sh -c STRING as COMMAND (the lease name is\n"
      "derived from STRING)",
-     set_command, true, MODE(RUN),
+     CALL(set_command, true), MODE(RUN),
      "-c is a command to run; it does not go with --init, --status, --history, --release, --check, "
      "--check-server, --pause or --resume"},
     {"max-runtime", 0, "D", NULL,
      "stop COMMAND after D of running, as on a lost lease\n"
      "(kill signal, --kill-grace, SIGKILL); exit 124",
-     set_max_runtime, true, MODE(RUN), "--max-runtime goes with a COMMAND to run"},
-    {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", set_no_wait, false, ANY_MODE, NULL},
-    {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", set_wait_timeout, true, ANY_MODE, NULL},
-    {"retry-interval", 0, "D", NULL, "how often a follower looks (default 1s)", set_retry, true, ANY_MODE, NULL},
-    {"no-wake-hint", 0, NULL, NULL, "poll; do not block on the GET_LOCK hint (for proxies)", set_no_wake_hint, false,
+     DURATION_IN(max_runtime_us, 1, INT64_MAX, "is no time to run for; give a positive duration, like 30m"), MODE(RUN),
+     "--max-runtime goes with a COMMAND to run"},
+    {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", FLAG(IN_OPTIONS, no_wait), ANY_MODE,
+     NULL},
+    {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", DURATION(wait_timeout_us), ANY_MODE, NULL},
+    {"retry-interval", 0, "D", NULL, "how often a follower looks (default 1s)",
+     DURATION_IN(retry_us, 10 * USEC_PER_MSEC, INT64_MAX, "is too short; use at least 10ms"), ANY_MODE, NULL},
+    {"no-wake-hint", 0, NULL, NULL, "poll; do not block on the GET_LOCK hint (for proxies)",
+     FLAG(IN_OPTIONS, no_wake_hint), ANY_MODE, NULL},
+    {"busy-exit-code", 'E', "N", NULL, "exit status when not acquired (default 75)", NUMBER(busy_exit, 0, 255),
      ANY_MODE, NULL},
-    {"busy-exit-code", 'E', "N", NULL, "exit status when not acquired (default 75)", set_busy_exit, true, ANY_MODE,
+    {"min-hold", 0, "D", NULL, "keep the lease until acquisition + D (cron dedupe)", DURATION(min_hold_us), ANY_MODE,
      NULL},
-    {"min-hold", 0, "D", NULL, "keep the lease until acquisition + D (cron dedupe)", set_min_hold, true, ANY_MODE,
-     NULL},
-    {"once-per", 0, "PERIOD", NULL, "run at most once per PERIOD slot (cron); exit 75 if done", set_once_per, true,
+    /* A second at least: slots are cron's, and a period past a year is
+     * surely a typo (and keeps the arithmetic far from overflowing). */
+    {"once-per", 0, "PERIOD", NULL, "run at most once per PERIOD slot (cron); exit 75 if done",
+     DURATION_IN(once_per_us, USEC_PER_SEC, 366 * 24 * 3600 * USEC_PER_SEC,
+		 "is out of range; use 1s to 366 days (as 8784h)"),
      MODE(RUN), "--once-per goes with a COMMAND to run"},
-    {"slots", 0, "N", NULL, "at most N holders run at once, a slot each (default 1)", set_slots, true, MODE(RUN),
-     "--slots goes with a COMMAND to run"},
-    {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail", set_ping, true,
+    {"slots", 0, "N", NULL, "at most N holders run at once, a slot each (default 1)", TEXT(IN_PARSE, slots_text),
+     MODE(RUN), "--slots goes with a COMMAND to run"},
+    {"ping", 0, "URL", "Notifications", "Healthchecks-style pings: URL/start, URL/STATUS, URL/fail",
+     TEXT(IN_OPTIONS, ping_url), ANY_MODE, NULL},
+    {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, timed_out, exited,\nreleased, ...)",
+     CALL(set_notify, true), ANY_MODE, NULL},
+    {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", TEXT(IN_OPTIONS, ready_file),
      ANY_MODE, NULL},
-    {"notify", 0, "URL", NULL, "POST a JSON event (acquired, lost, timed_out, exited,\nreleased, ...)", set_notify,
-     true, ANY_MODE, NULL},
-    {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", set_ready_file, true, ANY_MODE,
-     NULL},
     {"metrics-file", 0, "PATH", NULL,
      "Prometheus textfile of this process's lease (%l: the\n"
      "lease name), replaced atomically",
-     set_metrics_file, true, MODE(RUN),
+     CALL(set_metrics_file, true), MODE(RUN),
      "--metrics-file goes with a COMMAND to run (for the fleet: --status --format prometheus)"},
-    {"history-keep", 0, "N", NULL, "runs kept in the history per lease (default 100; 0: none)", set_history_keep, true,
-     MODE(RUN), "--history-keep goes with a COMMAND to run"},
-    {"verbose", 'v', NULL, "Output", "more messages (repeatable)", set_verbose, false, ANY_MODE, NULL},
-    {"quiet", 'q', NULL, NULL, "errors only", set_quiet, false, ANY_MODE, NULL},
-    {"log-format", 0, "F", NULL, "text (default) or json", set_log_format, true, ANY_MODE, NULL},
-    {"help", 'h', NULL, NULL, "this help", show_help, false, ANY_MODE, NULL},
-    {"version", 'V', NULL, NULL, "version", show_version, false, ANY_MODE, NULL},
+    {"history-keep", 0, "N", NULL, "runs kept in the history per lease (default 100; 0: none)",
+     TEXT(IN_PARSE, keep_text), MODE(RUN), "--history-keep goes with a COMMAND to run"},
+    {"verbose", 'v', NULL, "Output", "more messages (repeatable)", COUNT(IN_OPTIONS, verbosity), ANY_MODE, NULL},
+    {"quiet", 'q', NULL, NULL, "errors only", FLAG(IN_PARSE, quiet), ANY_MODE, NULL},
+    {"log-format", 0, "F", NULL, "text (default) or json", TEXT(IN_PARSE, log_format), ANY_MODE, NULL},
+    {"help", 'h', NULL, NULL, "this help", CALL(show_help, false), ANY_MODE, NULL},
+    {"version", 'V', NULL, NULL, "version", CALL(show_version, false), ANY_MODE, NULL},
 };
 #undef MODE
 #undef ANY_MODE
@@ -781,13 +637,14 @@ static int options_read(struct parse *p, int argc, char *argv[])
 		int rc;
 
 		if (d) {
-			const char *w = d->set == set_password_file ? options_password_abbrev(argv, optarg) : NULL;
+			const char *w =
+			    strcmp(d->name, "password-file") == 0 ? options_password_abbrev(argv, optarg) : NULL;
 			if (w)
 				FAIL("unknown option '%.*s': there is no --password (a password in argv shows in "
 				     "ps); write --password-file FILE in full, or use LEADERRUN_PASSWORD",
 				     (int)strcspn(w, "="), w);
 			p->given[d - defs] = true;
-			rc = d->set(p, optarg);
+			rc = options_store(p, d, optarg);
 			if (rc != 0)
 				return rc;
 			continue;
@@ -866,12 +723,23 @@ static int options_take_verbosity(struct parse *p)
 	return 0;
 }
 
+/* Whether the option NAME was on the command line. */
+static bool options_given(const struct parse *p, const char *name)
+{
+	for (size_t i = 0; i < NDEFS; i++)
+		if (strcmp(defs[i].name, name) == 0)
+			return p->given[i];
+	return false;
+}
+
+/* The DSN of --dsn, else of LEADERRUN_DSN, as options_read_argv parsed
+ * it. */
 static int options_take_dsn(struct parse *p)
 {
 	if (!p->dsn_text || !*p->dsn_text)
 		return 0;
 	if (p->dsn_rc < 0)
-		FAIL("%s: %s", p->dsn_from, p->dsn_why);
+		FAIL("%s: %s", options_given(p, "dsn") ? "--dsn" : "LEADERRUN_DSN", p->dsn_why);
 	p->o->have_dsn = true;
 	return 0;
 }
@@ -1449,7 +1317,6 @@ enum options_result options_parse(int argc, char *argv[], FILE *out, struct opti
 	    .err = err,
 	    .errlen = errlen,
 	    .dsn_text = getenv("LEADERRUN_DSN"),
-	    .dsn_from = "LEADERRUN_DSN",
 	    .table = getenv("LEADERRUN_TABLE"),
 	    .log_format = getenv("LEADERRUN_LOG_FORMAT"),
 	};
