@@ -5,7 +5,8 @@
  *
  *   main.c     options -> mode -> outcome -> exit status (only main exits)
  *   cli/       argv, LEADERRUN_* and option files -> const struct options
- *              (options.c: one table of options; dsn.c, leasename.c)
+ *              (options.c: one table of options, the steps after it in
+ *              options_*.c; dsn.c, leasename.c)
  *   run/       runmode.c: --init, or a run: precheck, subreaper, the
  *              database thread (worker.c), the supervisor;
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),

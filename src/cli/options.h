@@ -105,6 +105,31 @@ void options_free(struct options *o);
 #define OPTIONS_MODE(m)	 (1u << (m))
 #define OPTIONS_ANY_MODE (~0u)
 
+/* How a row of the table stores its value: most store it into one field
+ * (a column of the row, not a function each), the rest call their own. */
+enum options_store_kind {
+	OPTIONS_CALL,	     /* the row's set function does it all */
+	OPTIONS_FLAG,	     /* bool: true */
+	OPTIONS_COUNT,	     /* int: one more (-v -v) */
+	OPTIONS_TEXT,	     /* const char *: the value itself, borrowed from argv */
+	OPTIONS_DURATION,    /* int64_t microseconds: a DURATION from min to max */
+	OPTIONS_NUMBER,	     /* int: a decimal number from min to max */
+	OPTIONS_SELECT_MODE, /* the mode (o->mode), and its LEASE when it takes one */
+};
+
+/* Where the field is: in struct options, or in the parse's own record of
+ * what waits for a later step (a value only checked against others). */
+enum options_store_place { OPTIONS_IN_OPTIONS, OPTIONS_IN_PARSE };
+
+struct options_store {
+	enum options_store_kind kind;
+	enum options_store_place place;
+	size_t offset;		  /* of the field, in its place */
+	enum options_mode mode;	  /* OPTIONS_SELECT_MODE: the mode the option selects */
+	int64_t min, max;	  /* OPTIONS_DURATION, OPTIONS_NUMBER: the values accepted */
+	const char *out_of_range; /* OPTIONS_DURATION: "--NAME VALUE " and this, outside min..max */
+};
+
 /* One option of the table that drives parsing, --help, the check of the
  * modes each option goes with, and the tests that hold the man page and
  * the bash completion to it. */
@@ -116,6 +141,7 @@ struct options_def {
 	const char *section; /* --help starts this section here */
 	const char *help;    /* NULL: described in another option's line */
 	int (*set)(struct parse *p, const char *arg);
+	struct options_store store; /* OPTIONS_CALL: set stores it */
 	bool takes_value;
 	unsigned modes;		 /* OPTIONS_MODE bits, or OPTIONS_ANY_MODE */
 	const char *modes_error; /* the usage error when given in another mode */

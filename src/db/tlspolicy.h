@@ -1,7 +1,7 @@
 /* Which TLS a connection gets when the user did not say: the
  * lease replies decide who may run, so a reply that crosses a network must
  * come from a verified server. Pure decisions, no <mysql.h>: db_lib.c
- * applies them, options.c checks them, the unit tests pin them. */
+ * applies them, options_server.c checks them, the unit tests pin them. */
 #ifndef LEADERRUN_TLSPOLICY_H
 #define LEADERRUN_TLSPOLICY_H
 

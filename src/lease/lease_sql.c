@@ -196,7 +196,7 @@ struct fence_names {
 };
 
 /* TABLE's sibling named with SUFFIX, quoted. Names too long were refused
- * with the options (options.c). */
+ * with the options (options_names.c). */
 static void fence_quoted(const char *table, const char *suffix, char *out, size_t len)
 {
 	char name[LEASE_TABLE_MAX + 16];

@@ -10,7 +10,7 @@
  *    the same argv, is the command line joined by spaces when that is
  *    1..96 bytes of printable ASCII without spaces or '~', and
  *    otherwise a readable prefix + "~" + 16 hex digits;
- *  - every derived name passes lease_name_validate (options.c stores it
+ *  - every derived name passes lease_name_validate (options_names.c stores it
  *    unchecked);
  *  - two different command lines never share a name (an exact name has
  *    no '~', so none can spell another's "~HASH" suffix);

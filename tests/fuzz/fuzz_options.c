@@ -4,14 +4,15 @@
  * trailing separator ends the last argument), run as
  * "leaderrun ARG...". Every LEADERRUN_* variable and MYSQL_PWD are unset.
  *
- * scripts/fuzz compiles src/cli/options.c with -Dopen=fuzz_open
- * -Dclose=fuzz_close -Daccess=fuzz_access, so that --password-file,
- * --defaults-file and --ssl-ca/-cert/-key only ever see the fixture files
- * in tests/fuzz/files/ (relative paths, resolved there), /dev/null and
- * /dev/zero; everything else is ENOENT. An open for writing is a failure.
+ * scripts/fuzz compiles src/cli/options.c and options_*.c with
+ * -Dopen=fuzz_open -Dclose=fuzz_close -Daccess=fuzz_access, so that
+ * --password-file, --defaults-file and --ssl-ca/-cert/-key only ever see
+ * the fixture files in tests/fuzz/files/ (relative paths, resolved
+ * there), /dev/null and /dev/zero; everything else is ENOENT. An open for
+ * writing is a failure.
  *
  * Checks, besides memory safety, leaks and UBSan:
- *  - every file options.c opens is closed again;
+ *  - every file options*.c opens is closed again;
  *  - argv is changed only by overwriting bytes with 'x', never before
  *    argv[1] or from COMMAND on, nor in the argument that holds -c's
  *    STRING;
@@ -83,7 +84,7 @@ int fuzz_open(const char *path, int flags, ...)
 	int fd;
 
 	FUZZ_CHECK((flags & O_ACCMODE) == O_RDONLY && !(flags & (O_CREAT | O_TRUNC | O_APPEND)),
-		   "options.c opens '%s' with flags %#x, not read-only", path, (unsigned)flags);
+		   "options*.c opens '%s' with flags %#x, not read-only", path, (unsigned)flags);
 	opens++;
 	real = sandboxed(path, buf, sizeof(buf));
 	if (!real) {
@@ -163,11 +164,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	FUZZ_CHECK(devnull, "cannot open /dev/null");
 	snprintf(files_dir, sizeof(files_dir), "%s", dir && *dir ? dir : FUZZ_FILES_DIR);
 
-	/* options.c must have been built with the file sandbox. */
+	/* options*.c must have been built with the file sandbox. */
 	reset_getopt();
 	if (options_parse(4, probe, devnull, &o, err, sizeof(err)) == OPTIONS_OK)
 		options_free(&o);
-	FUZZ_CHECK(opens == 1, "src/cli/options.c was not compiled with -Dopen=fuzz_open (see scripts/fuzz)");
+	FUZZ_CHECK(opens == 1, "src/cli/options*.c were not compiled with -Dopen=fuzz_open (see scripts/fuzz)");
 	if (!files_dir[0] || access(files_dir, R_OK) != 0)
 		fprintf(stderr, "fuzz_options: no fixture files (FUZZ_FILES='%s'); every --password-file is ENOENT\n",
 			files_dir);

@@ -1,0 +1,213 @@
+/* The mode, COMMAND, and the options judged against each other: the
+ * modes each goes with (the table's column), values that only mean
+ * something together, and a run's timing. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options_int.h"
+
+/* -q: quiet, unless a -v says otherwise. */
+int options_take_verbosity(struct parse *p)
+{
+	if (!p->quiet)
+		return 0;
+	if (p->o->verbosity > 0)
+		FAIL("-q and -v contradict each other; give one");
+	p->o->verbosity = -1;
+	return 0;
+}
+
+/* The table's modes column for one option: refused with its row's line
+ * when given in a mode it does not go with. */
+static int options_goes_with_mode(struct parse *p, const struct options_def *d)
+{
+	if (options_given(p, d) && !(d->modes & OPTIONS_MODE(p->o->mode)))
+		FAIL("%s", d->modes_error);
+	return 0;
+}
+
+/* Every option against the mode, the first refused in --help's order.
+ * After options_check_shape: with two modes given, "the mode" would be
+ * the last one only. */
+int options_check_modes(struct parse *p)
+{
+	size_t n;
+	const struct options_def *defs = options_table(&n);
+
+	for (size_t i = 0; i < n; i++)
+		if (options_goes_with_mode(p, &defs[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/* COMMAND: argv's rest, or -c STRING as /bin/sh -c STRING. Before the
+ * shape of the command line is checked, which looks at COMMAND. */
+int options_take_command(struct parse *p)
+{
+	struct options *o = p->o;
+
+	o->command = p->argv + p->command_at;
+	if (!p->shell)
+		return 0;
+	/* -c's row of the modes column, ahead of the other rows: in another
+	 * mode, options_check_shape would take its STRING for a COMMAND
+	 * that the mode does not take. */
+	if (options_goes_with_mode(p, options_row("command")) < 0)
+		return -1;
+	/* As flock -c: the string is the whole command; words after it
+	 * would be a second one, or meant as its arguments. */
+	if (o->command[0])
+		FAIL("-c STRING and COMMAND '%s' contradict each other; give one: -c 'STRING' or -- COMMAND [ARG...]",
+		     SHOWN(o->command[0]));
+	o->shell_argv = calloc(4, sizeof(*o->shell_argv));
+	if (!o->shell_argv)
+		FAIL("out of memory");
+	/* The shell's absolute path, not "sh" from PATH: a crontab's PATH
+	 * is short, and flock(1) runs $SHELL or /bin/sh. */
+	o->shell_argv[0] = "/bin/sh";
+	o->shell_argv[1] = "-c";
+	o->shell_argv[2] = (char *)p->shell;
+	o->command = o->shell_argv;
+	return 0;
+}
+
+/* One mode, and the operands it takes after the options. */
+int options_check_shape(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	if (p->modes > 1)
+		FAIL("--init, --status, --history, --release, --check, --check-server, --pause and --resume are modes "
+		     "of their own; give one");
+	if (o->mode != MODE_RUN && o->mode != MODE_STATUS && o->command[0])
+		FAIL("unexpected argument '%s'; this mode takes no COMMAND", SHOWN(o->command[0]));
+	if (o->mode == MODE_STATUS && o->command[0] && o->command[1])
+		FAIL("--status takes at most one LEASE, not '%s'", SHOWN(o->command[1]));
+	return 0;
+}
+
+/* --format's value; before options_check_modes, so that a format that
+ * does not exist is named as such in any mode. */
+int options_take_format(struct parse *p)
+{
+	if (!p->format)
+		return 0;
+	if (strcmp(p->format, "json") == 0)
+		p->o->json = true;
+	else if (strcmp(p->format, "prometheus") == 0)
+		p->o->format = FORMAT_PROMETHEUS;
+	else if (strcmp(p->format, "text") != 0)
+		FAIL("--format '%s' is not a format; use text, json or prometheus", SHOWN(p->format));
+	return 0;
+}
+
+/* A count from MIN to MAX (--limit, --history-keep, --slots, --slot). */
+static int parse_count(const char *opt, const char *text, unsigned min, unsigned max, unsigned *out, char *err,
+		       size_t errlen)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(text, &end, 10);
+	if (errno || end == text || *end || *text == '-' || n < min || n > max) {
+		snprintf(err, errlen, "%s '%s' must be a number from %u to %u", opt, SHOWN(text), min, max);
+		return -1;
+	}
+	*out = (unsigned)n;
+	return 0;
+}
+
+/* What --status and --history print, and the runs kept: after the modes,
+ * which decide whether these go at all. */
+int options_take_observe(struct parse *p)
+{
+	struct options *o = p->o;
+
+	if (o->format == FORMAT_PROMETHEUS && o->mode != MODE_STATUS)
+		FAIL("--format prometheus goes with --status");
+	if (o->json && o->format == FORMAT_PROMETHEUS)
+		FAIL("--json and --format prometheus contradict each other; give one");
+	if (o->json)
+		o->format = FORMAT_JSON;
+	if (p->limit_text &&
+	    parse_count("--limit", p->limit_text, 0, 1000000, &o->history_limit, p->err, p->errlen) < 0)
+		return -1;
+	if (p->keep_text &&
+	    parse_count("--history-keep", p->keep_text, 0, 1000000, &o->history_keep, p->err, p->errlen) < 0)
+		return -1;
+	return 0;
+}
+
+/* --slots for a run; --slot (or the command's LEADERRUN_SLOT) for --check
+ * and --release. After the modes: the default slot depends on the mode. */
+int options_take_slots(struct parse *p)
+{
+	struct options *o = p->o;
+	const char *slot = p->slot_text, *slot_from = "--slot";
+	unsigned k = 0;
+
+	o->slot = o->mode == MODE_RELEASE ? -1 : 0;
+	if (p->slots_text) {
+		if (parse_count("--slots", p->slots_text, 1, LEASE_SLOTS_MAX, &o->slots, p->err, p->errlen) < 0)
+			return -1;
+		/* A slot a period is another feature; one run a period across
+		 * the fleet is what --once-per promises. */
+		if (o->slots > 1 && o->once_per_us)
+			FAIL("--once-per runs one command a period; it does not go with --slots %u", o->slots);
+	}
+	if (!slot && o->mode == MODE_CHECK && (slot = getenv("LEADERRUN_SLOT")) != NULL)
+		slot_from = "LEADERRUN_SLOT";
+	if (slot) {
+		if (parse_count(slot_from, slot, 0, LEASE_SLOTS_MAX - 1, &k, p->err, p->errlen) < 0)
+			return -1;
+		o->slot = (int)k;
+	}
+	return 0;
+}
+
+/* --log-format, or LEADERRUN_LOG_FORMAT. */
+int options_take_log_format(struct parse *p)
+{
+	if (!p->log_format || !*p->log_format)
+		return 0;
+	if (strcmp(p->log_format, "json") == 0)
+		p->o->log_format = LOG_FORMAT_JSON;
+	else if (strcmp(p->log_format, "text") != 0)
+		FAIL("--log-format '%s' is not a format; use text or json", SHOWN(p->log_format));
+	return 0;
+}
+
+int options_check_urls(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	for (int i = -1; i < o->nnotify; i++) {
+		const char *u = i < 0 ? o->ping_url : o->notify_urls[i];
+		if (u && strncmp(u, "http://", 7) != 0 && strncmp(u, "https://", 8) != 0)
+			FAIL("%s URL must start with http:// or https://", i < 0 ? "--ping" : "--notify");
+	}
+	return 0;
+}
+
+/* A run needs a COMMAND, and one way to wait. */
+int options_check_run(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	if (o->mode == MODE_RUN && !o->command[0])
+		FAIL("no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...], or -c STRING");
+	if (o->no_wait && o->wait_timeout_us >= 0)
+		FAIL("--no-wait and --wait-timeout contradict each other; give one");
+	return 0;
+}
+
+/* A run's timing, the last check: --ttl, --renew-interval and --kill-grace
+ * are judged together, with the defaults that scale with ttl. */
+int options_check_timing(struct parse *p)
+{
+	if (p->o->mode != MODE_RUN)
+		return 0;
+	return timing_resolve(&p->o->timing, p->err, p->errlen);
+}
