@@ -4,6 +4,20 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The microseconds in one SUFFIX (none: seconds); 0 for no unit known. */
+static int64_t duration_unit(const char *suffix)
+{
+	if (strcmp(suffix, "ms") == 0)
+		return USEC_PER_MSEC;
+	if (strcmp(suffix, "s") == 0 || *suffix == '\0')
+		return USEC_PER_SEC;
+	if (strcmp(suffix, "m") == 0)
+		return 60 * USEC_PER_SEC;
+	if (strcmp(suffix, "h") == 0)
+		return 3600 * USEC_PER_SEC;
+	return 0;
+}
+
 /* Strict by design: no strtod (it takes "inf", hex, exponents and the
  * locale's decimal point), so every accepted string means one thing. */
 int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
@@ -34,15 +48,8 @@ int duration_parse(const char *text, int64_t *out_us, char *err, size_t errlen)
 	if (digits == 0)
 		goto bad;
 
-	if (strcmp(p, "ms") == 0)
-		unit = USEC_PER_MSEC;
-	else if (strcmp(p, "s") == 0 || *p == '\0')
-		unit = USEC_PER_SEC;
-	else if (strcmp(p, "m") == 0)
-		unit = 60 * USEC_PER_SEC;
-	else if (strcmp(p, "h") == 0)
-		unit = 3600 * USEC_PER_SEC;
-	else
+	unit = duration_unit(p);
+	if (unit == 0)
 		goto bad;
 
 	if (whole > INT64_MAX / unit)
