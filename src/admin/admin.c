@@ -116,7 +116,9 @@ static void admin_status(const struct options *o, struct db *db, struct lease_sq
 {
 	struct rows r = {0};
 	char err[512];
-	enum db_status st = lease_status(db, sql, o->all_leases ? NULL : o->lease, collect, &r, err, sizeof(err));
+	const struct lease_req q = {.name = o->all_leases ? NULL : o->lease, .on_row = collect, .ctx = &r};
+	struct lease_res res = {0};
+	enum db_status st = lease_status(db, sql, &q, &res, err, sizeof(err));
 	struct db_server srv = {.name = "?"};
 	char server[sizeof(srv.name) + 32];
 
@@ -171,10 +173,14 @@ static void admin_say(const char *fmt, ...)
 static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot, bool *found,
 			      unsigned *slots, bool *any_held, struct outcome *out)
 {
-	struct lease_info was;
-	bool held;
 	char err[512], what[LEASE_NAME_MAX + 32];
-	enum db_status st = lease_revoke(db, sql, o->lease, slot, o->force, &was, found, &held, err, sizeof(err));
+	const struct lease_req q = {.name = o->lease, .slot = slot, .force = o->force};
+	struct lease_res res = {0};
+	enum db_status st = lease_revoke(db, sql, &q, &res, err, sizeof(err));
+	const struct lease_info was = res.info;
+	bool held = res.held;
+
+	*found = res.found;
 
 	admin_say_older(sql);
 	if (st != DB_OK) {
@@ -231,12 +237,14 @@ static void admin_release(const struct options *o, struct db *db, struct lease_s
 
 static void admin_pause(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	struct lease_info info;
-	bool found = true;
 	char err[512];
-	enum db_status st = o->mode == MODE_PAUSE
-				? lease_pause(db, sql, o->lease, o->pause_for_us, o->holder, &info, err, sizeof(err))
-				: lease_resume(db, sql, o->lease, &found, &info, err, sizeof(err));
+	const struct lease_req q = {.name = o->lease, .holder = o->holder, .for_us = o->pause_for_us};
+	struct lease_res res = {0};
+	enum db_status st = o->mode == MODE_PAUSE ? lease_pause(db, sql, &q, &res, err, sizeof(err))
+						  : lease_resume(db, sql, &q, &res, err, sizeof(err));
+	const struct lease_info info = res.info;
+	/* --pause makes the row it pauses. */
+	bool found = o->mode == MODE_PAUSE || res.found;
 	const char *what = o->mode == MODE_PAUSE ? "--pause" : "--resume";
 	char until[48];
 
@@ -267,10 +275,12 @@ static void admin_pause(const struct options *o, struct db *db, struct lease_sql
 
 static void admin_check(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	bool held;
 	char err[512];
-	enum db_status st =
-	    lease_check(db, sql, o->lease, (unsigned)o->slot, o->holder, o->check_term, &held, err, sizeof(err));
+	const struct lease_req q = {
+	    .name = o->lease, .slot = (unsigned)o->slot, .holder = o->holder, .term = o->check_term};
+	struct lease_res res = {0};
+	enum db_status st = lease_check(db, sql, &q, &res, err, sizeof(err));
+	bool held = res.held;
 
 	admin_say_older(sql);
 	if (st != DB_OK) {

@@ -139,11 +139,16 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 	return BUSY_HELD;
 }
 
-static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const char *name, const char *holder,
-				    int64_t ttl_us, int64_t period_us, unsigned slots, struct lease_with *with,
-				    struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
-				    size_t errlen)
+static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				    struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name, *holder = q->holder;
+	int64_t ttl_us = q->ttl_us, period_us = q->period_us;
+	unsigned slots = q->slots;
+	struct lease_with *with = q->with;
+	struct lease_info *info = &res->info;
+	int64_t *sent_at = &res->sent_at;
+	enum db_status *st = &res->status;
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
 	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
@@ -388,12 +393,14 @@ static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t er
 	return LEASE_ERROR;
 }
 
-static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const char *name,
-					     const char *holder, int64_t ttl_us, int64_t period_us, unsigned slots,
-					     bool look_first, int64_t *slot_us, struct lease_with *with,
-					     struct lease_info *info, int64_t *sent_at, enum db_status *st, char *err,
-					     size_t errlen)
+static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					     struct lease_res *r, char *err, size_t errlen)
 {
+	const char *name = q->name;
+	unsigned slots = q->slots;
+	int64_t period_us = q->period_us;
+	struct lease_info *info = &r->info;
+	enum db_status *st = &r->status;
 	/* One slot: nothing to pick (and no system call). */
 	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
 	enum lease_outcome o;
@@ -404,13 +411,13 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", st, err, errlen))
 		return LEASE_ERROR;
 	info->last_slot_us = -1;
-	info->slot_us = period_us > 0 ? *slot_us : 0;
+	info->slot_us = period_us > 0 ? *q->slot_us : 0;
 	/* --once-per: the first look fixes the slot, by the server's clock,
 	 * and a slot already taken ends the attempt without a write. A waiter
 	 * that was not woken looks first too: while the lease is held, one
 	 * statement a look. With several slots every attempt looks first, to
 	 * know which slot is free. */
-	if (look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
+	if (q->look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
 		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
 		if (o != LEASE_OK)
 			return o;
@@ -420,7 +427,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 			return LEASE_ERROR;
 		}
 		if (period_us > 0)
-			*slot_us = info->slot_us;
+			*q->slot_us = info->slot_us;
 		info->why = lease_why(info, period_us);
 		/* Held, paused or its slot used: the compare-and-set could only
 		 * fail. */
@@ -434,7 +441,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	 * with N (a -n run gives up only when every slot is taken). */
 	for (unsigned tries = 0;; tries++) {
 		bool locked;
-		o = lease_try(db, sql, name, holder, ttl_us, period_us, slots, with, info, sent_at, st, err, errlen);
+		o = lease_try(db, sql, q, r, err, errlen);
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(*st, err);
@@ -449,10 +456,14 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	}
 }
 
-static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-					   const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at,
-					   enum db_status *st, char *err, size_t errlen)
+static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					   struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name, *holder = q->holder;
+	unsigned slot = q->slot;
+	uint64_t term = q->term;
+	int64_t ttl_us = q->ttl_us, *sent_at = &res->sent_at;
+	enum db_status *st = &res->status;
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = ttl_us}, {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot},
 	    {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = term},
@@ -483,11 +494,16 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
 }
 
-static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const char *name,
-					     unsigned slot, const char *holder, uint64_t term, int64_t min_hold_us,
-					     int exit_status, struct lease_release_with *with, enum db_status *st,
-					     char *err, size_t errlen)
+static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					     struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name, *holder = q->holder;
+	unsigned slot = q->slot;
+	uint64_t term = q->term;
+	int64_t min_hold_us = q->min_hold_us;
+	int exit_status = q->exit_status;
+	struct lease_release_with *with = q->release_with;
+	enum db_status *st = &res->status;
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
 	    {.type = DB_STR, .str = name},	  {.type = DB_I64, .i64 = slot},
@@ -509,46 +525,50 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
-enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
-				 struct lease_with *with, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+/* The acquisition's try: where a server took no compound statement
+ * (db_blocks is off now), the statements once more one by one. */
+static enum db_status lease_acquire_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					struct lease_res *r, char *err, size_t errlen)
+{
+	bool blocks = q->with && lease_block_ok(db, sql);
+
+	r->outcome = lease_acquire_once(db, sql, q, r, err, errlen);
+	if (r->outcome == LEASE_ERROR && blocks && !q->with->ran && db_connected(db) && !db_blocks(db))
+		r->outcome = lease_acquire_once(db, sql, q, r, err, errlen);
+	return r->status;
+}
+
+static enum db_status lease_renew_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				      struct lease_res *r, char *err, size_t errlen)
+{
+	r->outcome = lease_renew_once(db, sql, q, r, err, errlen);
+	return r->status;
+}
+
+static enum db_status lease_release_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					struct lease_res *r, char *err, size_t errlen)
+{
+	r->outcome = lease_release_once(db, sql, q, r, err, errlen);
+	return r->status;
+}
+
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 				 char *err, size_t errlen)
 {
-	bool blocks = with && lease_block_ok(db, sql);
-	enum lease_outcome o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us,
-						  with, info, sent_at, st, err, errlen);
-
-	/* A server that took no compound statement (db_blocks is off now):
-	 * the statements one by one. */
-	if (o == LEASE_ERROR && blocks && !with->ran && db_connected(db) && !db_blocks(db))
-		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, with, info,
-				       sent_at, st, err, errlen);
-	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
-		o = lease_acquire_once(db, sql, name, holder, ttl_us, period_us, slots, look_first, slot_us, with, info,
-				       sent_at, st, err, errlen);
-	return o;
+	lease_call(db, sql, lease_acquire_try, q, r, err, errlen);
+	return r->outcome;
 }
 
-enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
-			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 			       char *err, size_t errlen)
 {
-	enum lease_outcome o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
-
-	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
-		o = lease_renew_once(db, sql, name, slot, holder, term, ttl_us, sent_at, st, err, errlen);
-	return o;
+	lease_call(db, sql, lease_renew_try, q, r, err, errlen);
+	return r->outcome;
 }
 
-enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
-				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
-				 struct lease_release_with *with, enum db_status *st, char *err, size_t errlen)
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+				 char *err, size_t errlen)
 {
-	enum lease_outcome o =
-	    lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, with, st, err, errlen);
-
-	if (o == LEASE_ERROR && lease_adapt(db, sql, *st))
-		o = lease_release_once(db, sql, name, slot, holder, term, min_hold_us, exit_status, with, st, err,
-				       errlen);
-	return o;
+	lease_call(db, sql, lease_release_try, q, r, err, errlen);
+	return r->outcome;
 }

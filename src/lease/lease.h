@@ -172,65 +172,96 @@ struct lease_release_with {
 	char also_err[256];
 };
 
-/* Takes a slot of the lease NAME (of SLOTS, --slots) for HOLDER for TTL_US
- * if one is free and the lease not paused, creating the rows on first use.
- * LEASE_OK: INFO->slot is the slot, INFO->term its new fencing term.
- * LEASE_BUSY: INFO describes the row and says why. LEASE_SLOTS_DIFFER: the
- * lease's slots are held under another count, INFO->slots; while none is
- * held, the first contender with another count changes it.
- * With PERIOD_US > 0 (--once-per) the acquisition also takes the slot
- * *SLOT_US, the multiple of PERIOD_US nearest to the server's time; 0 in
- * *SLOT_US means "not known yet": it is read from the server first and
- * kept there for the next attempts, so a waiter stays in the slot it
- * started in.
- * LOOK_FIRST reads the row first and writes only when it is free: one
+/* One call on a lease: who asks, and for what. Each call reads the fields
+ * its comment below names; the others stay zero. */
+struct lease_req {
+	const char *name;
+	const char *holder;			 /* acquire, renew, release, check; pause: who pauses */
+	unsigned slot;				 /* renew, release, revoke, check: the slot */
+	unsigned slots;				 /* acquire: --slots */
+	uint64_t term;				 /* renew, release, check */
+	int64_t ttl_us;				 /* acquire, renew */
+	int64_t period_us;			 /* acquire: --once-per; 0: off */
+	int64_t *slot_us;			 /* acquire with --once-per: the slot contended for, 0 until known */
+	int64_t min_hold_us;			 /* release */
+	int exit_status;			 /* release: the command's, or -1 */
+	int64_t for_us;				 /* pause: how long; < 0: until --resume */
+	bool look_first;			 /* acquire: read the row first, write only when free */
+	bool force;				 /* revoke: expire now (--release --force) */
+	struct lease_with *with;		 /* acquire: what goes with it; NULL: nothing */
+	struct lease_release_with *release_with; /* release: likewise */
+	void (*on_row)(void *ctx, const struct lease_row *row); /* status */
+	void *ctx;
+};
+
+/* What a call found. */
+struct lease_res {
+	enum lease_outcome outcome; /* acquire, renew, release */
+	enum db_status status;	    /* every call */
+	int64_t sent_at;	    /* acquire, renew: CLOCK_BOOTTIME us before the write was sent */
+	struct lease_info info;	    /* acquire: the row; revoke, resume: as it was; pause: as it is now */
+	bool found;		    /* revoke, pause, resume: the lease has rows */
+	bool held;		    /* revoke: it was held; check: it still is */
+};
+
+/* Every call below takes the request Q and fills R (and ERR when it
+ * fails); each goes once more with the statements of an older table when
+ * the table turns out to be older than this build. */
+
+/* Takes a slot of the lease (of Q->slots) for Q->holder for Q->ttl_us if
+ * one is free and the lease not paused, creating the rows on first use.
+ * LEASE_OK: R->info.slot is the slot, R->info.term its new fencing term.
+ * LEASE_BUSY: R->info describes the row and says why. LEASE_SLOTS_DIFFER:
+ * the lease's slots are held under another count, R->info.slots; while
+ * none is held, the first contender with another count changes it.
+ * With Q->period_us > 0 (--once-per) the acquisition also takes the slot
+ * *Q->slot_us, the multiple of the period nearest to the server's time; 0
+ * there means "not known yet": it is read from the server first and kept
+ * there for the next attempts, so a waiter stays in the slot it started in.
+ * Q->look_first reads the row first and writes only when it is free: one
  * statement a look while somebody holds the lease (a waiter's poll).
- * Without it the compare-and-set goes first (a first attempt, or a follower
- * woken by the hint, which expects to win). */
-enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const char *name, const char *holder,
-				 int64_t ttl_us, int64_t period_us, unsigned slots, bool look_first, int64_t *slot_us,
-				 struct lease_with *with, struct lease_info *info, int64_t *sent_at, enum db_status *st,
+ * Without it the compare-and-set goes first (a first attempt, or a
+ * follower woken by the hint, which expects to win). */
+enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 				 char *err, size_t errlen);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */
-enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
-			       const char *holder, uint64_t term, int64_t ttl_us, int64_t *sent_at, enum db_status *st,
+enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 			       char *err, size_t errlen);
 
-/* Gives the lease back, only if HOLDER still holds TERM (a late retry can
- * never free a newer holder's lease): it expires now, or MIN_HOLD_US after
- * its acquisition, whichever is later, and the row records EXIT_STATUS
- * (-1: none) and the finish time. */
-enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const char *name, unsigned slot,
-				 const char *holder, uint64_t term, int64_t min_hold_us, int exit_status,
-				 struct lease_release_with *with, enum db_status *st, char *err, size_t errlen);
+/* Gives the lease back, only if Q->holder still holds Q->term (a late
+ * retry can never free a newer holder's lease): it expires now, or
+ * Q->min_hold_us after its acquisition, whichever is later, and the row
+ * records Q->exit_status (-1: none) and the finish time. */
+enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+				 char *err, size_t errlen);
 
-/* --status: calls ON_ROW for every lease (NAME NULL) or the one named. */
-enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
-			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
-			    size_t errlen);
-
-/* --release: revokes the term that holds slot SLOT of NAME (FORCE false),
- * or expires it now (FORCE true). A revoked holder stops its command at its next
- * renew and releases after the reap; until then, or until the expiry it
- * last wrote, nobody else can acquire. *WAS receives the row as it was;
- * *FOUND and *WAS_HELD say whether there was a row, and whether it was
- * held. */
-enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
-			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen);
-
-/* --pause (FOR_US < 0: until --resume) and --resume. --pause creates the
- * row when there is none. *INFO receives the row afterwards; --resume sets
- * *FOUND false when there is no such lease. */
-enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
-			   struct lease_info *info, char *err, size_t errlen);
-enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+/* --status: calls Q->on_row for every lease (Q->name NULL) or the one
+ * named. */
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 			    char *err, size_t errlen);
 
-/* --check: does HOLDER hold slot SLOT of NAME with TERM, unexpired? */
-enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
-			   uint64_t term, bool *held, char *err, size_t errlen);
+/* --release: revokes the term that holds slot Q->slot (Q->force false), or
+ * expires it now (Q->force true). A revoked holder stops its command at its
+ * next renew and releases after the reap; until then, or until the expiry
+ * it last wrote, nobody else can acquire. R->info is the row as it was;
+ * R->found and R->held say whether there was a row, and whether it was
+ * held. */
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			    char *err, size_t errlen);
+
+/* --pause (Q->for_us < 0: until --resume) and --resume. --pause creates
+ * the row when there is none. R->info is the row afterwards (--resume: as
+ * it was); --resume sets R->found false when there is no such lease. */
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			   char *err, size_t errlen);
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			    char *err, size_t errlen);
+
+/* --check: does Q->holder hold slot Q->slot with Q->term, unexpired? */
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			   char *err, size_t errlen);
 
 /* A missing table is created (the DDL of sql/leaderrun.sql); an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping

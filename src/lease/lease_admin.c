@@ -1,6 +1,6 @@
 /* The operators' commands on a lease's rows: --status, --release (a
  * revocation, or --force), --pause, --resume and --check. Each is its
- * statements once, then once more for an older table (lease_adapt). */
+ * statements once, then once more for an older table (lease_call). */
 #include <stdio.h>
 #include <string.h>
 
@@ -39,10 +39,12 @@ static void status_row(void *arg, const struct db_value *c)
 	sc->on_row(sc->ctx, &row);
 }
 
-static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const char *name,
-					void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err,
-					size_t errlen)
+static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name;
+	void (*on_row)(void *ctx, const struct lease_row *row) = q->on_row;
+	void *ctx = q->ctx;
 	char bufs[10][LEASE_HOLDER_MAX + 1];
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value c[] = {
@@ -88,10 +90,13 @@ static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql
 	return DB_OK;
 }
 
-static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-					bool force, struct lease_info *was, bool *found, bool *was_held, char *err,
-					size_t errlen)
+static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name;
+	unsigned slot = q->slot;
+	bool force = q->force, *found = &res->found, *was_held = &res->held;
+	struct lease_info *was = &res->info;
 	struct db_value p[] = {{.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_U64}};
 	struct db_result r;
 	enum db_status st;
@@ -116,9 +121,12 @@ static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *s
 	return st;
 }
 
-static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const char *name, int64_t for_us,
-				       const char *by, struct lease_info *info, char *err, size_t errlen)
+static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				       struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name, *by = q->holder;
+	int64_t for_us = q->for_us;
+	struct lease_info *info = &res->info;
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = for_us},
 	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
@@ -127,25 +135,29 @@ static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sq
 	};
 	struct db_result r;
 	enum db_status st;
-	bool found = false;
+	bool *found = &res->found;
 
+	*found = false;
 	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
 		return st;
 	/* A lease never run gets its first row (slot 0, one slot), paused;
 	 * its first contender with more slots adds the rest, paused too. */
-	st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
-	if (st == DB_OK && !found)
+	st = lease_read_slot(db, sql, name, 0, info, found, err, errlen);
+	if (st == DB_OK && !*found)
 		st = lease_insert(db, sql, name, 0, 1, err, errlen);
 	if (st == DB_OK)
 		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
 	if (st == DB_OK)
-		st = lease_read_slot(db, sql, name, 0, info, &found, err, errlen);
+		st = lease_read_slot(db, sql, name, 0, info, found, err, errlen);
 	return st;
 }
 
-static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const char *name, bool *found,
-					struct lease_info *was, char *err, size_t errlen)
+static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name;
+	bool *found = &res->found;
+	struct lease_info *was = &res->info;
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_result r;
 	enum db_status st;
@@ -158,9 +170,13 @@ static enum db_status lease_resume_once(struct db *db, const struct lease_sql *s
 	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
 }
 
-static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				       const char *holder, uint64_t term, bool *held, char *err, size_t errlen)
+static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				       struct lease_res *res, char *err, size_t errlen)
 {
+	const char *name = q->name, *holder = q->holder;
+	unsigned slot = q->slot;
+	uint64_t term = q->term;
+	bool *held = &res->held;
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = name},
 	    {.type = DB_I64, .i64 = slot},
@@ -175,53 +191,32 @@ static enum db_status lease_check_once(struct db *db, const struct lease_sql *sq
 	return st;
 }
 
-enum db_status lease_status(struct db *db, struct lease_sql *sql, const char *name,
-			    void (*on_row)(void *ctx, const struct lease_row *row), void *ctx, char *err, size_t errlen)
-{
-	enum db_status st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
-
-	/* A failed prepare called ON_ROW for no row. */
-	if (lease_adapt(db, sql, st))
-		st = lease_status_once(db, sql, name, on_row, ctx, err, errlen);
-	return st;
-}
-
-enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, bool force,
-			    struct lease_info *was, bool *found, bool *was_held, char *err, size_t errlen)
-{
-	enum db_status st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_revoke_once(db, sql, name, slot, force, was, found, was_held, err, errlen);
-	return st;
-}
-
-enum db_status lease_pause(struct db *db, struct lease_sql *sql, const char *name, int64_t for_us, const char *by,
-			   struct lease_info *info, char *err, size_t errlen)
-{
-	enum db_status st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_pause_once(db, sql, name, for_us, by, info, err, errlen);
-	return st;
-}
-
-enum db_status lease_resume(struct db *db, struct lease_sql *sql, const char *name, bool *found, struct lease_info *was,
+enum db_status lease_status(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 			    char *err, size_t errlen)
 {
-	enum db_status st = lease_resume_once(db, sql, name, found, was, err, errlen);
-
-	if (lease_adapt(db, sql, st))
-		st = lease_resume_once(db, sql, name, found, was, err, errlen);
-	return st;
+	return lease_call(db, sql, lease_status_once, q, r, err, errlen);
 }
 
-enum db_status lease_check(struct db *db, struct lease_sql *sql, const char *name, unsigned slot, const char *holder,
-			   uint64_t term, bool *held, char *err, size_t errlen)
+enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			    char *err, size_t errlen)
 {
-	enum db_status st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
+	return lease_call(db, sql, lease_revoke_once, q, r, err, errlen);
+}
 
-	if (lease_adapt(db, sql, st))
-		st = lease_check_once(db, sql, name, slot, holder, term, held, err, errlen);
-	return st;
+enum db_status lease_pause(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			   char *err, size_t errlen)
+{
+	return lease_call(db, sql, lease_pause_once, q, r, err, errlen);
+}
+
+enum db_status lease_resume(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			    char *err, size_t errlen)
+{
+	return lease_call(db, sql, lease_resume_once, q, r, err, errlen);
+}
+
+enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
+			   char *err, size_t errlen)
+{
+	return lease_call(db, sql, lease_check_once, q, r, err, errlen);
 }

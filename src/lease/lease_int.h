@@ -39,8 +39,14 @@ enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const ch
 bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
 		  size_t errlen);
 
-/* After ST: true when the statements were rendered again for an older
- * table, and are worth one more try (lease_schema.c). */
-bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st);
+/* One try of a call on a lease: fills R (R->status, which it returns). */
+typedef enum db_status lease_try_fn(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				    struct lease_res *r, char *err, size_t errlen);
+
+/* TRY, and once more when it failed on a table older than this build,
+ * with the statements rendered again for it (lease_schema.c). Returns
+ * R->status. */
+enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *try, const struct lease_req *q,
+			  struct lease_res *r, char *err, size_t errlen);
 
 #endif

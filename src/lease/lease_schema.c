@@ -82,7 +82,7 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * a column that the table lacks, and was never prepared. A run keeps the
  * schema it found: should --init upgrade the table meanwhile, its
  * statements still match (slot 0 of a one-slot lease) until it ends. */
-bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
+static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 {
 	char err[256];
 	int schema;
@@ -95,4 +95,14 @@ bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 	lease_sql_render_schema(sql, sql->table, schema);
 	sql->older = schema;
 	return true;
+}
+
+enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *try, const struct lease_req *q,
+			  struct lease_res *r, char *err, size_t errlen)
+{
+	/* A failed --status prepare called its ON_ROW for no row. */
+	r->status = try(db, sql, q, r, err, errlen);
+	if (lease_adapt(db, sql, r->status))
+		r->status = try(db, sql, q, r, err, errlen);
+	return r->status;
 }

@@ -59,6 +59,24 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
 	return true;
 }
 
+/* The lease request of this run's job for TERM: the slot it holds, its
+ * --min-hold, no exit status. */
+static struct lease_req worker_lease_req(struct worker *w, uint64_t term)
+{
+	const struct worker_job *j = &w->job;
+
+	return (struct lease_req){.name = j->name,
+				  .holder = j->holder,
+				  .slot = w->slot,
+				  .slots = j->slots,
+				  .term = term,
+				  .ttl_us = j->ttl_us,
+				  .period_us = j->period_us,
+				  .slot_us = &w->slot_us,
+				  .min_hold_us = j->min_hold_us,
+				  .exit_status = -1};
+}
+
 /* The lease is ours: the fence moves to its term before the command may
  * start. When it cannot, the term is given back at once (the command never
  * ran, so there is nothing to wait for) and R is an error to retry; the
@@ -67,7 +85,7 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
 static bool worker_fence(struct worker *w, const struct lease_with *with, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
-	enum db_status st, ignored;
+	enum db_status st;
 	char err[256];
 	const struct lease_fence_req q = {.name = j->name,
 					  .fencer = j->fence_user,
@@ -91,12 +109,26 @@ static bool worker_fence(struct worker *w, const struct lease_with *with, struct
 			 "lease table's terms went back (restored from a backup?): then raise the lease's term above "
 			 "the fence's",
 			 w->sql.fence, (unsigned long long)r->info.term);
-	if (db_connected(w->db))
-		(void)lease_release(w->db, &w->sql, j->name, r->info.slot, j->holder, r->info.term, 0, -1, NULL,
-				    &ignored, err, sizeof(err));
+	if (db_connected(w->db)) {
+		struct lease_req rel = worker_lease_req(w, r->info.term);
+		struct lease_res ignored = {0};
+
+		rel.slot = r->info.slot;
+		rel.min_hold_us = 0;
+		(void)lease_release(w->db, &w->sql, &rel, &ignored, err, sizeof(err));
+	}
 	r->outcome = LEASE_ERROR;
 	r->status = r->fence == FENCE_FAILED ? st : DB_CONFLICT;
 	return false;
+}
+
+/* What a lease call answered, into R. */
+static void worker_result_of(struct worker_result *r, const struct lease_res *res)
+{
+	r->outcome = res->outcome;
+	r->status = res->status;
+	r->sent_at = res->sent_at;
+	r->info = res->info;
 }
 
 /* WORKER_ACQUIRE and WORKER_LOOK. */
@@ -107,9 +139,13 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 	 * first) the hint go with the compare-and-set where they can. */
 	struct lease_with with = {.fencer = j->fence_user, .hint = w->hint.on && j->slots == 1};
 
-	r->outcome =
-	    lease_acquire(w->db, &w->sql, j->name, j->holder, j->ttl_us, j->period_us, j->slots, q->op == WORKER_LOOK,
-			  &w->slot_us, &with, &r->info, &r->sent_at, &r->status, r->err, sizeof(r->err));
+	struct lease_req req = worker_lease_req(w, 0);
+	struct lease_res res = {0};
+
+	req.look_first = q->op == WORKER_LOOK;
+	req.with = &with;
+	(void)lease_acquire(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	worker_result_of(r, &res);
 	/* The new leader takes the hint, so that followers block on it (a
 	 * follower woken by it has it already). A follower that did not win
 	 * gives it back, for the next leader to take, unless its leader died
@@ -134,10 +170,11 @@ static void worker_run_wait(struct worker *w, const struct worker_req *q, struct
 
 static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
-	const struct worker_job *j = &w->job;
+	struct lease_req req = worker_lease_req(w, q->term);
+	struct lease_res res = {0};
 
-	r->outcome = lease_renew(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->ttl_us, &r->sent_at,
-				 &r->status, r->err, sizeof(r->err));
+	(void)lease_renew(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	worker_result_of(r, &res);
 	/* A leader that could not take the hint when it acquired (a follower
 	 * held it just then) tries again: one statement a renew, only until
 	 * it has it. */
@@ -147,7 +184,8 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 
 static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
-	const struct worker_job *j = &w->job;
+	struct lease_req req = worker_lease_req(w, q->term);
+	struct lease_res res = {0};
 	char also[DB_MAX_SQL];
 	/* The history's row and the hint go with the release where they can
 	 * (its transaction, then RELEASE_ALL_LOCKS): one round trip. */
@@ -159,8 +197,10 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	bgthread_unlock(&w->t);
 	if (a.sql && a.sql(a.arg, also, sizeof(also)))
 		with.also = also;
-	r->outcome = lease_release(w->db, &w->sql, j->name, w->slot, j->holder, q->term, j->min_hold_us, q->exit_status,
-				   &with, &r->status, r->err, sizeof(r->err));
+	req.exit_status = q->exit_status;
+	req.release_with = &with;
+	(void)lease_release(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	worker_result_of(r, &res);
 	if (with.ran && with.also && a.done)
 		a.done(a.arg, w->db, with.also_errno, with.also_err);
 	if (with.ran && with.drop_hints)
