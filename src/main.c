@@ -11,7 +11,8 @@
  *              database thread (worker.c), the supervisor;
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
  *              sup_hold.c (the command under the lease, acting on hold.c's
- *              pure decisions), sup_release.c; sup_loop.c the one poll();
+ *              pure decisions), sup_end.c (sup_end_run: every run
+ *              ends there); sup_loop.c the one poll();
  *              child.c: fork/exec and every descendant's kill;
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row),

@@ -329,20 +329,13 @@ void runmode_init(const struct options *o, struct outcome *out)
 	runmode_close(db);
 }
 
-/* The run is over: the threads end, each closing its connection, side by
- * side rather than one after the other. A run that ended before
- * its history row was started (history.h) has the whole row sent on the
- * lease's connection: right after the release, by the worker itself
- * (worker_after_release); or, when no release was sent (a lost lease),
- * now. Bounded like any history write; a row not written on the lease's
- * connection history_finish writes on the history's own. */
+/* The run is over (sup_end_run wrote its row): the threads end, each
+ * closing its connection, side by side rather than one after the other. A
+ * call still under way (a release the supervisor stopped waiting for) gets
+ * the bounded moment of a history write, then is cut short. */
 static void runmode_wind_down(struct worker *w, struct history *h)
 {
-	int64_t until = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
-
-	if (worker_wait_idle(w, until) == 0 && history_parked(h) && worker_submit_call(w, history_write_parked, h) == 0)
-		(void)worker_wait_idle(w, until);
-	if (worker_wait_idle(w, timing_now()) < 0) {
+	if (worker_wait_idle(w, timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC) < 0) {
 		/* Hung: cut the call short; worker_stop leaves it behind if
 		 * that does not end it either. */
 		worker_abort(w);
@@ -386,7 +379,6 @@ static void runmode_observers_start(const struct options *o, const struct db_con
 	if (obs->h) {
 		const struct worker_release_also also = {history_parked_sql, history_parked_done, obs->h};
 		worker_release_also(w, &also);
-		worker_after_release(w, history_write_parked, obs->h);
 	}
 }
 

@@ -4,7 +4,7 @@
  *   sup_loop.c     the one poll(), the reaping, the watchdog, small helpers
  *   sup_wait.c     1. waiting for the lease
  *   sup_hold.c     2.-4. running the command under it, stopping, draining
- *   sup_release.c  5. giving it back
+ *   sup_end.c      5. giving it back: the end of every run
  *
  * hold.c decides what happens while the lease is held; sup_hold.c carries
  * it out and emits its events (event.h), which say it. */
@@ -74,8 +74,10 @@ bool sup_acquire(struct sup *s, struct outcome *out);
 /* sup_hold.c: runs the loop until nothing is left of the command. */
 void sup_hold(struct sup *s);
 
-/* sup_release.c */
-void sup_release(struct sup *s);
-void sup_abandon_acquire(struct sup *s);
+/* sup_end.c: the one end of every run, whatever ended it (not acquired,
+ * not started, or the command's end): the last events, the release, the
+ * run's history row. OUT as the run left it; the lost, timed-out and
+ * finished outcomes are set here. */
+void sup_end_run(struct sup *s, struct outcome *out);
 
 #endif

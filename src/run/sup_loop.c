@@ -2,7 +2,7 @@
  * signals read from the signalfd, the worker's results, the reaping of
  * every exited child, systemd's watchdog (the loop's heartbeat, not an
  * event: it goes straight to sdnotify), and the small helpers of time. The
- * phases (sup_wait.c, sup_hold.c, sup_release.c) stand on
+ * phases (sup_wait.c, sup_hold.c, sup_end.c) stand on
  * it; supervisor.c strings them together. */
 #include <errno.h>
 #include <inttypes.h>

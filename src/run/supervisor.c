@@ -16,7 +16,8 @@
  *   5. release: only then is the lease given back.
  *
  * Each step has a file: sup_wait.c (1), sup_hold.c (2-4, carrying out
- * hold.c's decisions), sup_release.c (5); sup_loop.c is what they share:
+ * hold.c's decisions), sup_end.c (5, and the end of every run, whatever
+ * ended it: sup_end_run); sup_loop.c is what they share:
  * one poll() on signals (signalfd), the worker's results and one timer
  * (timerfd on CLOCK_BOOTTIME, absolute, so a suspend or a SIGSTOP cannot
  * push a deadline back). Nothing here blocks on the database. */
@@ -77,44 +78,6 @@ static void sup_ready(struct sup *s)
 		event_emit(&s->ev, EV_READY_FILE_FAILED, &(struct event){.err = why});
 }
 
-/* The wait ended without running the command: STOPPING=1, saying why. */
-static void sup_not_run(struct sup *s, const struct outcome *out)
-{
-	switch (out->kind) {
-	case OUTCOME_SIGNALLED:
-		event_emit(&s->ev, EV_QUIT_SIGNALLED, &(struct event){.signo = out->signo});
-		break;
-	case OUTCOME_BUSY:
-		event_emit(&s->ev, EV_QUIT_BUSY, NULL);
-		break;
-	case OUTCOME_UNAVAILABLE:
-		event_emit(&s->ev, EV_QUIT_UNAVAILABLE, NULL);
-		break;
-	default:
-		event_emit(&s->ev, EV_QUIT_FAILED, NULL);
-		break;
-	}
-}
-
-/* How the run ended, for the history: lost, revoked, or the command's
- * own end. */
-static void sup_history_end(struct sup *s)
-{
-	const struct event d = {.wstatus = s->child_wstatus};
-	enum hold_lease l = s->hold.lease;
-
-	if (l == HOLD_LOST || l == HOLD_LATE)
-		event_emit(&s->ev, EV_RUN_LOST, &d);
-	else if (l == HOLD_REVOKED)
-		event_emit(&s->ev, EV_RUN_REVOKED, &d);
-	else if (s->hold.timed_out)
-		event_emit(&s->ev, EV_RUN_TIMED_OUT, &d);
-	else if (WIFSIGNALED(d.wstatus))
-		event_emit(&s->ev, EV_RUN_SIGNALED, &d);
-	else
-		event_emit(&s->ev, EV_RUN_EXITED, &d);
-}
-
 /* The lease is ours: start its states, and say so. */
 static void sup_acquired(struct sup *s)
 {
@@ -124,8 +87,8 @@ static void sup_acquired(struct sup *s)
 	event_emit(&s->ev, EV_ACQUIRED, &(struct event){.sent_at = s->acquire_sent_at});
 }
 
-/* Starts COMMAND under the lease. Returns false, with OUT filled and the
- * lease released, when it could not be started. */
+/* Starts COMMAND under the lease. Returns false, with OUT filled, when it
+ * could not be started (sup_end_run gives the term back). */
 static bool sup_start(struct sup *s, char *const environ_base[], struct outcome *out)
 {
 	const struct options *o = s->o;
@@ -138,7 +101,6 @@ static bool sup_start(struct sup *s, char *const environ_base[], struct outcome 
 		child_env_free(env);
 		out->kind = OUTCOME_INTERNAL;
 		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});
-		sup_release(s);
 		return false;
 	}
 	child_env_free(env);
@@ -152,34 +114,6 @@ static bool sup_start(struct sup *s, char *const environ_base[], struct outcome 
 	sup_ready(s);
 	event_emit(&s->ev, EV_STARTED, NULL);
 	return true;
-}
-
-/* After the reap: the release, and the run's outcome. */
-static void sup_finish(struct sup *s, struct outcome *out)
-{
-	enum hold_lease l = s->hold.lease;
-
-	if (l == HOLD_LOST || l == HOLD_LATE || l == HOLD_REVOKED) {
-		/* Renewing may have recovered while the command shut down; give
-		 * back what is still ours. A --max-runtime stop that the lease's
-		 * loss overtook ends here too: 76 says the lease went. */
-		if (l != HOLD_LOST)
-			sup_release(s);
-		out->kind = OUTCOME_LOST;
-		event_emit(&s->ev, l == HOLD_REVOKED ? EV_STOPPED_REVOKED : EV_STOPPED_LOST, NULL);
-		return;
-	}
-	/* The lease was ours throughout: a normal release, recording the
-	 * command's own status (--min-hold applies: it ran). */
-	sup_release(s);
-	if (s->hold.timed_out) {
-		out->kind = OUTCOME_TIMED_OUT;
-		event_emit(&s->ev, EV_FINISHED_TIMED_OUT, NULL);
-	} else {
-		out->kind = OUTCOME_CHILD_EXITED;
-		out->wstatus = s->child_wstatus;
-		event_emit(&s->ev, EV_FINISHED, NULL);
-	}
 }
 
 /* The state a run starts from; false with OUT filled when the loop's own
@@ -220,17 +154,12 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 	if (!sup_init(&s, o, w, obs, out))
 		goto done;
 	event_emit(&s.ev, EV_STARTING, NULL);
-	if (!sup_acquire(&s, out)) {
-		sup_not_run(&s, out);
-		sup_abandon_acquire(&s);
-		goto done;
+	if (sup_acquire(&s, out)) {
+		sup_acquired(&s);
+		if (sup_start(&s, environ_base, out))
+			sup_hold(&s);
 	}
-	sup_acquired(&s);
-	if (!sup_start(&s, environ_base, out))
-		goto done;
-	sup_hold(&s);
-	sup_history_end(&s);
-	sup_finish(&s, out);
+	sup_end_run(&s, out);
 done:
 	if (s.sigfd >= 0)
 		close(s.sigfd);

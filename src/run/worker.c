@@ -39,8 +39,8 @@ struct worker {
 	 * came while busy. */
 	bool pending, running, done, quit_after;
 	struct worker_req req;
-	worker_call_fn *call, *after_release;
-	void *call_arg, *after_release_arg;
+	worker_call_fn *call;
+	void *call_arg;
 	struct worker_release_also also;
 	struct worker_result result;
 };
@@ -262,16 +262,6 @@ static void worker_free(struct worker *w)
 	free(w);
 }
 
-/* After the release's result is posted (lock not held): what was to follow
- * it on this connection (a short run's history row), at once rather than
- * after a round trip through the supervisor, then the close. */
-static void worker_follow_release(struct worker *w)
-{
-	if (w->after_release && db_connected(w->db))
-		w->after_release(w->after_release_arg, w->db);
-	db_disconnect(w->db);
-}
-
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
@@ -302,14 +292,6 @@ static void *worker_main(void *arg)
 		bgthread_lock(&w->t);
 		w->result = r;
 		w->done = true;
-		if (q.op == WORKER_RELEASE) {
-			/* The run's last lease statement: its result goes out
-			 * first, then its follow-up. Still "running" meanwhile. */
-			(void)!write(w->pipe[1], "", 1);
-			bgthread_unlock(&w->t);
-			worker_follow_release(w);
-			bgthread_lock(&w->t);
-		}
 		w->running = false;
 		w->t.quit = w->t.quit || w->quit_after;
 		(void)!write(w->pipe[1], "", 1);
@@ -434,14 +416,6 @@ int worker_take(struct worker *w, struct worker_result *out)
 void worker_abort(struct worker *w)
 {
 	db_abort(w->db);
-}
-
-void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg)
-{
-	bgthread_lock(&w->t);
-	w->after_release = fn;
-	w->after_release_arg = arg;
-	bgthread_unlock(&w->t);
 }
 
 void worker_release_also(struct worker *w, const struct worker_release_also *also)

@@ -73,22 +73,17 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us);
 
 /* Queues WORKER_CALL: FN(ARG, db) on the worker's connection as it is,
- * without connecting (FN sees whether it is connected). Only after the
- * release: the connection has no lease work left then. Returns -1 if
- * busy. */
+ * without connecting (FN sees whether it is connected). Only once the
+ * lease work is over: the connection stays open after the release for it,
+ * until worker_quit. Returns -1 if busy. */
 int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
-
-/* FN(ARG, db) runs on the worker's thread right after the release's result
- * is posted, on the connection as it is (FN sees whether it is still
- * connected); the connection is closed after it. The release is the run's
- * last lease statement. */
-void worker_after_release(struct worker *w, worker_call_fn *fn, void *arg);
 
 /* What goes into the release's own transaction (a short run's history
  * row, history_parked_sql): SQL(ARG, BUF, LEN) renders it, or returns
  * false for nothing; DONE(ARG, DB, ERRNUM, MSG) hears how it went (ERRNUM
  * 0: done), on the worker's thread. Where the release goes statement by
- * statement, neither is called, and worker_after_release's FN writes it. */
+ * statement, neither is called: the run's end (sup_end_run) has the row
+ * written on the same connection after it (worker_submit_call). */
 struct worker_release_also {
 	bool (*sql)(void *arg, char *buf, size_t len);
 	void (*done)(void *arg, struct db *db, unsigned errnum, const char *msg);

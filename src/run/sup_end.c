@@ -1,0 +1,190 @@
+/* 5. The end of a run, whatever ended it, in one function (sup_end_run):
+ * the run's last events (the history's row, the metrics and the
+ * notifications follow them), the release of what the run holds, and the
+ * run's row on the lease's connection where the release could not carry
+ * it. Giving the lease back waits until nothing is left of the command;
+ * when the wait ended without running anything, an acquire still in flight
+ * may have taken the lease, and that is given back. Never past the lease's
+ * deadline (it is no longer ours to give) nor longer than a renew
+ * interval: if the database does not answer, the lease simply expires. */
+#include <stdbool.h>
+#include <sys/wait.h>
+
+#include "base/duration.h"
+#include "report/history.h"
+#include "sup.h"
+#include "worker.h"
+
+static void sup_release(struct sup *s)
+{
+	/* Not a moment past the deadline (the lease is no longer ours to
+	 * give), and not longer than a renew interval: if the database does
+	 * not answer, the lease simply expires. */
+	int64_t give_up = sup_min64(hold_deadline(&s->hold, &s->o->timing), timing_now() + s->o->timing.renew_us);
+	struct worker_result r;
+
+	/* A renew may still be in flight: let it land (it can only extend). */
+	while (worker_busy(s->w)) {
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL) {
+			sup_signals_while_waiting(s);
+		}
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW && r.outcome == LEASE_OK &&
+		    r.sent_at > s->hold.sent_at)
+			s->hold.sent_at = r.sent_at;
+		if (timing_now() >= give_up) {
+			event_emit(&s->ev, EV_RELEASE_LATE, NULL);
+			return;
+		}
+	}
+	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->ev.exit_status) < 0)
+		return;
+	for (;;) {
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL)
+			sup_signals_while_waiting(s);
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0)
+			break;
+		if (timing_now() >= give_up) {
+			worker_abort(s->w);
+			event_emit(&s->ev, EV_RELEASE_LATE, NULL);
+			return;
+		}
+	}
+	if (r.outcome == LEASE_OK)
+		event_emit(&s->ev, EV_RELEASED, NULL);
+	else if (r.outcome == LEASE_LOST)
+		event_emit(&s->ev, EV_RELEASE_EXPIRED, NULL);
+	else
+		event_emit(&s->ev, EV_RELEASE_FAILED, &(struct event){.status = r.status, .err = r.err});
+}
+
+/* Leaving without running the command (a signal, --wait-timeout) while an
+ * acquire is in flight: it may have taken the lease. Wait briefly for it
+ * and give back what it took, so that nobody waits a whole ttl for a
+ * holder that never ran anything. */
+static void sup_abandon_acquire(struct sup *s)
+{
+	int64_t give_up = timing_now() + sup_min64(s->o->timing.renew_us, 500 * USEC_PER_MSEC);
+	struct worker_result r;
+
+	/* Blocked on the hint, not acquiring: nothing to give back. */
+	if (s->waiting_on_hint) {
+		worker_abort(s->w);
+		return;
+	}
+
+	while (worker_busy(s->w)) {
+		int woke = sup_poll(s, give_up);
+		if (woke & WOKE_SIGNAL)
+			sup_signals_while_waiting(s);
+		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0) {
+			if ((r.op == WORKER_ACQUIRE || r.op == WORKER_LOOK) && r.outcome == LEASE_OK) {
+				s->ev.term = r.info.term;
+				s->hold.sent_at = r.sent_at;
+				event_emit(&s->ev, EV_ACQUIRE_IN_FLIGHT, NULL);
+				sup_release(s);
+			}
+			return;
+		}
+		if (timing_now() >= give_up) {
+			worker_abort(s->w);
+			return;
+		}
+	}
+}
+
+/* The wait ended without running the command: STOPPING=1, saying why. */
+static void sup_not_run(struct sup *s, const struct outcome *out)
+{
+	switch (out->kind) {
+	case OUTCOME_SIGNALLED:
+		event_emit(&s->ev, EV_QUIT_SIGNALLED, &(struct event){.signo = out->signo});
+		break;
+	case OUTCOME_BUSY:
+		event_emit(&s->ev, EV_QUIT_BUSY, NULL);
+		break;
+	case OUTCOME_UNAVAILABLE:
+		event_emit(&s->ev, EV_QUIT_UNAVAILABLE, NULL);
+		break;
+	default:
+		event_emit(&s->ev, EV_QUIT_FAILED, NULL);
+		break;
+	}
+}
+
+/* How the run ended, for the history: lost, revoked, or the command's
+ * own end. */
+static void sup_history_end(struct sup *s)
+{
+	const struct event d = {.wstatus = s->child_wstatus};
+	enum hold_lease l = s->hold.lease;
+
+	if (l == HOLD_LOST || l == HOLD_LATE)
+		event_emit(&s->ev, EV_RUN_LOST, &d);
+	else if (l == HOLD_REVOKED)
+		event_emit(&s->ev, EV_RUN_REVOKED, &d);
+	else if (s->hold.timed_out)
+		event_emit(&s->ev, EV_RUN_TIMED_OUT, &d);
+	else if (WIFSIGNALED(d.wstatus))
+		event_emit(&s->ev, EV_RUN_SIGNALED, &d);
+	else
+		event_emit(&s->ev, EV_RUN_EXITED, &d);
+}
+
+/* After the reap: the release, and the run's outcome. */
+static void sup_finish(struct sup *s, struct outcome *out)
+{
+	enum hold_lease l = s->hold.lease;
+
+	if (l == HOLD_LOST || l == HOLD_LATE || l == HOLD_REVOKED) {
+		/* Renewing may have recovered while the command shut down; give
+		 * back what is still ours. A --max-runtime stop that the lease's
+		 * loss overtook ends here too: 76 says the lease went. */
+		if (l != HOLD_LOST)
+			sup_release(s);
+		out->kind = OUTCOME_LOST;
+		event_emit(&s->ev, l == HOLD_REVOKED ? EV_STOPPED_REVOKED : EV_STOPPED_LOST, NULL);
+		return;
+	}
+	/* The lease was ours throughout: a normal release, recording the
+	 * command's own status (--min-hold applies: it ran). */
+	sup_release(s);
+	if (s->hold.timed_out) {
+		out->kind = OUTCOME_TIMED_OUT;
+		event_emit(&s->ev, EV_FINISHED_TIMED_OUT, NULL);
+	} else {
+		out->kind = OUTCOME_CHILD_EXITED;
+		out->wstatus = s->child_wstatus;
+		event_emit(&s->ev, EV_FINISHED, NULL);
+	}
+}
+
+/* The run's row, where the release did not carry it (a statement at a
+ * time, or no release: a lost lease), on the lease's connection, which has
+ * nothing left to do and costs no connect; bounded like any history
+ * write. A row still not written, history_finish writes on the history's
+ * own connection. */
+static void sup_history_row(struct sup *s)
+{
+	int64_t until = timing_now() + HISTORY_TIMEOUT_S * USEC_PER_SEC;
+
+	if (history_parked(s->ev.h) && worker_wait_idle(s->w, until) == 0 &&
+	    worker_submit_call(s->w, history_write_parked, s->ev.h) == 0)
+		(void)worker_wait_idle(s->w, until);
+}
+
+void sup_end_run(struct sup *s, struct outcome *out)
+{
+	if (!s->leading) {
+		sup_not_run(s, out);
+		sup_abandon_acquire(s);
+	} else if (s->child.pid <= 0) {
+		/* The command never started: its term goes back at once. */
+		sup_release(s);
+	} else {
+		sup_history_end(s);
+		sup_finish(s, out);
+	}
+	sup_history_row(s);
+}
