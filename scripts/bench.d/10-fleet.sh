@@ -1,5 +1,5 @@
 # bench.d/10-fleet.sh - section 10 of scripts/bench (alone: --fleet [N]):
-# N leases held at once (issue 34): N leaderrun holders (ttl 15 s, each its
+# N leases held at once: N leaderrun holders (ttl 15 s, each its
 # own lease and connection) against one MariaDB, then N `etcdctl lock`
 # holders (ttl 15 s) against one etcd, one after the other, both servers
 # with their data on disk. Over a window: server CPU, clients' CPU,
@@ -151,7 +151,7 @@ bench_fleet() {
 
 report_fleet() {
     echo
-    echo "## 10. A fleet of $fleet_n leases (issue 34)"
+    echo "## 10. A fleet of $fleet_n leases"
     echo
     echo "$fleet_n holders at once, each its own lease (ttl 15 s, a renew every 5 s), over a ${fleet_window} s window; both servers with their data on disk, one after the other. CPU as a share of one CPU; memory as proportional set size (shared pages divided among their users)."
     echo

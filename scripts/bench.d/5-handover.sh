@@ -102,7 +102,7 @@ rows_handover() { # the report's row of 5.
     fi
     ratio=$(awk -v a="${HO[leaderrun_med]}" -v b="${HO[flock_med]}" 'BEGIN { printf "%.2f", a / b }')
     verdict=$(awk -v r="$ratio" -v b="$HO_RATIO_BEFORE" 'BEGIN {
-        printf "%.2fx flock (issue 34: <= 2.00x: %s; before issue 15: %.2fx)", r, (r <= 2) ? "met" : "NOT met", b }')
+        printf "%.2fx flock (<= 2.00x: %s; before issue 15: %.2fx)", r, (r <= 2) ? "met" : "NOT met", b }')
     echo "| graceful handover (holder's command exits, follower waits) | ${HO[leaderrun]}; $verdict | $handover_base | $(e "${HO[etcd]:-}") | $handover_note |"
 }
 
@@ -111,7 +111,7 @@ report_chains() { # the table of 5b.
     echo
     echo "Handover chains: a holder lets go and N followers, each running \`true\`, take the lease one after another; statements are all the server answered meanwhile (waiting included), divided by N."
     echo
-    echo "Target (issue 34): at most 8 statements per handover with the hint, 12 polling."
+    echo "Target: at most 8 statements per handover with the hint, 12 polling."
     echo
     echo "| chain of N handovers | leaderrun: statements per handover | leaderrun: chain wall time (per handover) | flock: chain wall time (per handover) | ratio to flock |"
     echo "|---|---|---|---|---|"

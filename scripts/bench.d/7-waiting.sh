@@ -83,7 +83,7 @@ bench_waiting() {
 report_waiting() { # the table of 7.
     local n
     echo
-    echo "Waiting at default options (issue 15): one holder (ttl 15s, renews every 5 s) and N followers on one lease; mariadbd's CPU time (utime+stime, /proc/PID/stat) per minute over a ${wait_hint_window} s window with the hint, ${wait_poll_window} s polling; statements/s per waiter are the server's Questions with the holder's renews and our samples taken out. etcd: the same N \`etcdctl lock --ttl 15\` waiters behind one holder, in the same window, on the throwaway single-node etcd$( ((etcd)) || echo " (skipped: no --etcd)")."
+    echo "Waiting at default options: one holder (ttl 15s, renews every 5 s) and N followers on one lease; mariadbd's CPU time (utime+stime, /proc/PID/stat) per minute over a ${wait_hint_window} s window with the hint, ${wait_poll_window} s polling; statements/s per waiter are the server's Questions with the holder's renews and our samples taken out. etcd: the same N \`etcdctl lock --ttl 15\` waiters behind one holder, in the same window, on the throwaway single-node etcd$( ((etcd)) || echo " (skipped: no --etcd)")."
     echo
     echo "| waiters | mode | statements/s per waiter | connections | max_connections | mariadbd CPU per minute | etcd CPU per minute (same N etcdctl lock waiters) | warnings |"
     echo "|---|---|---|---|---|---|---|---|"

@@ -87,7 +87,7 @@ def statements(path, user):
             hstmts += 1
         if tid != lease or cmd == "Quit":
             continue
-        # A compound statement (issue 34) carries the history's row in
+        # A compound statement carries the history's row in
         # the release: one statement, one round trip, the history's too.
         if "BEGIN NOT ATOMIC" in line:
             stmts += 1

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # client_soname - the soname leaderrun dlopens is the one of the client
 # library meson finds, read from the file, not a constant for one library
-# (issue 27: built against Oracle's libmysqlclient 9.x, leaderrun asked for
+# (built against Oracle's libmysqlclient 9.x, leaderrun asked for
 # 8.0's libmysqlclient.so.21 and every run failed). Configures this source
 # tree against fake client libraries (a header, a .pc file and a shared
 # library with the soname given) and reads the build's config.h:

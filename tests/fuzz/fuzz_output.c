@@ -1,4 +1,4 @@
-/* libFuzzer target: every output a row string reaches (issue 25). Any
+/* libFuzzer target: every output a row string reaches. Any
  * contender can write the lease and history tables, so their strings are
  * arbitrary bytes.
  *

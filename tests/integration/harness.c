@@ -632,7 +632,7 @@ void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *cons
 }
 
 /* ------------------------------------------------------------------ */
-/* Fenced writes across members (issue 28). The jobs are the mariadb CLI as
+/* Fenced writes across members. The jobs are the mariadb CLI as
  * the suite's user, writing one row per committed transaction into
  * fenced_rows: its term, who wrote it, and for a new term's command how
  * many rows of older terms it saw committed when it began. */

@@ -174,7 +174,7 @@ void h_cluster_slot_race(const struct h_cluster *c, int rounds, const char *cons
  * buffer). Fails the test on error. */
 const char *h_cluster_sql(const struct h_cluster *c, int n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-/* Fenced writes (issue 28) across members. A lease held at term 1 through
+/* Fenced writes across members. A lease held at term 1 through
  * member 1; a transaction of term 1 through member 1 fences, writes its row
  * and stays open; a new holder through member 2 takes the lease over once
  * it is released, and its command writes its row through member 2, fenced

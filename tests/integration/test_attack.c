@@ -1,4 +1,4 @@
-/* Attacks on the issue 25 changes that got through (the attacker's report,
+/* Attacks on the hostile-input hardening that got through (the attacker's report,
  * ranked there). Each test pins the behaviour the promise asks for and
  * fails on the code it was written against:
  *   - SIGKILL keeps going to the command's process group ID after that

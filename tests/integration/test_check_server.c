@@ -1,4 +1,4 @@
-/* --check-server (issue 27): each assumption of SAFETY and REPLICATION,
+/* --check-server: each assumption of SAFETY and REPLICATION,
  * held, not held or unknown, on every host of the DSN; and the run's
  * warning at start, in the same words. The tests change the server's
  * global settings, so they run one at a time (meson.build: --jobs=1),

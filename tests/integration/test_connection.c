@@ -308,7 +308,7 @@ Test(connection, several_hosts_switch_the_wake_up_hint_off)
 	cr_assert_eq(h_finish(&several, 20000), 0, "%s", h_slurp(several.err));
 }
 
-/* ---- issue 25: a server that trickles cannot stretch a connect ---------- */
+/* ---- a server that trickles cannot stretch a connect ------------------- */
 
 /* Starts trickle.py (next to probe.sh) with ARG ("plain" or "tls"); returns
  * the port it listens on. It ends by itself once this test is gone. */

@@ -1,4 +1,4 @@
-/* Fenced writes (issue 28): a job's transaction proves its term with CALL
+/* Fenced writes: a job's transaction proves its term with CALL
  * leaderrun_fence, and the database refuses it once a newer term took the
  * lease over. The jobs here are real SQL clients (the mariadb CLI, as the
  * suite's least-privileged user) writing rows tagged with their term into

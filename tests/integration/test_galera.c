@@ -208,7 +208,7 @@ Test(galera, timing_too_short_for_a_membership_change_is_warned_with_the_numbers
 	cr_assert_not(strstr(h_slurp(p.err), "suspect_timeout"), "%s", h_slurp(p.err));
 }
 
-/* Fenced writes (issue 28). Node 2's move of the fence is certified against
+/* Fenced writes. Node 2's move of the fence is certified against
  * the open transaction on node 1 that fenced the row: applied there, it
  * aborts that transaction (a brute-force abort), whose COMMIT then fails
  * with a deadlock, 1213. */

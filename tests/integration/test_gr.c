@@ -4,7 +4,7 @@
  * single-primary group killed or cut off under the holder, under either
  * failover consistency. The probe children and the overlap checker judge
  * every run, as for Galera (test_galera.c), and so do the fenced writes
- * through different members of a multi-primary group (issue 28). */
+ * through different members of a multi-primary group. */
 #include <signal.h>
 #include <time.h>
 
@@ -85,7 +85,8 @@ Test(gr, multi_primary_acquire_races_through_two_members_have_exactly_one_winner
 	/* Both compare-and-sets are certified against each other: the
 	 * loser's fails at COMMIT (3101, or 1180 when the winner's applier
 	 * aborted it) or matches no row. Either way "not acquired", 75,
-	 * never a database error (69: 7 to 10 rounds in 10 before issue 27). */
+	 * never a database error (it was 69 in 7 to 10 rounds of 10 before
+	 * this was fixed). */
 	h_cluster_race(&gr, 10, "2");
 }
 
@@ -387,7 +388,7 @@ Test(gr, check_server_single_primary_holds_on_every_member_and_eventual_is_not_h
 	}
 }
 
-/* Fenced writes (issue 28) on a multi-primary group. The fence's procedures
+/* Fenced writes on a multi-primary group. The fence's procedures
  * come from sql/leaderrun.sql, whose MariaDB-only guard MySQL skips: they
  * take the current term and refuse a stale one on every member (checked by
  * the takeover). Member 2's move of the fence is certified against the

@@ -1,4 +1,4 @@
-/* Input that tries leaderrun's discretion and patience (issue 25): a
+/* Input that tries leaderrun's discretion and patience: a
  * password with the characters URLs reserve, mistyped options holding a
  * secret, and option files that name a FIFO. No secret may reach stderr or
  * /proc/PID/cmdline, and no file may hang the start. */

@@ -1,7 +1,7 @@
-/* A new build on a table that --init has not upgraded yet (issue 25, as
- * issue 14 asked): a fleet rolls its binaries before it runs --init, and
- * the upgraded hosts must keep running their leases, without the features
- * the table lacks, with one warning that names the fix. A feature asked
+/* A new build on a table that --init has not upgraded yet: a fleet rolls
+ * its binaries before it runs --init, and the upgraded hosts must keep
+ * running their leases, without the features the table lacks, with one
+ * warning that names the fix. A feature asked
  * for that needs the new schema fails with one clear line, exit 78.
  *
  * Each table is built from the schema as it was (tests/upgrade/schema-N.sql,

@@ -331,7 +331,7 @@ Test(operations, init_upgrades_a_schema_2_table_in_place_keeping_rows_and_terms)
 }
 
 /* The lease table of schema 3, as sql/leaderrun.sql of leaderrun 0.1.x made
- * it (issue 14: schema 4 adds only the history table next to it). */
+ * it (schema 4 adds only the history table next to it). */
 static void create_schema_3_table(const char *table)
 {
 	h_sql("CREATE TABLE %s (name VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "

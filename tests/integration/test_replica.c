@@ -233,7 +233,7 @@ Test(replica, read_only_replica_is_passed_over_until_promoted)
 	LR_REPLICA(&p, &pair, "-n", "-l", "ro", "--", "true");
 	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "read-only"), "%s", h_slurp(p.err));
-	/* --check-server (issue 27) names it, and holds the semi-synchronous
+	/* --check-server names it, and holds the semi-synchronous
 	 * primary's replication. */
 	LR(&p, &pair, "--check-server");
 	cr_assert_eq(h_finish(&p, 30000), 1, "%s%s", h_slurp(p.out), h_slurp(p.err));

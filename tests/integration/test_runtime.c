@@ -1,4 +1,4 @@
-/* --max-runtime and -c STRING, run as a user would (issue 17): a command
+/* --max-runtime and -c STRING, run as a user would: a command
  * past its time limit is stopped the way a lost lease stops it, and every
  * process of it is dead before anyone else can take the lease, which is
  * then released normally and exits 124; a shell string runs under

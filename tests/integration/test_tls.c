@@ -1,6 +1,6 @@
 /* TLS: --ssl-mode and the certificate options, against this suite's server
  * restarted with a CA and certificates that the test makes with openssl;
- * and the defaults by transport (issue 20), against the same server reached
+ * and the defaults by transport, against the same server reached
  * at a non-loopback address from a network namespace. */
 #include <sys/stat.h>
 #include <unistd.h>
@@ -526,7 +526,7 @@ Test(tls, loopback_and_socket_keep_the_library_default)
 	struct h_proc p;
 
 	/* A certificate that names neither: the default does not verify
-	 * loopback or the socket, as before issue 20. The library's own
+	 * loopback or the socket, as before TLS became the default. The library's own
 	 * default decides whether there is TLS (--ssl-mode in leaderrun(1)):
 	 * Connector/C none without a certificate option, libmysqlclient
 	 * PREFERRED. */

@@ -1,4 +1,4 @@
-/* A fleet is upgraded host by host (issue 14, schema 4): a build of the
+/* A fleet is upgraded host by host (schema 4): a build of the
  * commit before the observability work (schema 3, no run history) and this
  * build contend for one lease on an upgraded database. Exclusion holds
  * (the overlap probe), terms grow across the versions, and both builds read

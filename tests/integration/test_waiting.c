@@ -1,4 +1,4 @@
-/* Waiting at scale (issue 15): followers block on the leader's wake-up hint
+/* Waiting at scale: followers block on the leader's wake-up hint
  * up to the expiry the row reported, and wake when the lease can change. */
 #include <signal.h>
 

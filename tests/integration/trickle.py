@@ -5,7 +5,7 @@ Listens on 127.0.0.1 (a free port, printed on stdout) and, to every
 client, announces a 100 kB packet (the MySQL header: a 3-byte
 little-endian length and a sequence byte) and then sends one byte every
 half second: each read of the client's gets data within any per-read
-timeout (whole seconds), and the packet never ends (issue 25).
+timeout (whole seconds), and the packet never ends.
 
 With "tls": a complete greeting that offers TLS instead; once the client
 asks for TLS, the same trickle inside a TLS record that never ends (the

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# startup - what issue 13 cut from every run stays cut:
+# startup - what was cut from every run stays cut:
 #   1. --version maps no client library (libmariadb, libssl, libcrypto,
 #      libcurl are loaded only by runs that need them);
 #   2. a run over a socket reads no NSS configuration (getservbyname) and no
 #      openssl.cnf, and loads no NSS module;
 #   3. an uncontended `-n -- true` is the connect and 2 statements (the
 #      server's general log): the acquisition, which carries the server
-#      check and the fence's move (issue 28), and the release, which
-#      carries the run history's row (issue 14); two durable commits
-#      (issue 34); a run that outlasts the history's start delay closes
+#      check and the fence's move, and the release, which
+#      carries the run history's row; two durable commits; a run that
+#      outlasts the history's start delay closes
 #      its row in the release too;
 #   4. --version names the release, the git revision and the client library.
 #

@@ -129,7 +129,7 @@ Test(outcome, galera_errors_never_count_as_success)
 Test(outcome, group_replication_conflicts_are_busy_and_unready_members_are_elsewhere)
 {
 	/* Certification failed the COMMIT, or the applier aborted it for a
-	 * transaction certified first: someone else's write won (issue 27). */
+	 * transaction certified first: someone else's write won. */
 	cr_assert_eq(dberr_classify(3101), DB_CONFLICT);
 	cr_assert_eq(dberr_classify_msg(1180, "Got error 149 - 'Lock deadlock; Retry transaction' during COMMIT"),
 		     DB_CONFLICT);

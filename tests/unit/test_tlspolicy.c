@@ -1,4 +1,4 @@
-/* Which hosts are local, and what TLS every other one gets (issue 20). */
+/* Which hosts are local, and what TLS every other one gets. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
