@@ -12,7 +12,7 @@
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
  *              sup_hold.c (the command under the lease, acting on hold.c's
  *              pure decisions), sup_release.c; sup_loop.c the one poll();
- *              child.c: fork/exec and every descendant's kill;
+ *              child*.c: fork/exec, the watcher, every descendant's kill;
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row),
  *              fence.c (the fence a job's transactions prove their term
