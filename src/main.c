@@ -13,7 +13,7 @@
  *              sup_hold.c (the command under the lease, acting on hold.c's
  *              pure decisions), sup_end.c (sup_end_run: every run
  *              ends there); sup_loop.c the one poll();
- *              child.c: fork/exec and every descendant's kill;
+ *              child*.c: fork/exec, the watcher, every descendant's kill;
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row),
  *              fence.c (the fence a job's transactions prove their term

@@ -640,7 +640,7 @@ end:	do
 /* The clients' clocks, then each supervisor's poll() returns for what is
  * due, unless it is frozen: a freeze starts at a tick and lasts 1..PAUSE
  * ticks, and the supervisor runs before it can freeze again. While it is
- * frozen, the watcher (child.c watcher_main) still SIGKILLs the group at
+ * frozen, the watcher (child_watch.c watcher_main) still SIGKILLs the group at
  * the deadline. */
 inline client_tick(i)
 {

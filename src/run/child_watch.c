@@ -1,0 +1,124 @@
+/* The watcher beside the command, and leaderrun's end of its pipe. */
+#include "child.h"
+#include "child_int.h"
+
+#include "base/timing.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The watcher: a small process beside leaderrun that SIGKILLs the command's
+ * whole group when either
+ *   - leaderrun dies, even by SIGKILL (its end of the pipe closes):
+ *     PR_SET_PDEATHSIG reaches only the direct child, and grandchildren
+ *     would keep working unsupervised; or
+ *   - the lease deadline passes without leaderrun moving it: leaderrun is
+ *     stopped (SIGSTOP, a debugger) while the command runs on.
+ * It sits in its own process group, so that a signal aimed at leaderrun's
+ * group does not stop or kill it too. Forked from a threaded process: only
+ * system calls here. */
+static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
+{
+	sigset_t all;
+	int64_t group = 0;
+	int tfd;
+
+	sigfillset(&all);
+	sigprocmask(SIG_SETMASK, &all, NULL);
+	setpgid(0, 0);
+	if (fd != 3) {
+		dup2(fd, 3);
+		fd = 3;
+	}
+	syscall(SYS_close_range, 4, ~0U, 0); /* raw: musl has no wrapper */
+	tfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC);
+	for (;;) {
+		struct pollfd p[2] = {{.fd = fd, .events = POLLIN}, {.fd = tfd, .events = POLLIN}};
+		int64_t next;
+		ssize_t n;
+
+		if (tfd < 0 || timing_arm(tfd, deadline) < 0)
+			break;
+		if (poll(p, 2, -1) < 0)
+			continue;
+		/* A new deadline first: a renew that landed just in time must
+		 * win over the timer of the old one. */
+		if (p[0].revents) {
+			n = read(fd, &next, sizeof(next));
+			if (n == (ssize_t)sizeof(next)) {
+				/* The first message is the command's own, its pid
+				 * (= group), sent before it execs; then deadlines. */
+				if (!group)
+					group = next;
+				else if (next > deadline)
+					deadline = next;
+				continue;
+			}
+			if (n == 0 || (n < 0 && errno != EINTR))
+				break; /* leaderrun is gone */
+		}
+		/* Trust the clock, not the wake-up. */
+		if (p[1].revents && timing_now() >= deadline)
+			break;
+	}
+	/* No group yet: leaderrun died before the command existed. */
+	if (group > 0)
+		kill(-(pid_t)group, SIGKILL);
+	_exit(0);
+}
+
+/* The watcher is started before the command, and the command tells it its
+ * group before it execs: there is no moment when the command runs and a
+ * SIGKILL of leaderrun would leave its grandchildren behind (under ASan the
+ * fork after the exec was slow enough for a test to find that window). */
+pid_t child_start_watcher(struct child *c, int64_t deadline)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return 0;
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		watcher_main(fds[0], deadline);
+	}
+	close(fds[0]);
+	if (pid < 0) {
+		close(fds[1]);
+		return 0;
+	}
+	c->watch_fd = fds[1];
+	return pid;
+}
+
+void child_set_deadline(struct child *c, int64_t deadline)
+{
+	/* 8 bytes are written whole to a pipe, and the watcher reads them as
+	 * fast as leaderrun renews. */
+	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &deadline, sizeof(deadline));
+}
+
+void child_unwatch(struct child *c)
+{
+	/* Kill it before closing the pipe: EOF would make it kill the group,
+	 * whose id may by now belong to someone else. */
+	if (c->watcher > 0) {
+		kill(c->watcher, SIGKILL);
+		while (waitpid(c->watcher, NULL, 0) < 0 && errno == EINTR)
+			;
+		c->watcher = 0;
+	}
+	if (c->watch_fd >= 0) {
+		close(c->watch_fd);
+		c->watch_fd = -1;
+	}
+}
