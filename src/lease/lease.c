@@ -393,10 +393,35 @@ static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t er
 	return LEASE_ERROR;
 }
 
+/* The look before the write: --once-per's first look fixes the slot, by
+ * the server's clock, and a slot already taken ends the attempt without a
+ * write. A waiter that was not woken looks first too: while the lease is
+ * held, one statement a look. With several slots every attempt looks
+ * first, to know which slot is free. LEASE_OK: worth the write. */
+static enum lease_outcome lease_look_first(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+					   struct lease_res *r, struct look *l, char *err, size_t errlen)
+{
+	struct lease_info *info = &r->info;
+	enum lease_outcome o = lease_look(db, sql, q->name, q->slots, q->period_us, info, l, &r->status, err, errlen);
+
+	if (o != LEASE_OK)
+		return o;
+	if (q->period_us > 0 && info->slot_us == 0) {
+		snprintf(err, errlen, "the server did not say which --once-per slot it is in");
+		r->status = DB_UNAVAILABLE;
+		return LEASE_ERROR;
+	}
+	if (q->period_us > 0)
+		*q->slot_us = info->slot_us;
+	info->why = lease_why(info, q->period_us);
+	/* Held, paused or its slot used: the compare-and-set could only
+	 * fail. */
+	return lease_free(info, l, q->period_us) ? LEASE_OK : LEASE_BUSY;
+}
+
 static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
 					     struct lease_res *r, char *err, size_t errlen)
 {
-	const char *name = q->name;
 	unsigned slots = q->slots;
 	int64_t period_us = q->period_us;
 	struct lease_info *info = &r->info;
@@ -412,27 +437,10 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 		return LEASE_ERROR;
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *q->slot_us : 0;
-	/* --once-per: the first look fixes the slot, by the server's clock,
-	 * and a slot already taken ends the attempt without a write. A waiter
-	 * that was not woken looks first too: while the lease is held, one
-	 * statement a look. With several slots every attempt looks first, to
-	 * know which slot is free. */
 	if (q->look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
-		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		o = lease_look_first(db, sql, q, r, &l, err, errlen);
 		if (o != LEASE_OK)
 			return o;
-		if (period_us > 0 && info->slot_us == 0) {
-			snprintf(err, errlen, "the server did not say which --once-per slot it is in");
-			*st = DB_UNAVAILABLE;
-			return LEASE_ERROR;
-		}
-		if (period_us > 0)
-			*q->slot_us = info->slot_us;
-		info->why = lease_why(info, period_us);
-		/* Held, paused or its slot used: the compare-and-set could only
-		 * fail. */
-		if (!lease_free(info, &l, period_us))
-			return LEASE_BUSY;
 	}
 	/* Busy (no row matched, or another contender's compare-and-set won
 	 * the row): look, so that a follower knows whom it waits for, until
@@ -445,7 +453,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(*st, err);
-		o = lease_look(db, sql, name, slots, period_us, info, &l, st, err, errlen);
+		o = lease_look(db, sql, q->name, slots, period_us, info, &l, st, err, errlen);
 		if (o != LEASE_OK)
 			return o;
 		info->why = lease_why(info, period_us);
