@@ -5,6 +5,10 @@
  * calls log, metrics, notify, sdnotify and history for it. A new event is a
  * name in event_id.h, a row in event_table.c and a call.
  *
+ * The names are the only ones: hold.c's decisions carry them as they are
+ * (the command's exit among them), and the supervisor adds the details and
+ * emits them; nothing maps one event to another on the way.
+ *
  * event_table.c holds the rows and their words and is pure (the unit tests
  * check it, tests/unit/test_event.c); event.c carries a row out. */
 #ifndef LEADERRUN_EVENT_H

@@ -133,6 +133,7 @@ void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct ho
 {
 	step_clear(out);
 	h->exited = true;
+	emit(out, EV_EXITED);
 	/* Said only if the kill signal found something (hold_says). */
 	emit(out, EV_LEFT_BEHIND);
 	if (h->cmd == CMD_RUNNING) {

@@ -7,8 +7,8 @@
  *
  * The events are the event table's own names (report/event_id.h), chosen
  * here to the variant (the first failed renew or a later one; late while
- * stopping or while killing): the supervisor adds their details and emits
- * them as they are. The one thing only it can
+ * stopping or while killing), the command's exit among them: the supervisor
+ * adds their details and emits them as they are. The one thing only it can
  * know, whether a signal found anything left of the command, hold_says
  * judges from its count.
  *
@@ -103,8 +103,8 @@ enum hold_renew { RENEW_OK, RENEW_FAILED, RENEW_REVOKED, RENEW_LOST };
 void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, int64_t sent_at, int64_t now,
 		   struct hold_step *out);
 
-/* The command exited; NOW is when its exit was seen. EV_LEFT_BEHIND for
- * what it left (the kill signal). */
+/* The command exited; NOW is when its exit was seen. EV_EXITED, then
+ * EV_LEFT_BEHIND for what it left (the kill signal). */
 void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct hold_step *out);
 
 /* The time is NOW: the deadlines that passed, and the renew schedule.

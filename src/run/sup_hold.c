@@ -2,7 +2,7 @@
  * stopped before the lease can lapse, and what it leaves drained and
  * reaped. hold.c decides; this file carries its actions out (signals,
  * the worker, the watcher) and emits its events as hold.c named them, the
- * kill first and the words after it. */
+ * command's exit among them, the kill first and the words after it. */
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -50,6 +50,7 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 	struct event d = {.failures = rep->failures,
 			  .latency = rep->latency,
 			  .margin = rep->margin,
+			  .wstatus = s->child_wstatus,
 			  .revoked = s->hold.lease == HOLD_REVOKED};
 
 	if (!hold_says(id, rep->stopped, rep->killed))

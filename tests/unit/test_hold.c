@@ -228,7 +228,9 @@ Test(hold, the_commands_exit_drains_what_it_left_and_sigkill_follows_the_grace)
 	hold_start(&h, &t, 0, 0);
 	hold_on_exit(&h, &t, MS(500), &st);
 	cr_assert(st.acts & ACT_STOP, "what it left gets the kill signal");
-	cr_assert(has(&st, EV_LEFT_BEHIND));
+	cr_assert_eq(st.nevents, 2);
+	cr_assert_eq(st.events[0], EV_EXITED, "the exit is an event of the step like the others");
+	cr_assert_eq(st.events[1], EV_LEFT_BEHIND);
 	cr_assert_eq(h.cmd, CMD_DRAINING);
 	cr_assert(hold_healthy(&h, &t, MS(500)), "draining with the lease renewed is healthy");
 	st = tick(&h, &t, MS(1249));
@@ -322,6 +324,7 @@ Test(hold, what_the_command_left_is_said_only_when_a_signal_found_some)
 	cr_assert(hold_says(EV_LEFT_BEHIND, 1, 0));
 	cr_assert_not(hold_says(EV_OUTLIVED, 3, 0));
 	cr_assert(hold_says(EV_OUTLIVED, 0, 2));
+	cr_assert(hold_says(EV_EXITED, 0, 0), "the exit itself always");
 	cr_assert(hold_says(EV_LOST, 0, 0));
 }
 
