@@ -26,7 +26,8 @@
  *              galera.c; sqltext.c
  *   report/    beside the loop: event.c and event_table.c (every event of a
  *              run, one row each: log line, --notify/--ping, metrics,
- *              STATUS=, history), log.c, metrics.c, history.c, notify.c,
+ *              STATUS=, history; the names in event_id.h, which hold.c
+ *              speaks too), log.c, metrics.c, history.c, notify.c,
  *              sdnotify.c, report.c (--status, --history), escape.c, json.c
  *   admin/     --status, --history, --release, --pause, --resume, --check;
  *              servercheck.c --check-server (db/promise.c words its lines)

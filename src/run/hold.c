@@ -1,3 +1,7 @@
+/* The lease loop's decisions while it holds the lease (hold.h says the
+ * states and their transitions). Each step's events are the event table's
+ * names (report/event_id.h), decided here to the variant a log line needs,
+ * so that the supervisor emits them as they come. */
 #include "hold.h"
 
 #include <stddef.h>
@@ -7,7 +11,7 @@ static int64_t min64(int64_t a, int64_t b)
 	return a < b ? a : b;
 }
 
-static void emit(struct hold_step *out, enum hold_event ev)
+static void emit(struct hold_step *out, enum event_id ev)
 {
 	if (out->nevents < (int)(sizeof(out->events) / sizeof(out->events[0])))
 		out->events[out->nevents++] = ev;
@@ -65,8 +69,8 @@ static void to_killing(struct hold *h, struct hold_step *out)
 static void on_renewed(struct hold *h, const struct timing *t, int64_t sent_at, struct hold_step *out)
 {
 	if (h->failures)
-		emit(out, HEV_RECOVERED);
-	emit(out, HEV_RENEWED);
+		emit(out, EV_RECOVERED);
+	emit(out, EV_RENEWED);
 	h->failures = 0;
 	if (h->lease == HOLD_FAILING)
 		h->lease = HOLD_HELD;
@@ -85,9 +89,9 @@ static void on_revoked(struct hold *h, int64_t now, struct hold_step *out)
 	h->lease = HOLD_REVOKED;
 	if (h->cmd == CMD_RUNNING || h->cmd == CMD_DRAINING) {
 		to_stopping(h, now, out);
-		emit(out, HEV_REVOKED);
+		emit(out, EV_REVOKED);
 	} else
-		emit(out, HEV_REVOKED_LATE);
+		emit(out, EV_REVOKED_STOPPING);
 }
 
 void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, int64_t sent_at, int64_t now,
@@ -109,7 +113,7 @@ void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, in
 		h->lease = HOLD_LOST;
 		if (h->cmd != CMD_REAPED)
 			to_killing(h, out);
-		emit(out, HEV_LOST);
+		emit(out, EV_LOST);
 		break;
 	case RENEW_FAILED:
 		/* Retried at short, even steps on a fresh connection: the
@@ -118,7 +122,9 @@ void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, in
 		if (h->lease == HOLD_HELD)
 			h->lease = HOLD_FAILING;
 		h->next_renew = now + timing_retry_step(t);
-		emit(out, HEV_RENEW_FAILED);
+		/* The first says what failed and how long is left, as a
+		 * warning; the retries after it are said at debug level. */
+		emit(out, h->failures > 1 ? EV_RENEW_FAILED_AGAIN : EV_RENEW_FAILED);
 		break;
 	}
 }
@@ -127,7 +133,9 @@ void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct ho
 {
 	step_clear(out);
 	h->exited = true;
-	emit(out, HEV_EXITED);
+	emit(out, EV_EXITED);
+	/* Said only if the kill signal found something (hold_says). */
+	emit(out, EV_LEFT_BEHIND);
 	if (h->cmd == CMD_RUNNING) {
 		h->cmd = CMD_DRAINING;
 		h->drain_kill_at = now + t->grace_us;
@@ -147,20 +155,20 @@ static void lease_deadlines(struct hold *h, const struct timing *t, int64_t now,
 		if (lease_ours(h))
 			h->lease = HOLD_LATE;
 		to_killing(h, out);
-		emit(out, HEV_DEADLINE);
+		emit(out, EV_DEADLINE);
 	} else if (h->cmd == CMD_STOPPING && now >= h->stop_sent_at + t->grace_us) {
 		/* A --max-runtime stop with the lease still fine is no loss. */
-		emit(out, h->timed_out && lease_ours(h) ? HEV_TIMED_OUT_KILL : HEV_GRACE_OVER);
+		emit(out, h->timed_out && lease_ours(h) ? EV_TIMED_OUT_KILL : EV_GRACE_OVER);
 		to_killing(h, out);
 	} else if (!stopped && lease_ours(h) && now >= hold_stop_at(h, t)) {
 		h->lease = HOLD_LATE;
 		to_stopping(h, now, out);
-		emit(out, HEV_LATE);
+		emit(out, EV_LATE);
 	} else if (h->cmd == CMD_KILLING && lease_ours(h) && now >= hold_stop_at(h, t)) {
 		/* Killing what the command left, and the renews stopped
 		 * working meanwhile: the lease is going all the same. */
 		h->lease = HOLD_LATE;
-		emit(out, HEV_LATE);
+		emit(out, EV_LATE_KILLING);
 	}
 }
 
@@ -171,11 +179,11 @@ static void command_deadlines(struct hold *h, const struct timing *t, int64_t no
 	if (h->cmd == CMD_RUNNING && h->runtime_end && now >= h->runtime_end) {
 		h->timed_out = true;
 		to_stopping(h, now, out);
-		emit(out, HEV_TIMED_OUT);
+		emit(out, EV_TIMED_OUT);
 	}
 	if (h->cmd == CMD_DRAINING && now >= h->drain_kill_at) {
 		to_killing(h, out);
-		emit(out, HEV_OUTLIVED);
+		emit(out, EV_OUTLIVED);
 	}
 	(void)t;
 }
@@ -189,7 +197,7 @@ static void renew_schedule(struct hold *h, const struct timing *t, int64_t now, 
 		 * connection still fits before the stop signal. */
 		h->attempt = ATTEMPT_CUT;
 		out->acts |= ACT_CUT;
-		emit(out, HEV_CUT);
+		emit(out, EV_RENEW_CUT);
 	} else if (!worker_busy && now >= h->next_renew)
 		out->acts |= ACT_RENEW;
 }
@@ -261,6 +269,15 @@ int64_t hold_next_wake(const struct hold *h, const struct timing *t, int64_t now
 bool hold_healthy(const struct hold *h, const struct timing *t, int64_t now)
 {
 	return h->lease == HOLD_HELD && h->cmd != CMD_STOPPING && now < hold_stop_at(h, t);
+}
+
+bool hold_says(enum event_id id, int stopped, int killed)
+{
+	if (id == EV_LEFT_BEHIND)
+		return stopped > 0;
+	if (id == EV_OUTLIVED)
+		return killed > 0;
+	return true;
 }
 
 const char *hold_lease_name(enum hold_lease s)

@@ -2,8 +2,15 @@
  * lease and the command are in, and what to do next given that state and
  * the time. Pure: no clock, no signal, no database, no log. The supervisor
  * tells it what happened (a renew's answer, the command's exit, the time)
- * and carries out the actions it returns, then reports its events; the unit
+ * and carries out the actions it returns, then emits its events; the unit
  * tests (tests/unit/test_hold.c) drive it with made-up times.
+ *
+ * The events are the event table's own names (report/event_id.h), chosen
+ * here to the variant (the first failed renew or a later one; late while
+ * stopping or while killing), the command's exit among them: the supervisor
+ * adds their details and emits them as they are. The one thing only it can
+ * know, whether a signal found anything left of the command, hold_says
+ * judges from its count.
  *
  * The transitions, beside tests/model/leaderrun.pml's HOLD phase:
  *
@@ -29,6 +36,7 @@
 
 #include "base/duration.h"
 #include "base/timing.h"
+#include "report/event_id.h"
 
 enum hold_lease {
 	HOLD_HELD,    /* the last renew succeeded */
@@ -62,25 +70,6 @@ enum hold_act {
 	ACT_RENEW = 1 << 4,    /* send a renew (then hold_renew_sent) */
 };
 
-/* What happened, for the report (supervisor), in the order it happened. */
-enum hold_event {
-	HEV_RENEWED,	    /* a renew succeeded */
-	HEV_RECOVERED,	    /* ... after failed attempts (failures: how many) */
-	HEV_RENEW_FAILED,   /* a renew failed; failures counts them */
-	HEV_REVOKED,	    /* our term was revoked: the kill signal now */
-	HEV_REVOKED_LATE,   /* ... while the command was stopping already */
-	HEV_LOST,	    /* the row is someone else's: SIGKILL now */
-	HEV_LATE,	    /* no renew by the stop time: the kill signal now */
-	HEV_DEADLINE,	    /* the deadline passed: SIGKILL now */
-	HEV_GRACE_OVER,	    /* still running --kill-grace after the kill signal: SIGKILL */
-	HEV_TIMED_OUT,	    /* --max-runtime ran out: the kill signal now */
-	HEV_TIMED_OUT_KILL, /* still running --kill-grace after that: SIGKILL */
-	HEV_EXITED,	    /* the command exited (what it left got the kill signal) */
-	HEV_OUTLIVED,	    /* what it left outlived --kill-grace (only when SIGKILL reached something) */
-	HEV_CUT,	    /* a renew took longer than its budget: cut off */
-	HEV_COUNT
-};
-
 struct hold {
 	enum hold_lease lease;
 	enum hold_cmd cmd;
@@ -97,11 +86,12 @@ struct hold {
 	int64_t runtime_end;   /* the spawn + --max-runtime; 0: no limit */
 };
 
-/* What one step asks for: actions and the events to report. */
+/* What one step asks for: actions, and the events to emit after them, in
+ * the order they happened. */
 struct hold_step {
 	unsigned acts;
 	int nevents;
-	enum hold_event events[4];
+	enum event_id events[4];
 };
 
 /* The state at the spawn: the lease held from SENT_AT, the first renew due
@@ -113,7 +103,8 @@ enum hold_renew { RENEW_OK, RENEW_FAILED, RENEW_REVOKED, RENEW_LOST };
 void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, int64_t sent_at, int64_t now,
 		   struct hold_step *out);
 
-/* The command exited; NOW is when its exit was seen. */
+/* The command exited; NOW is when its exit was seen. EV_EXITED, then
+ * EV_LEFT_BEHIND for what it left (the kill signal). */
 void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct hold_step *out);
 
 /* The time is NOW: the deadlines that passed, and the renew schedule.
@@ -139,6 +130,11 @@ bool hold_healthy(const struct hold *h, const struct timing *t, int64_t now);
 /* The lease's local deadlines (timing.h), from the last successful send. */
 int64_t hold_deadline(const struct hold *h, const struct timing *t);
 int64_t hold_stop_at(const struct hold *h, const struct timing *t);
+
+/* Whether a step's event ID is emitted, given how many processes the step's
+ * kill signal (STOPPED) and SIGKILL (KILLED) reached: what the command
+ * left is spoken of only when there was something to signal. */
+bool hold_says(enum event_id id, int stopped, int killed);
 
 /* Names, for logs and tests. */
 const char *hold_lease_name(enum hold_lease s);

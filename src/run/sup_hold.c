@@ -1,8 +1,8 @@
 /* 2.-4. The command runs under the lease: renewed every renew interval,
  * stopped before the lease can lapse, and what it leaves drained and
  * reaped. hold.c decides; this file carries its actions out (signals,
- * the worker, the watcher) and emits its events, the kill first and the
- * words after it. */
+ * the worker, the watcher) and emits its events as hold.c named them, the
+ * command's exit among them, the kill first and the words after it. */
 #include <errno.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -42,65 +42,39 @@ static int64_t sup_kill_in(const struct sup *s, int64_t now)
 	return sup_min64(hold_deadline(&s->hold, t), now + t->grace_us) - now;
 }
 
-/* hold.c's events, and the rows that say them (some by the state). */
-static const enum event_id sup_rows[HEV_COUNT] = {
-    [HEV_RENEWED] = EV_RENEWED,
-    [HEV_RECOVERED] = EV_RECOVERED,
-    [HEV_RENEW_FAILED] = EV_RENEW_FAILED, /* the first; later ones EV_RENEW_FAILED_AGAIN */
-    [HEV_REVOKED] = EV_REVOKED,
-    [HEV_REVOKED_LATE] = EV_REVOKED_STOPPING,
-    [HEV_LOST] = EV_LOST,
-    [HEV_LATE] = EV_LATE, /* EV_LATE_KILLING when the command is no longer only stopping */
-    [HEV_DEADLINE] = EV_DEADLINE,
-    [HEV_GRACE_OVER] = EV_GRACE_OVER,
-    [HEV_TIMED_OUT] = EV_TIMED_OUT,
-    [HEV_TIMED_OUT_KILL] = EV_TIMED_OUT_KILL,
-    [HEV_EXITED] = EV_LEFT_BEHIND, /* the exit itself is said by sup_reap, when it reaped it */
-    [HEV_OUTLIVED] = EV_OUTLIVED,
-    [HEV_CUT] = EV_RENEW_CUT,
-};
-
-/* A step's event, with the details its row names. */
-static void sup_emit(struct sup *s, enum hold_event hev, const struct report *rep)
+/* A step's event, as hold.c named it, with the details its row's words
+ * name. */
+static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 {
 	const struct timing *t = &s->o->timing;
-	enum event_id id = sup_rows[hev];
 	struct event d = {.failures = rep->failures,
 			  .latency = rep->latency,
 			  .margin = rep->margin,
+			  .wstatus = s->child_wstatus,
 			  .revoked = s->hold.lease == HOLD_REVOKED};
 
-	switch (hev) {
-	case HEV_RENEW_FAILED:
+	if (!hold_says(id, rep->stopped, rep->killed))
+		return;
+	switch (id) {
+	case EV_RENEW_FAILED:
+	case EV_RENEW_FAILED_AGAIN:
 		d.status = rep->r->status;
 		d.err = rep->r->err;
 		d.us = hold_stop_at(&s->hold, t) - rep->now;
 		d.failures = s->hold.failures;
-		if (s->hold.failures > 1)
-			id = EV_RENEW_FAILED_AGAIN;
 		break;
-	case HEV_REVOKED:
+	case EV_REVOKED:
 		d.kill_in = sup_kill_in(s, rep->now);
 		break;
-	case HEV_TIMED_OUT:
+	case EV_TIMED_OUT:
 		/* The loop stops feeding the watchdog now (hold_healthy):
 		 * systemd is to stop watching too (the event's STOPPING=1), or
 		 * a long --kill-grace ends in its kill. */
 		d.kill_in = sup_kill_in(s, rep->now);
 		d.now = rep->now;
 		break;
-	case HEV_LATE:
+	case EV_LATE:
 		d.kill_in = hold_deadline(&s->hold, t) - rep->now;
-		if (s->hold.cmd != CMD_STOPPING)
-			id = EV_LATE_KILLING;
-		break;
-	case HEV_EXITED:
-		if (rep->stopped <= 0)
-			return;
-		break;
-	case HEV_OUTLIVED:
-		if (rep->killed <= 0)
-			return;
 		break;
 	default:
 		break;

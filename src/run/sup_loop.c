@@ -117,8 +117,9 @@ int sup_poll(struct sup *s, int64_t at)
 }
 
 /* Reaps every exited child. Orphans reparented to us (we are a subreaper,
- * or PID 1) are reaped silently; COMMAND's status is kept, its exit said,
- * and true returned. */
+ * or PID 1) are reaped silently; COMMAND's status is kept and true
+ * returned: its exit is an event of hold_on_exit's step, said with the
+ * rest (sup_hold.c). */
 bool sup_reap(struct sup *s)
 {
 	int st;
@@ -137,7 +138,6 @@ bool sup_reap(struct sup *s)
 			child_restore_terminal(&s->child);
 			if (s->o->ready_file)
 				unlink(s->o->ready_file);
-			event_emit(&s->ev, EV_EXITED, &(struct event){.wstatus = st});
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
 			event_emit(&s->ev, EV_WATCHER_DIED, &(struct event){.pid = (int)pid});

@@ -18,7 +18,7 @@ static struct timing t3s(void)
 	return t;
 }
 
-static bool has(const struct hold_step *st, enum hold_event ev)
+static bool has(const struct hold_step *st, enum event_id ev)
 {
 	for (int i = 0; i < st->nevents; i++)
 		if (st->events[i] == ev)
@@ -48,7 +48,7 @@ Test(hold, renews_at_the_interval_and_moves_the_watchers_deadline)
 	hold_renew_sent(&h, MS(1000));
 	hold_on_renew(&h, &t, RENEW_OK, MS(1000), MS(1010), &st);
 	cr_assert(st.acts & ACT_DEADLINE);
-	cr_assert(has(&st, HEV_RENEWED));
+	cr_assert(has(&st, EV_RENEWED));
 	cr_assert_eq(h.lease, HOLD_HELD);
 	cr_assert_eq(hold_deadline(&h, &t), MS(1000 + 2400));
 	cr_assert_eq(h.next_renew, MS(2000));
@@ -78,7 +78,7 @@ Test(hold, a_renew_that_hangs_is_cut_off_after_half_an_interval)
 	cr_assert_eq(st.acts & ACT_CUT, 0u);
 	hold_on_time(&h, &t, MS(1500), true, &st);
 	cr_assert(st.acts & ACT_CUT);
-	cr_assert(has(&st, HEV_CUT));
+	cr_assert(has(&st, EV_RENEW_CUT));
 	/* Once: the cut attempt's answer is still awaited. */
 	hold_on_time(&h, &t, MS(1600), true, &st);
 	cr_assert_eq(st.acts & ACT_CUT, 0u);
@@ -95,10 +95,17 @@ Test(hold, failed_renews_retry_at_short_steps_and_a_success_recovers)
 	cr_assert_eq(h.lease, HOLD_FAILING);
 	cr_assert_eq(h.failures, 1u);
 	cr_assert_eq(h.next_renew, MS(1000) + timing_retry_step(&t));
-	cr_assert(has(&st, HEV_RENEW_FAILED));
+	cr_assert(has(&st, EV_RENEW_FAILED));
+	cr_assert_not(has(&st, EV_RENEW_FAILED_AGAIN));
 	cr_assert_not(hold_healthy(&h, &t, MS(1000)));
+	hold_on_renew(&h, &t, RENEW_FAILED, 0, MS(1050), &st);
+	cr_assert_eq(h.failures, 2u);
+	cr_assert(has(&st, EV_RENEW_FAILED_AGAIN), "the retries after the first are said apart");
+	cr_assert_not(has(&st, EV_RENEW_FAILED));
 	hold_on_renew(&h, &t, RENEW_OK, MS(1100), MS(1110), &st);
-	cr_assert(has(&st, HEV_RECOVERED));
+	cr_assert_eq(st.nevents, 2);
+	cr_assert_eq(st.events[0], EV_RECOVERED, "recovered first, then the renew's own line");
+	cr_assert_eq(st.events[1], EV_RENEWED);
 	cr_assert_eq(h.lease, HOLD_HELD);
 	cr_assert(hold_healthy(&h, &t, MS(1110)));
 }
@@ -114,14 +121,15 @@ Test(hold, no_renew_by_the_stop_time_sends_the_kill_signal_then_sigkill_at_the_d
 	cr_assert_eq(st.acts & (ACT_STOP | ACT_KILL), 0u);
 	st = tick(&h, &t, MS(1650));
 	cr_assert(st.acts & ACT_STOP);
-	cr_assert(has(&st, HEV_LATE));
+	cr_assert(has(&st, EV_LATE));
+	cr_assert_not(has(&st, EV_LATE_KILLING));
 	cr_assert_eq(h.lease, HOLD_LATE);
 	cr_assert_eq(h.cmd, CMD_STOPPING);
 	/* SIGKILL at the deadline (2.4 s), before the grace (2.4 s too). */
 	cr_assert_eq(hold_next_wake(&h, &t, MS(1650), true), MS(2400));
 	st = tick(&h, &t, MS(2400));
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_DEADLINE));
+	cr_assert(has(&st, EV_DEADLINE));
 	cr_assert_eq(h.cmd, CMD_KILLING);
 }
 
@@ -148,7 +156,7 @@ Test(hold, a_lost_row_is_sigkill_at_once_and_renewing_stops)
 	hold_start(&h, &t, 0, 0);
 	hold_on_renew(&h, &t, RENEW_LOST, 0, MS(1010), &st);
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_LOST));
+	cr_assert(has(&st, EV_LOST));
 	cr_assert_eq(h.lease, HOLD_LOST);
 	cr_assert_not(hold_renewing(&h));
 	st = tick(&h, &t, MS(5000));
@@ -168,14 +176,14 @@ Test(hold, a_revoke_is_the_normal_stop_then_sigkill_after_the_grace)
 	hold_start(&h, &t, MS(1000), 0);
 	hold_on_renew(&h, &t, RENEW_REVOKED, 0, MS(1000), &st);
 	cr_assert(st.acts & ACT_STOP);
-	cr_assert(has(&st, HEV_REVOKED));
+	cr_assert(has(&st, EV_REVOKED));
 	cr_assert_eq(h.lease, HOLD_REVOKED);
 	cr_assert_not(hold_renewing(&h));
 	st = tick(&h, &t, MS(1749));
 	cr_assert_eq(st.acts & ACT_KILL, 0u);
 	st = tick(&h, &t, MS(1750));
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_GRACE_OVER));
+	cr_assert(has(&st, EV_GRACE_OVER));
 	cr_assert_eq(h.lease, HOLD_REVOKED, "still revoked, not lost");
 }
 
@@ -220,14 +228,16 @@ Test(hold, the_commands_exit_drains_what_it_left_and_sigkill_follows_the_grace)
 	hold_start(&h, &t, 0, 0);
 	hold_on_exit(&h, &t, MS(500), &st);
 	cr_assert(st.acts & ACT_STOP, "what it left gets the kill signal");
-	cr_assert(has(&st, HEV_EXITED));
+	cr_assert_eq(st.nevents, 2);
+	cr_assert_eq(st.events[0], EV_EXITED, "the exit is an event of the step like the others");
+	cr_assert_eq(st.events[1], EV_LEFT_BEHIND);
 	cr_assert_eq(h.cmd, CMD_DRAINING);
 	cr_assert(hold_healthy(&h, &t, MS(500)), "draining with the lease renewed is healthy");
 	st = tick(&h, &t, MS(1249));
 	cr_assert_eq(st.acts & ACT_KILL, 0u);
 	st = tick(&h, &t, MS(1250));
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_OUTLIVED));
+	cr_assert(has(&st, EV_OUTLIVED));
 	cr_assert_eq(h.lease, HOLD_HELD, "a drain is no loss");
 }
 
@@ -243,7 +253,7 @@ Test(hold, kill_grace_0_drains_at_once)
 	hold_on_exit(&h, &t, MS(500), &st);
 	st = tick(&h, &t, MS(500));
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_OUTLIVED), "reported only if SIGKILL reached something (the supervisor's count)");
+	cr_assert(has(&st, EV_OUTLIVED), "reported only if SIGKILL reached something (the supervisor's count)");
 }
 
 Test(hold, max_runtime_stops_then_sigkills_without_losing_the_lease)
@@ -255,12 +265,12 @@ Test(hold, max_runtime_stops_then_sigkills_without_losing_the_lease)
 	hold_start(&h, &t, 0, MS(300));
 	st = tick(&h, &t, MS(300));
 	cr_assert(st.acts & ACT_STOP);
-	cr_assert(has(&st, HEV_TIMED_OUT));
+	cr_assert(has(&st, EV_TIMED_OUT));
 	cr_assert(h.timed_out);
 	cr_assert_eq(h.cmd, CMD_STOPPING);
 	st = tick(&h, &t, MS(1050));
 	cr_assert(st.acts & ACT_KILL);
-	cr_assert(has(&st, HEV_TIMED_OUT_KILL));
+	cr_assert(has(&st, EV_TIMED_OUT_KILL));
 	cr_assert_eq(h.lease, HOLD_HELD);
 }
 
@@ -272,8 +282,8 @@ Test(hold, when_the_lease_and_max_runtime_are_due_together_the_lease_stops_it)
 
 	hold_start(&h, &t, 0, MS(1650));
 	st = tick(&h, &t, MS(1650));
-	cr_assert(has(&st, HEV_LATE));
-	cr_assert_not(has(&st, HEV_TIMED_OUT));
+	cr_assert(has(&st, EV_LATE));
+	cr_assert_not(has(&st, EV_TIMED_OUT));
 	cr_assert_not(h.timed_out);
 }
 
@@ -287,7 +297,7 @@ Test(hold, a_revoke_while_stopping_only_says_so)
 	tick(&h, &t, MS(300));
 	hold_on_renew(&h, &t, RENEW_REVOKED, 0, MS(400), &st);
 	cr_assert_eq(st.acts & ACT_STOP, 0u);
-	cr_assert(has(&st, HEV_REVOKED_LATE));
+	cr_assert(has(&st, EV_REVOKED_STOPPING));
 	cr_assert_eq(h.lease, HOLD_REVOKED);
 	cr_assert_eq(h.stop_sent_at, MS(300), "the grace counts from the first kill signal");
 }
@@ -303,8 +313,19 @@ Test(hold, the_deadline_passes_while_killing_leftovers_and_the_lease_is_late)
 	tick(&h, &t, MS(850)); /* the drain's SIGKILL */
 	cr_assert_eq(h.cmd, CMD_KILLING);
 	st = tick(&h, &t, MS(1650));
-	cr_assert(has(&st, HEV_LATE));
+	cr_assert(has(&st, EV_LATE_KILLING), "no kill signal goes out: the killing goes on");
+	cr_assert_not(has(&st, EV_LATE));
 	cr_assert_eq(h.lease, HOLD_LATE, "a leftover outlived the renews: the run ends as lost");
+}
+
+Test(hold, what_the_command_left_is_said_only_when_a_signal_found_some)
+{
+	cr_assert_not(hold_says(EV_LEFT_BEHIND, 0, 0));
+	cr_assert(hold_says(EV_LEFT_BEHIND, 1, 0));
+	cr_assert_not(hold_says(EV_OUTLIVED, 3, 0));
+	cr_assert(hold_says(EV_OUTLIVED, 0, 2));
+	cr_assert(hold_says(EV_EXITED, 0, 0), "the exit itself always");
+	cr_assert(hold_says(EV_LOST, 0, 0));
 }
 
 Test(hold, names_of_the_states)
