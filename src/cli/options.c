@@ -259,6 +259,16 @@ static const struct options_def defs[] = {
      "(kill signal, --kill-grace, SIGKILL); exit 124",
      DURATION_IN(max_runtime_us, 1, INT64_MAX, "is no time to run for; give a positive duration, like 30m"), MODE(RUN),
      "--max-runtime goes with a COMMAND to run"},
+    {"service", 0, NULL, "Service",
+     "COMMAND runs at once on every instance and keeps\n"
+     "running; the lease's holder leads (see SERVICES)",
+     FLAG(IN_OPTIONS, service), MODE(RUN), "--service goes with a COMMAND to run"},
+    {"on-promote", 0, "CMD", NULL, "with --service: sh -c CMD once the lease is ours; it\nleads once CMD exits 0",
+     TEXT(IN_OPTIONS, on_promote), MODE(RUN), "--on-promote goes with --service and a COMMAND to run"},
+    {"on-demote", 0, "CMD", NULL,
+     "with --service: sh -c CMD to stop leading; it must exit 0\n"
+     "within --kill-grace (else the service is killed, exit 76)",
+     TEXT(IN_OPTIONS, on_demote), MODE(RUN), "--on-demote goes with --service and a COMMAND to run"},
     {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", FLAG(IN_OPTIONS, no_wait), ANY_MODE,
      NULL},
     {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", DURATION(wait_timeout_us), ANY_MODE, NULL},
@@ -407,6 +417,8 @@ static options_step_fn *const options_steps[] = {
     /* A run's COMMAND, -n or -w: after the options' own faults, so that
      * "leaderrun --force" names --force, not the missing COMMAND. */
     options_check_run,
+    /* --service against what only a job does. */
+    options_check_service,
     /* After the DSN, which may hold the password. */
     options_take_password,
     /* After the password: whether the client library reads the option

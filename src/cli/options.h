@@ -86,6 +86,12 @@ struct options {
 	int nnotify;
 	enum log_format log_format;
 	const char *ready_file;
+
+	/* --service: COMMAND runs on every instance; the lease's holder leads,
+	 * from --on-promote's success to --on-demote's end (shell strings,
+	 * borrowed from argv; NULL: none). */
+	bool service;
+	const char *on_promote, *on_demote;
 };
 
 enum options_result {

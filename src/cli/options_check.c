@@ -203,6 +203,32 @@ int options_check_run(struct parse *p)
 	return 0;
 }
 
+/* --service: the hooks need it, and what ends a job's run has no meaning
+ * for a service that runs on every instance. */
+int options_check_service(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	if (!o->service) {
+		if (o->on_promote || o->on_demote)
+			FAIL("--%s goes with --service; add --service to run COMMAND on every instance",
+			     o->on_promote ? "on-promote" : "on-demote");
+		return 0;
+	}
+	if ((o->on_promote && !*o->on_promote) || (o->on_demote && !*o->on_demote))
+		FAIL("--%s needs a command STRING", o->on_promote && !*o->on_promote ? "on-promote" : "on-demote");
+	if (o->no_wait)
+		FAIL("--service waits for the lease while COMMAND runs; it does not go with --no-wait");
+	if (o->max_runtime_us)
+		FAIL("--service runs COMMAND for as long as it runs; it does not go with --max-runtime");
+	if (o->once_per_us || o->min_hold_us)
+		FAIL("--service does not go with --%s, which are for cron jobs",
+		     o->once_per_us ? "once-per" : "min-hold");
+	if (o->slots > 1)
+		FAIL("--service has one leader; it does not go with --slots %u", o->slots);
+	return 0;
+}
+
 /* A run's timing, the last check: --ttl, --renew-interval and --kill-grace
  * are judged together, with the defaults that scale with ttl. */
 int options_check_timing(struct parse *p)

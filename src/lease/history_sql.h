@@ -18,6 +18,7 @@
 #define HISTORY_LOST	  "lost"      /* the lease was lost: the command was killed */
 #define HISTORY_REVOKED	  "revoked"   /* --release: the command was stopped */
 #define HISTORY_TIMED_OUT "timed_out" /* --max-runtime ran out: the command was stopped */
+#define HISTORY_STEPPED_DOWN "stepped_down" /* --service: the term ended in a clean demote */
 
 /* The HISTORY_STMT lines of stmts.def, a member each. */
 struct history_sql {

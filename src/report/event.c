@@ -114,7 +114,9 @@ static void event_sd(struct events *ev, const struct event_row *row, const struc
 	if (row->sd == SD_LEADING && sdnotify_is_stopping(ev->sd))
 		return;
 	event_status_words(row, ev, d, text, sizeof(text));
-	if (row->sd == SD_STOPPING)
+	/* A service's lease may end and the unit run on: STOPPING=1 is for
+	 * leaderrun's own end only. */
+	if (row->sd == SD_STOPPING && !(row->lease_end && ev->o->service))
 		sdnotify_stopping(ev->sd, "%s", text);
 	else
 		sdnotify_status(ev->sd, row->sd != SD_STATUS, "%s", text);

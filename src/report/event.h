@@ -23,6 +23,7 @@
 #include "lease/lease.h"
 #include "event_id.h"
 #include "log.h"
+#include "role.h"
 
 struct notify;
 struct metrics;
@@ -73,6 +74,7 @@ struct events {
 	int exit_status;				    /* the command's; -1: none yet */
 	char server[sizeof(((struct db_server *)0)->name)]; /* the last server that answered */
 	bool lost_said; /* the lease's end went to the receivers and systemd (once) */
+	enum role_kind role; /* this instance's, as the supervisor last said it (sup_role) */
 };
 
 /* Says EV happened, as its row says. D may be NULL (no details). */

@@ -91,6 +91,20 @@ enum event_id {
 	EV_FINISHED_TIMED_OUT, /* ... after --max-runtime stopped the command */
 	EV_STOPPED_LOST,       /* the run is over: the lease was lost */
 	EV_STOPPED_REVOKED,    /* ... revoked */
+
+	/* --service: the service on every instance, the role of this one */
+	EV_SERVICE_STARTED,	/* the service runs: standby */
+	EV_SERVICE_EXITED,	/* it exited while this instance stood by */
+	EV_PROMOTING,		/* the lease is ours: --on-promote runs */
+	EV_PROMOTED,		/* it exited 0 (or there is none): leader */
+	EV_PROMOTE_FAILED,	/* it failed: stepping down */
+	EV_STEPPING_DOWN,	/* leading must end, the lease still fine: a stop asked, a promote failed;
+				 * --on-demote runs (or the service is stopped) */
+	EV_DEMOTED,		/* it exited 0: standby again, the service untouched */
+	EV_DEMOTE_FAILED,	/* it failed: the service is killed */
+	EV_DEMOTE_LATE,		/* it ran past the grace or the deadline: the same */
+	EV_HOOK_FAILED,		/* a hook could not be started */
+	EV_RUN_STEPPED_DOWN,	/* the history's outcome of a term that ended in a clean demote */
 	EV_COUNT
 };
 

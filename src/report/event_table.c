@@ -198,10 +198,21 @@ SAY(say_renew_failed, "renew failed (%s: %s); retrying, %s left before the comma
 SAY(say_renew_failed_again, "renew attempt %u failed (%s: %s); %s left", d->failures, dberr_name(d->status), d->err,
     dur(d->us).s)
 SAY(status_lease_end, "stopping %s: lease %s", ev->cmd, d->revoked ? "revoked" : "lost")
-SAY(say_revoked, "lease revoked by 'leaderrun --release'; sending SIG%s to the command, SIGKILL in %s",
-    sig(ev->o->kill_signal), dur(d->kill_in).s)
-SAY(say_late, "no successful renew in time; sending SIG%s to the command, SIGKILL in %s", sig(ev->o->kill_signal),
+/* How leading stops, up to "in D": a job's command gets the kill signal;
+ * a service with --on-demote is demoted, and only killed if that fails. */
+static const char *stop_words(const struct events *ev, char *buf, size_t len)
+{
+	if (ev->o->service && ev->o->on_demote)
+		snprintf(buf, len, "running --on-demote, SIGKILL to the service");
+	else
+		snprintf(buf, len, "sending SIG%s to the %s, SIGKILL", sig(ev->o->kill_signal),
+			 ev->o->service ? "service" : "command");
+	return buf;
+}
+
+SAY(say_revoked, "lease revoked by 'leaderrun --release'; %s in %s", stop_words(ev, (char[64]){0}, 64),
     dur(d->kill_in).s)
+SAY(say_late, "no successful renew in time; %s in %s", stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
 /* An error, not a warning: the job did not finish, and -q (cron's quiet
  * mode) must still say so. */
 SAY(say_timed_out, "command ran for %s (--max-runtime); sending SIG%s to its process group, SIGKILL in %s",
@@ -233,6 +244,46 @@ SAY(say_stopped_lost, "command stopped: lease lost (term %" PRIu64 ")", ev->term
 SAY(status_stopped_lost, "lost lease %s (term %" PRIu64 "): %s stopped", ev->o->lease, ev->term, ev->cmd)
 SAY(say_stopped_revoked, "command stopped: lease revoked (term %" PRIu64 ")", ev->term)
 SAY(status_stopped_revoked, "lease %s revoked (term %" PRIu64 "): %s stopped", ev->o->lease, ev->term, ev->cmd)
+
+/* ---- --service ---- */
+
+SAY(say_service_started, "service started (pid %d); it runs whether this instance leads or not", d->pid)
+SAY(status_service_started, "standby: %s runs, waiting for lease %s", ev->cmd, ev->o->lease)
+static void say_service_exited(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	(void)ev;
+	if (WIFSIGNALED(d->wstatus))
+		snprintf(buf, len, "service killed by signal %s while standing by", sig(WTERMSIG(d->wstatus)));
+	else
+		snprintf(buf, len, "service exited with status %d while standing by", WEXITSTATUS(d->wstatus));
+}
+SAY(say_promoting, "running --on-promote for term %" PRIu64, ev->term)
+SAY(status_promoting, "promoting: lease %s, term %" PRIu64, ev->o->lease, ev->term)
+SAY(say_promoted, "leader of term %" PRIu64 "%s", ev->term, ev->o->on_promote ? " (--on-promote exited 0)" : "")
+static void say_hook_status(const char *hook, const struct event *d, const char *then, char *buf, size_t len)
+{
+	if (d->wstatus >= 0 && WIFSIGNALED(d->wstatus))
+		snprintf(buf, len, "--%s killed by signal %s; %s", hook, sig(WTERMSIG(d->wstatus)), then);
+	else if (d->wstatus >= 0)
+		snprintf(buf, len, "--%s exited with status %d; %s", hook, WEXITSTATUS(d->wstatus), then);
+	else
+		snprintf(buf, len, "--%s: %s; %s", hook, d->err ? d->err : "failed", then);
+}
+static void say_promote_failed(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	(void)ev;
+	say_hook_status("on-promote", d, "stepping down", buf, len);
+}
+SAY(say_stepping_down, "stepping down from term %" PRIu64 " (%s); %s in %s", ev->term, d->err,
+    stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
+SAY(say_demoted, "demoted in %s; standing by again, the service still runs", dur(d->us).s)
+static void say_demote_failed(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	(void)ev;
+	say_hook_status("on-demote", d, "killing the service's whole tree", buf, len);
+}
+SAY(say_hook_failed, "could not start --%s", d->err)
+SAY(status_leader, "leader of %s, term %" PRIu64, ev->o->lease, ev->term)
 
 /* The lease's end, whichever way it comes: the receivers hear "lost" and
  * systemd STOPPING=1 once a run, from the first. */
@@ -361,6 +412,29 @@ static const struct event_row rows[EV_COUNT] = {
 		.sd = SD_STOPPING, .status_say = status_stopped_lost},
 	[EV_STOPPED_REVOKED] = {"stopped_revoked", NULL, LOG_ERROR, .say = say_stopped_revoked,
 		.metric = MET_NOT_HELD, .sd = SD_STOPPING, .status_say = status_stopped_revoked},
+
+	/* --service */
+	[EV_SERVICE_STARTED] = {"service_started", "service_started", LOG_INFO, .say = say_service_started,
+		.metric = MET_STARTED, .sd = SD_STATUS, .status_say = status_service_started},
+	[EV_SERVICE_EXITED] = {"service_exited", "exited", LOG_INFO, .say = say_service_exited, .notify = "exited",
+		.tell = TELL_END, .metric = MET_EXITED, .sd = SD_STOPPING, .status_say = status_exited},
+	[EV_PROMOTING] = {"promoting", "promoting", LOG_INFO, .say = say_promoting, .notify = "promoting",
+		.tell = TELL_RUN, .sd = SD_STATUS, .status_say = status_promoting},
+	[EV_PROMOTED] = {"promoted", "promoted", LOG_INFO, .say = say_promoted, .notify = "promoted", .tell = TELL_RUN,
+		.sd = SD_LEADING, .status_say = status_leader},
+	[EV_PROMOTE_FAILED] = {"promote_failed", "promote_failed", LOG_ERROR, .say = say_promote_failed,
+		.notify = "promote_failed", .tell = TELL_RUN},
+	[EV_STEPPING_DOWN] = {"stepping_down", "stepping_down", LOG_INFO, .say = say_stepping_down,
+		.notify = "stepping_down", .tell = TELL_HELD},
+	[EV_DEMOTED] = {"demoted", "demoted", LOG_INFO, .say = say_demoted, .notify = "demoted", .tell = TELL_HELD,
+		.sd = SD_STATUS, .status_say = status_service_started},
+	[EV_DEMOTE_FAILED] = {"demote_failed", "demote_failed", LOG_ERROR, .say = say_demote_failed,
+		.notify = "demote_failed", .tell = TELL_HELD},
+	[EV_DEMOTE_LATE] = {"demote_late", "demote_failed", LOG_ERROR,
+		.text = "--on-demote did not exit in time; killing the service's whole tree", .notify = "demote_failed",
+		.tell = TELL_HELD},
+	[EV_HOOK_FAILED] = {"hook_failed", NULL, LOG_ERROR, .say = say_hook_failed},
+	[EV_RUN_STEPPED_DOWN] = {"run_stepped_down", .history = HISTORY_STEPPED_DOWN},
 };
 /* clang-format on */
 

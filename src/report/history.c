@@ -343,6 +343,11 @@ void history_begin(struct history *h, unsigned slot, uint64_t term, int64_t acqu
 	h->acquired_at = acquired_at;
 	h->begin_due = timing_now() + HISTORY_BEGIN_DELAY_US;
 	h->begin_pending = true;
+	/* A service's next term: a row of its own, and a thread that may
+	 * already wait without a time. */
+	h->inserted = false;
+	if (h->t.started)
+		bgthread_wake(&h->t);
 	bgthread_unlock(&h->t);
 }
 

@@ -161,6 +161,23 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 	return 0;
 }
 
+pid_t child_spawn_hook(char *const argv[], char *const envp[], char *err, size_t errlen)
+{
+	volatile int exec_errno = 0;
+	pid_t parent = getpid(), pid = vfork();
+
+	if (pid == 0)
+		child_exec(parent, false, -1, &exec_errno, argv, envp);
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		return -1;
+	}
+	setpgid(pid, pid);
+	if (exec_errno)
+		snprintf(err, errlen, "%s: %s", argv[0], strerror(exec_errno));
+	return pid;
+}
+
 int child_signal(struct child *c, int sig)
 {
 	if (c->group_gone) {

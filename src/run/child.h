@@ -31,6 +31,19 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 /* Moves the watcher's deadline (after a successful renew). */
 void child_set_deadline(struct child *c, int64_t deadline);
 
+/* --service: the watcher's deadline set to DEADLINE even when earlier (a
+ * term begins; CHILD_NO_DEADLINE while standing by), and the group of the
+ * hook that runs (0: none), which it kills with the service's. */
+#define CHILD_NO_DEADLINE ((int64_t)1 << 60)
+void child_set_deadline_exact(struct child *c, int64_t deadline);
+void child_watch_hook(struct child *c, pid_t group);
+
+/* Starts a --service hook, ARGV with ENVP, as the command is started but in
+ * a process group of its own, without the terminal, and without a watcher
+ * of its own (the service's guards it: child_watch_hook). Returns its pid
+ * (= group), or -1 with ERR (exec failures exit 126/127, as the command's). */
+pid_t child_spawn_hook(char *const argv[], char *const envp[], char *err, size_t errlen);
+
 /* Sends SIG to the child's whole process group; -1 with ESRCH once the
  * group was seen empty, for good: the number is free then, and a group of
  * someone else's may take it. */
@@ -68,6 +81,10 @@ int child_exit_status(int wstatus);
  * NULL-terminated array for child_env_free, or NULL when out of memory. */
 char **child_env_build(char *const base[], const char *lease, unsigned long long term, unsigned slot,
 		       const char *holder);
+/* A --service hook's: the same, with LEADERRUN_ROLE (promoting or
+ * demoting) and LEADERRUN_SERVICE_PID. */
+char **child_env_build_hook(char *const base[], const char *lease, unsigned long long term, unsigned slot,
+			    const char *holder, const char *role, long service_pid);
 void child_env_free(char **env);
 
 #endif

@@ -13,4 +13,10 @@
  * pipe or fork failed (the command then runs unwatched). */
 pid_t child_start_watcher(struct child *c, int64_t deadline);
 
+/* The watcher's messages after the group's: a deadline that only moves
+ * forward (a renew's), or one of these tags with its value. Deadlines are
+ * CLOCK_BOOTTIME microseconds, far below 2^61, and pids far below too. */
+#define WATCH_EXACT ((int64_t)1 << 61) /* a new term's deadline, earlier than the standby's none */
+#define WATCH_HOOK  ((int64_t)1 << 62) /* a hook's group, killed with the command's; 0: none */
+
 #endif

@@ -21,13 +21,15 @@
  *     would keep working unsupervised; or
  *   - the lease deadline passes without leaderrun moving it: leaderrun is
  *     stopped (SIGSTOP, a debugger) while the command runs on.
+ * With --service it guards a hook's group too (child_watch_hook): a
+ * demote that runs on while leaderrun is frozen still leads.
  * It sits in its own process group, so that a signal aimed at leaderrun's
  * group does not stop or kill it too. Forked from a threaded process: only
  * system calls here. */
 static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 {
 	sigset_t all;
-	int64_t group = 0;
+	int64_t group = 0, hook = 0;
 	int tfd;
 
 	sigfillset(&all);
@@ -57,6 +59,10 @@ static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 				 * (= group), sent before it execs; then deadlines. */
 				if (!group)
 					group = next;
+				else if (next & WATCH_HOOK)
+					hook = next & ~WATCH_HOOK;
+				else if (next & WATCH_EXACT)
+					deadline = next & ~WATCH_EXACT;
 				else if (next > deadline)
 					deadline = next;
 				continue;
@@ -71,6 +77,8 @@ static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 	/* No group yet: leaderrun died before the command existed. */
 	if (group > 0)
 		kill(-(pid_t)group, SIGKILL);
+	if (hook > 0)
+		kill(-(pid_t)hook, SIGKILL);
 	_exit(0);
 }
 
@@ -105,6 +113,22 @@ void child_set_deadline(struct child *c, int64_t deadline)
 	 * fast as leaderrun renews. */
 	if (c->watch_fd >= 0)
 		(void)!write(c->watch_fd, &deadline, sizeof(deadline));
+}
+
+void child_set_deadline_exact(struct child *c, int64_t deadline)
+{
+	int64_t m = deadline | WATCH_EXACT;
+
+	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &m, sizeof(m));
+}
+
+void child_watch_hook(struct child *c, pid_t group)
+{
+	int64_t m = (int64_t)group | WATCH_HOOK;
+
+	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &m, sizeof(m));
 }
 
 void child_unwatch(struct child *c)

@@ -145,6 +145,24 @@ void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct ho
 		out->acts |= ACT_STOP;
 }
 
+void hold_step_down(struct hold *h, int64_t now, struct hold_step *out)
+{
+	step_clear(out);
+	if (h->cmd != CMD_RUNNING)
+		return;
+	to_stopping(h, now, out);
+	emit(out, EV_STEPPING_DOWN);
+}
+
+void hold_kill(struct hold *h, struct hold_step *out)
+{
+	step_clear(out);
+	if (h->cmd == CMD_REAPED)
+		return;
+	to_killing(h, out);
+	h->kill_rounds++;
+}
+
 /* The lease's own deadlines, one per step: SIGKILL at the deadline; the
  * grace after the kill signal over; the kill signal at the stop time. */
 static void lease_deadlines(struct hold *h, const struct timing *t, int64_t now, struct hold_step *out)

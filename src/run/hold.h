@@ -107,6 +107,15 @@ void hold_on_renew(struct hold *h, const struct timing *t, enum hold_renew r, in
  * EV_LEFT_BEHIND for what it left (the kill signal). */
 void hold_on_exit(struct hold *h, const struct timing *t, int64_t now, struct hold_step *out);
 
+/* --service: leading must end now, the lease still fine (a failed promote,
+ * a failed health check, a stop asked of leaderrun): the stop a late
+ * lease gets (ACT_STOP, which runs --on-demote; SIGKILL at the deadline or
+ * after the grace), with EV_STEPPING_DOWN. Nothing when a stop began. */
+void hold_step_down(struct hold *h, int64_t now, struct hold_step *out);
+
+/* --service: --on-demote failed: SIGKILL now, and until nothing is left. */
+void hold_kill(struct hold *h, struct hold_step *out);
+
 /* The time is NOW: the deadlines that passed, and the renew schedule.
  * WORKER_BUSY: the worker has a call in flight. */
 void hold_on_time(struct hold *h, const struct timing *t, int64_t now, bool worker_busy, struct hold_step *out);

@@ -24,6 +24,23 @@
 /* What ended a sup_poll. */
 enum { WOKE_SIGNAL = 1, WOKE_WORKER = 2, WOKE_TIMER = 4 };
 
+/* --service (sup_service.c): the hook that runs, and where the term is. */
+enum hook_kind { HOOK_NONE, HOOK_PROMOTE, HOOK_DEMOTE };
+struct service {
+	pid_t hook; /* the hook that runs (its group too); 0: none */
+	enum hook_kind kind;
+	int hook_wstatus;  /* once reaped; -1: not yet */
+	bool leader;	   /* promoted, and no step-down began */
+	bool demoting;	   /* a step-down began: --on-demote runs, or the service is stopped */
+	bool demoted;	   /* the term ended in a clean demote: standing by again */
+	bool killed;	   /* the demote failed or was late: the service was killed (76) */
+	int64_t demote_at; /* when the step-down began */
+
+	/* Across terms: */
+	int stop_sig;		 /* TERM, INT or QUIT asked leaderrun to stop */
+	unsigned failed_promotes; /* in a row: the pause before competing again doubles */
+};
+
 struct sup {
 	const struct options *o;
 	struct worker *w;
@@ -47,6 +64,9 @@ struct sup {
 
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 
+	struct service svc;
+	char *const *environ_base; /* the environment COMMAND and the hooks start from */
+
 	/* Whether the Galera timing of the server was checked. */
 	bool galera_checked;
 
@@ -60,11 +80,40 @@ struct sup {
 int sup_poll(struct sup *s, int64_t at);
 int sup_take(struct sup *s, struct worker_result *r);
 bool sup_reap(struct sup *s);
-/* Handles signals while no command runs. Returns the signal that ends the
- * wait, or 0. */
+/* Handles signals while no command runs (or a service stands by). Returns
+ * the signal that ends the wait, SIGCHLD when the service exited, or 0. */
 int sup_signals_while_waiting(struct sup *s);
 int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi);
 int64_t sup_min64(int64_t a, int64_t b);
+/* True once the command's group is empty and no child is left to reap
+ * (the watcher stopped first). */
+bool sup_nothing_left(struct sup *s);
+
+/* sup_service.c: --service. The service runs from the start; each term of
+ * the lease is a promote, the hold, a demote (sup_hold.c calls
+ * sup_service_stop for ACT_STOP, sup_service_reaped for a hook's exit). */
+void sup_serve(struct sup *s, struct outcome *out);
+int sup_service_stop(struct sup *s, int64_t now);
+void sup_service_reaped(struct sup *s, int64_t now);
+void sup_service_killing(struct sup *s);
+bool sup_service_signal(struct sup *s, int sig, int64_t now);
+
+/* sup_hold.c: carries out a step's actions and says its events (WHY: a
+ * step-down's reason, or NULL); SIG to the command's group and every
+ * descendant, how many it reached. */
+void sup_apply_step(struct sup *s, const struct hold_step *st, int64_t now, const char *why);
+int sup_signal_all(struct sup *s, int sig);
+
+/* supervisor.c: the lease is ours (its states started, said); the role
+ * this instance has now, told to the role's readers; --ready-file, there
+ * while the command runs or the service leads. */
+void sup_acquired(struct sup *s);
+void sup_role(struct sup *s);
+void sup_ready(struct sup *s);
+
+/* sup_end.c, for the terms of a service: the release of a term that ended
+ * in a clean demote, its history row. */
+void sup_end_term(struct sup *s);
 
 /* sup_wait.c: acquires the lease, waiting for it as the options say.
  * Returns true when held (s->ev.term, s->acquire_sent_at set); false with

@@ -174,10 +174,27 @@ static void sup_history_row(struct sup *s)
 		(void)worker_wait_idle(s->w, until);
 }
 
+void sup_end_term(struct sup *s)
+{
+	const struct event d = {.wstatus = -1};
+	enum hold_lease l = s->hold.lease;
+
+	event_emit(&s->ev, l == HOLD_REVOKED ? EV_RUN_REVOKED : l == HOLD_LATE ? EV_RUN_LOST : EV_RUN_STEPPED_DOWN, &d);
+	if (l != HOLD_LOST)
+		sup_release(s);
+	sup_history_row(s);
+	s->leading = false;
+	/* Standing by: no deadline for the watcher, which still guards the
+	 * service against leaderrun's death. */
+	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
+}
+
 void sup_end_run(struct sup *s, struct outcome *out)
 {
 	if (!s->leading) {
-		sup_not_run(s, out);
+		/* A service that exited said so itself. */
+		if (s->ev.exit_status < 0)
+			sup_not_run(s, out);
 		sup_abandon_acquire(s);
 	} else if (s->child.pid <= 0) {
 		/* The command never started: its term goes back at once. */

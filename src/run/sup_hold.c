@@ -15,7 +15,7 @@
  * (it kills only the group, whose number may be anyone's now), and stopping
  * it first leaves this process no child of its own: a run that left
  * nothing behind is then seen to by waitid alone, with no look at /proc. */
-static int sup_signal_all(struct sup *s, int sig)
+int sup_signal_all(struct sup *s, int sig)
 {
 	int n = child_signal(&s->child, sig) == 0;
 
@@ -32,6 +32,7 @@ struct report {
 	unsigned failures;	       /* failed renews before this answer */
 	int64_t latency, margin;       /* a renew: send to answer; deadline left when it came */
 	const struct worker_result *r; /* the answer, if the step is one */
+	const char *why;	       /* a step-down's reason */
 };
 
 /* Until SIGKILL ends the stop begun now: at the deadline, or after the
@@ -66,6 +67,10 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 	case EV_REVOKED:
 		d.kill_in = sup_kill_in(s, rep->now);
 		break;
+	case EV_STEPPING_DOWN:
+		d.kill_in = sup_kill_in(s, rep->now);
+		d.err = rep->why ? rep->why : "asked";
+		break;
 	case EV_TIMED_OUT:
 		/* The loop stops feeding the watchdog now (hold_healthy):
 		 * systemd is to stop watching too (the event's STOPPING=1), or
@@ -85,10 +90,15 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 /* Carries out a step's actions, the kill first; then its report. */
 static void sup_apply(struct sup *s, const struct hold_step *st, struct report *rep)
 {
+	/* A service that still runs is demoted, not stopped: --on-demote. */
 	if (st->acts & ACT_STOP)
-		rep->stopped = sup_signal_all(s, s->o->kill_signal);
-	if (st->acts & ACT_KILL)
+		rep->stopped = s->o->service && !s->hold.exited ? sup_service_stop(s, rep->now)
+								: sup_signal_all(s, s->o->kill_signal);
+	if (st->acts & ACT_KILL) {
+		if (s->o->service)
+			sup_service_killing(s);
 		rep->killed = sup_signal_all(s, SIGKILL);
+	}
 	if (st->acts & ACT_DEADLINE)
 		child_set_deadline(&s->child, hold_deadline(&s->hold, &s->o->timing));
 	if (st->acts & ACT_CUT)
@@ -97,6 +107,13 @@ static void sup_apply(struct sup *s, const struct hold_step *st, struct report *
 		sup_emit(s, st->events[i], rep);
 	if ((st->acts & ACT_RENEW) && worker_submit(s->w, WORKER_RENEW, s->ev.term, -1) == 0)
 		hold_renew_sent(&s->hold, rep->now);
+}
+
+void sup_apply_step(struct sup *s, const struct hold_step *st, int64_t now, const char *why)
+{
+	struct report rep = {.now = now, .why = why};
+
+	sup_apply(s, st, &rep);
 }
 
 /* What a renew's answer means to the state machine. */
@@ -138,9 +155,13 @@ static void sup_on_signals(struct sup *s, int64_t now)
 				hold_on_exit(&s->hold, &s->o->timing, now, &st);
 				sup_apply(s, &st, &rep);
 			}
+			if (s->o->service)
+				sup_service_reaped(s, now);
 			continue;
 		}
 		if (sig == SIGTTOU || sig == SIGTTIN || sig == SIGPIPE)
+			continue;
+		if (s->o->service && sup_service_signal(s, sig, now))
 			continue;
 		/* Forward to the group; the lease stays renewed while the
 		 * command shuts down. */
@@ -163,23 +184,15 @@ static void sup_on_signals(struct sup *s, int64_t now)
  * and waitpid keeps us here until SIGKILL has reached it too. */
 static bool sup_all_reaped(struct sup *s)
 {
-	pid_t pid;
-	int st;
-
-	if (!s->hold.exited || child_group_alive(&s->child))
-		return false;
-	/* Nothing left for the watcher to guard. */
-	child_unwatch(&s->child);
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-		;
-	return pid < 0 && errno == ECHILD;
+	return s->hold.exited && sup_nothing_left(s);
 }
 
 void sup_hold(struct sup *s)
 {
 	const struct timing *t = &s->o->timing;
 
-	while (s->hold.cmd != CMD_REAPED) {
+	/* A service's term also ends in a clean demote, the service running on. */
+	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
 		int64_t at = hold_next_wake(&s->hold, t, timing_now(), busy), history_at = history_due(s->ev.h);
 		int woke = sup_poll(s, history_at && (!at || history_at < at) ? history_at : at);
@@ -198,5 +211,6 @@ void sup_hold(struct sup *s)
 		if (sup_all_reaped(s))
 			hold_on_reaped(&s->hold);
 	}
-	child_unwatch(&s->child);
+	if (s->hold.cmd == CMD_REAPED)
+		child_unwatch(&s->child);
 }

@@ -138,6 +138,9 @@ bool sup_reap(struct sup *s)
 			child_restore_terminal(&s->child);
 			if (s->o->ready_file)
 				unlink(s->o->ready_file);
+		} else if (s->svc.hook > 0 && pid == s->svc.hook) {
+			/* sup_service_reaped judges it. */
+			s->svc.hook_wstatus = st;
 		} else if (pid == s->child.watcher) {
 			/* Someone killed it; keep going, without that safety net. */
 			event_emit(&s->ev, EV_WATCHER_DIED, &(struct event){.pid = (int)pid});
@@ -145,6 +148,20 @@ bool sup_reap(struct sup *s)
 		}
 	}
 	return exited;
+}
+
+bool sup_nothing_left(struct sup *s)
+{
+	pid_t pid;
+	int st;
+
+	if (child_group_alive(&s->child))
+		return false;
+	/* Nothing left for the watcher to guard. */
+	child_unwatch(&s->child);
+	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+		;
+	return pid < 0 && errno == ECHILD;
 }
 
 /* The first server's settings that void the promise, in --check-server's
@@ -197,17 +214,23 @@ static bool is_wait_ending_signal(int sig)
 	return sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT;
 }
 
-/* Handles signals while no command runs. Returns the signal that ends the
- * wait, or 0. */
+/* Handles signals while no command runs (or a service stands by). Returns
+ * the signal that ends the wait, SIGCHLD when the service exited, or 0. */
 int sup_signals_while_waiting(struct sup *s)
 {
 	int end = 0;
 
 	for (int i = 0; i < s->nsigs; i++) {
-		if (s->sigs[i] == SIGCHLD)
-			sup_reap(s);
-		else if (!end && is_wait_ending_signal(s->sigs[i]))
-			end = s->sigs[i];
+		int sig = s->sigs[i];
+		if (sig == SIGCHLD) {
+			/* Only a service runs while leaderrun waits. */
+			if (sup_reap(s) && !end)
+				end = SIGCHLD;
+		} else if (s->o->service && sup_service_signal(s, sig, timing_now())) {
+			if (!end && s->svc.stop_sig)
+				end = sig;
+		} else if (!end && is_wait_ending_signal(sig))
+			end = sig;
 	}
 	s->nsigs = 0;
 	return end;

@@ -3,6 +3,7 @@
  * the row reported, whichever is first (without the hint: poll, one look a
  * --retry-interval); then look again. A signal (TERM, INT, HUP, QUIT) or
  * --wait-timeout ends the wait; nothing here blocks on the database. */
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +20,13 @@ static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
 
 	if (!(woke & WOKE_SIGNAL) || !(sig = sup_signals_while_waiting(s)))
 		return false;
+	if (sig == SIGCHLD) {
+		/* A service that ended while this instance stood by. */
+		event_emit(&s->ev, EV_SERVICE_EXITED, &(struct event){.wstatus = s->child_wstatus});
+		out->kind = OUTCOME_CHILD_EXITED;
+		out->wstatus = s->child_wstatus;
+		return true;
+	}
 	event_emit(&s->ev, EV_WAIT_SIGNALLED, &(struct event){.signo = sig});
 	out->kind = OUTCOME_SIGNALLED;
 	out->signo = sig;

@@ -62,14 +62,18 @@ void supervisor_block_signals(void)
 /* ---- the whole run ---------------------------------------------------- */
 
 /* --ready-file: exists while the command runs, for a readiness probe that
- * marks only the leader ready. */
-static void sup_ready(struct sup *s)
+ * marks only the leader ready; for a service, while this instance leads. */
+void sup_ready(struct sup *s)
 {
 	char line[LEASE_HOLDER_MAX + 32], why[PATH_MAX + 64];
 	int n;
 
 	if (!s->o->ready_file)
 		return;
+	if (s->o->service && !s->svc.leader) {
+		unlink(s->o->ready_file);
+		return;
+	}
 	/* Written while leading, often as root, into a directory a probe
 	 * shares: never through whatever a local user planted at the path
 	 * during the wait. */
@@ -78,10 +82,23 @@ static void sup_ready(struct sup *s)
 		event_emit(&s->ev, EV_READY_FILE_FAILED, &(struct event){.err = why});
 }
 
+void sup_role(struct sup *s)
+{
+	enum role_kind k = ROLE_STANDBY;
+
+	if (s->leading && s->o->service)
+		k = s->svc.demoting ? ROLE_DEMOTING : s->svc.leader ? ROLE_LEADER : ROLE_PROMOTING;
+	else if (s->leading)
+		k = ROLE_LEADER;
+	s->ev.role = k;
+}
+
 /* The lease is ours: start its states, and say so. */
-static void sup_acquired(struct sup *s)
+void sup_acquired(struct sup *s)
 {
 	s->leading = true;
+	/* A service's earlier term said its end already. */
+	s->ev.lost_said = false;
 	s->ev.acquired_at = timing_now();
 	hold_start(&s->hold, &s->o->timing, s->acquire_sent_at, 0);
 	event_emit(&s->ev, EV_ACQUIRED, &(struct event){.sent_at = s->acquire_sent_at});
@@ -89,10 +106,10 @@ static void sup_acquired(struct sup *s)
 
 /* Starts COMMAND under the lease. Returns false, with OUT filled, when it
  * could not be started (sup_end_run gives the term back). */
-static bool sup_start(struct sup *s, char *const environ_base[], struct outcome *out)
+static bool sup_start(struct sup *s, struct outcome *out)
 {
 	const struct options *o = s->o;
-	char **env = child_env_build(environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
+	char **env = child_env_build(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
 	char err[512] = "out of memory";
 
 	if (!env ||
@@ -119,7 +136,7 @@ static bool sup_start(struct sup *s, char *const environ_base[], struct outcome 
 /* The state a run starts from; false with OUT filled when the loop's own
  * descriptors cannot be had. */
 static bool sup_init(struct sup *s, const struct options *o, struct worker *w, const struct observers *obs,
-		     struct outcome *out)
+		     char *const environ_base[], struct outcome *out)
 {
 	sigset_t set;
 
@@ -127,6 +144,7 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 	memset(out, 0, sizeof(*out));
 	s->o = o;
 	s->w = w;
+	s->environ_base = environ_base;
 	s->ev = (struct events){.o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .exit_status = -1};
 	s->ev.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
 	/* A file left by a leaderrun that was SIGKILLed must not make this
@@ -151,12 +169,16 @@ void supervisor_run(const struct options *o, struct worker *w, const struct obse
 {
 	struct sup s;
 
-	if (!sup_init(&s, o, w, obs, out))
+	if (!sup_init(&s, o, w, obs, environ_base, out))
 		goto done;
 	event_emit(&s.ev, EV_STARTING, NULL);
+	if (o->service) {
+		sup_serve(&s, out);
+		goto done;
+	}
 	if (sup_acquire(&s, out)) {
 		sup_acquired(&s);
-		if (sup_start(&s, environ_base, out))
+		if (sup_start(&s, out))
 			sup_hold(&s);
 	}
 	sup_end_run(&s, out);

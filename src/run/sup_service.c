@@ -1,0 +1,309 @@
+/* --service: COMMAND starts at once on every instance and runs whether this
+ * instance leads or not; leaderrun competes for the lease beside it. Each
+ * term of the lease is:
+ *
+ *   acquired -> --on-promote runs -> it exits 0: leader
+ *            -> leading must end (the lease late or revoked, a stop asked
+ *               of leaderrun, a failed promote): --on-demote runs, the
+ *               lease still renewed -> it exits 0: released, standby again
+ *
+ * The stop of a term is hold.c's stop of a job's command (ACT_STOP, then
+ * SIGKILL at the deadline or after --kill-grace), with the demote in place
+ * of the kill signal: a demote that fails, or is still running when the
+ * command would have been killed, gets the service's whole tree killed as
+ * a lost lease's command is, and leaderrun exits 76. So leading, from
+ * promote's start to demote's end, fits in the term exactly as a job's
+ * command does, and the lease is given back only after it. Without
+ * --on-demote the service is stopped as a job's command is.
+ *
+ * The hooks run in process groups of their own, guarded by the service's
+ * watcher (child_watch_hook): a demote that runs on while leaderrun is
+ * frozen past the deadline is killed with the service. */
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "base/duration.h"
+#include "sup.h"
+
+static const char *hook_option(enum hook_kind kind)
+{
+	return kind == HOOK_PROMOTE ? "on-promote" : "on-demote";
+}
+
+/* Starts the hook KIND; false, said, when it cannot be started (an exec
+ * failure is its exit status, 126 or 127, judged when it is reaped). */
+static bool svc_hook_start(struct sup *s, enum hook_kind kind)
+{
+	const struct options *o = s->o;
+	char *argv[] = {"/bin/sh", "-c", (char *)(kind == HOOK_PROMOTE ? o->on_promote : o->on_demote), NULL};
+	/* LEADERRUN_ROLE: the role the hook moves this instance to. */
+	char **env = child_env_build_hook(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot,
+					  o->holder, kind == HOOK_PROMOTE ? "leader" : "standby", (long)s->child.pid);
+	char err[512] = "out of memory", why[600];
+	pid_t pid = env ? child_spawn_hook(argv, env, err, sizeof(err)) : -1;
+
+	child_env_free(env);
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "%s: %s", hook_option(kind), err);
+		event_emit(&s->ev, EV_HOOK_FAILED, &(struct event){.err = why});
+		return false;
+	}
+	child_watch_hook(&s->child, pid);
+	s->svc.hook = pid;
+	s->svc.kind = kind;
+	s->svc.hook_wstatus = -1;
+	return true;
+}
+
+/* Promoted: this instance leads until a step-down begins. */
+static void svc_lead(struct sup *s)
+{
+	s->svc.leader = true;
+	sup_role(s);
+	sup_ready(s);
+	event_emit(&s->ev, EV_PROMOTED, NULL);
+}
+
+/* Leading must end, the lease still fine: hold.c's stop, said with WHY. */
+static void svc_step_down(struct sup *s, int64_t now, const char *why)
+{
+	struct hold_step st;
+
+	hold_step_down(&s->hold, now, &st);
+	sup_apply_step(s, &st, now, why);
+}
+
+/* The lease is ours: the watcher kills the service at this term's
+ * deadline from now on, and --on-promote runs (or it leads at once). */
+static void svc_promote(struct sup *s, int64_t now)
+{
+	s->svc = (struct service){.stop_sig = s->svc.stop_sig, .failed_promotes = s->svc.failed_promotes};
+	child_set_deadline_exact(&s->child, hold_deadline(&s->hold, &s->o->timing));
+	if (!s->o->on_promote) {
+		svc_lead(s);
+		return;
+	}
+	sup_role(s);
+	event_emit(&s->ev, EV_PROMOTING, NULL);
+	if (!svc_hook_start(s, HOOK_PROMOTE))
+		svc_step_down(s, now, "--on-promote could not start");
+}
+
+int sup_service_stop(struct sup *s, int64_t now)
+{
+	struct service *v = &s->svc;
+
+	if (v->demoting)
+		return 0;
+	v->demoting = true;
+	v->leader = false;
+	v->demote_at = now;
+	sup_role(s);
+	sup_ready(s);
+	/* A promote cut short: leading ends with the demote, not with it. */
+	if (v->hook > 0 && v->kind == HOOK_PROMOTE) {
+		kill(-v->hook, SIGKILL);
+		v->hook = 0;
+	}
+	if (!s->o->on_demote)
+		return sup_signal_all(s, s->o->kill_signal);
+	if (!svc_hook_start(s, HOOK_DEMOTE)) {
+		struct hold_step st;
+		v->killed = true;
+		hold_kill(&s->hold, &st);
+		return sup_signal_all(s, SIGKILL);
+	}
+	return 1;
+}
+
+void sup_service_killing(struct sup *s)
+{
+	struct service *v = &s->svc;
+
+	if (v->killed || s->hold.exited)
+		return;
+	v->killed = true;
+	if (v->hook > 0 && v->kind == HOOK_DEMOTE)
+		event_emit(&s->ev, EV_DEMOTE_LATE, NULL);
+}
+
+void sup_service_reaped(struct sup *s, int64_t now)
+{
+	struct service *v = &s->svc;
+	int st = v->hook_wstatus;
+	bool ok = st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+	struct hold_step step;
+
+	if (v->hook <= 0 || st < 0)
+		return;
+	v->hook = 0;
+	child_watch_hook(&s->child, 0);
+	if (v->kind == HOOK_PROMOTE) {
+		if (ok) {
+			v->failed_promotes = 0;
+			svc_lead(s);
+			return;
+		}
+		v->failed_promotes++;
+		event_emit(&s->ev, EV_PROMOTE_FAILED, &(struct event){.wstatus = st});
+		svc_step_down(s, now, "--on-promote failed");
+		return;
+	}
+	if (v->killed)
+		return;
+	if (ok) {
+		v->demoted = true;
+		event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - v->demote_at});
+		return;
+	}
+	event_emit(&s->ev, EV_DEMOTE_FAILED, &(struct event){.wstatus = st});
+	v->killed = true;
+	hold_kill(&s->hold, &step);
+	sup_apply_step(s, &step, now, NULL);
+}
+
+bool sup_service_signal(struct sup *s, int sig, int64_t now)
+{
+	/* Once the service is gone, a job's rules: forward to what is left. */
+	if (s->hold.exited || s->ev.exit_status >= 0)
+		return false;
+	if (sig != SIGTERM && sig != SIGINT && sig != SIGQUIT) {
+		/* HUP, USR1 and the rest are the service's (a reload). */
+		event_emit(&s->ev, EV_FORWARDED, &(struct event){.signo = sig});
+		child_signal(&s->child, sig);
+		return true;
+	}
+	if (!s->svc.stop_sig) {
+		s->svc.stop_sig = sig;
+		event_emit(&s->ev, EV_ASKED_TO_STOP, &(struct event){.signo = sig});
+	}
+	/* Leading ends first; the service gets the signal once the lease is
+	 * given back (sup_serve). */
+	if (s->leading && !s->svc.demoting)
+		svc_step_down(s, now, "asked to stop");
+	return true;
+}
+
+/* The service's own end, once this instance no longer leads: SIG to its
+ * group (0: none, it exited), and what it leaves gets --kill-signal, then
+ * SIGKILL after --kill-grace. A stop asked of leaderrun is the service's
+ * to take its time over, as a job's command's is; one leaderrun decided
+ * (the database refused it) gets the grace. */
+static void svc_wind_down(struct sup *s, int sig, bool escalate)
+{
+	int64_t grace = s->o->timing.grace_us, kill_at = escalate ? timing_now() + grace : 0;
+	bool exited = s->ev.exit_status >= 0;
+
+	if (sig && !exited)
+		child_signal(&s->child, sig);
+	if (exited) {
+		sup_signal_all(s, s->o->kill_signal);
+		kill_at = timing_now() + grace;
+	}
+	for (;;) {
+		int woke;
+		if (exited && !child_group_alive(&s->child) && sup_nothing_left(s))
+			break;
+		woke = sup_poll(s, exited ? timing_now() + 50 * USEC_PER_MSEC : kill_at);
+		if ((woke & WOKE_SIGNAL) && sup_signals_while_waiting(s) == SIGCHLD && !exited) {
+			exited = true;
+			sup_signal_all(s, s->o->kill_signal);
+			kill_at = timing_now() + grace;
+		}
+		if (kill_at && timing_now() >= kill_at)
+			sup_signal_all(s, SIGKILL);
+	}
+	child_unwatch(&s->child);
+}
+
+/* After a term, before competing again: a --retry-interval, so that a
+ * standby woken by the release (--release, a late lease) takes the lease
+ * rather than this instance again; doubled after each promote that failed
+ * in a row, up to a minute, so that a promote that cannot succeed here does
+ * not make the lease flap. False with OUT filled when the service exited or
+ * leaderrun was asked to stop meanwhile. */
+static bool svc_step_back(struct sup *s, struct outcome *out)
+{
+	unsigned n = s->svc.failed_promotes < 12 ? s->svc.failed_promotes : 12;
+	int64_t us = sup_min64(s->o->retry_us << n, 60 * USEC_PER_SEC);
+	int64_t until = timing_now() + sup_jitter(s, us * 9 / 10, us * 11 / 10);
+
+	while (timing_now() < until) {
+		int sig = (sup_poll(s, until) & WOKE_SIGNAL) ? sup_signals_while_waiting(s) : 0;
+		if (sig == SIGCHLD) {
+			event_emit(&s->ev, EV_SERVICE_EXITED, &(struct event){.wstatus = s->child_wstatus});
+			out->kind = OUTCOME_CHILD_EXITED;
+			return false;
+		}
+		if (s->svc.stop_sig)
+			return false;
+	}
+	return true;
+}
+
+/* Starts the service, standing by; false with OUT filled when it cannot. */
+static bool svc_start(struct sup *s, struct outcome *out)
+{
+	const struct options *o = s->o;
+	char **env = child_env_build(s->environ_base, o->lease, 0, 0, o->holder);
+	char err[512] = "out of memory";
+
+	if (!env ||
+	    (child_spawn(&s->child, o->command, env, CHILD_NO_DEADLINE, err, sizeof(err)) < 0 && s->child.pid <= 0)) {
+		child_env_free(env);
+		out->kind = OUTCOME_INTERNAL;
+		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});
+		return false;
+	}
+	child_env_free(env);
+	if (s->child.exec_errno)
+		event_emit(&s->ev, EV_EXEC_FAILED, &(struct event){.err = err});
+	event_emit(&s->ev, EV_SERVICE_STARTED, &(struct event){.pid = (int)s->child.pid});
+	return true;
+}
+
+/* The outcome once the service is gone: its exit status, unless the lease
+ * or the database ended the run first (76, or the database's). */
+static void svc_outcome(struct sup *s, struct outcome *out)
+{
+	if (out->kind == OUTCOME_SIGNALLED || out->kind == OUTCOME_CHILD_EXITED) {
+		out->kind = OUTCOME_CHILD_EXITED;
+		out->wstatus = s->child_wstatus;
+	}
+}
+
+void sup_serve(struct sup *s, struct outcome *out)
+{
+	if (!svc_start(s, out))
+		return;
+	while (!s->svc.stop_sig) {
+		sup_role(s);
+		if (!sup_acquire(s, out))
+			break;
+		sup_acquired(s);
+		svc_promote(s, timing_now());
+		sup_hold(s);
+		if (!s->svc.demoted) {
+			/* The service is gone (it exited, or it was killed):
+			 * the run ends as a job's does. */
+			if (s->svc.killed && (s->hold.lease == HOLD_HELD || s->hold.lease == HOLD_FAILING))
+				s->hold.lease = HOLD_LATE;
+			sup_end_run(s, out);
+			return;
+		}
+		sup_end_term(s);
+		if (!s->svc.stop_sig && !svc_step_back(s, out))
+			break;
+	}
+	if (s->svc.stop_sig && s->ev.exit_status < 0) {
+		out->kind = OUTCOME_SIGNALLED;
+		out->signo = s->svc.stop_sig;
+	}
+	/* Standing by, and the run ends: a signal, the service's exit, or
+	 * what the database said. */
+	sup_end_run(s, out);
+	svc_wind_down(s, s->svc.stop_sig, !s->svc.stop_sig && out->kind != OUTCOME_CHILD_EXITED);
+	svc_outcome(s, out);
+}

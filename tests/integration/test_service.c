@@ -1,0 +1,259 @@
+/* --service: the service runs on every instance, one leads, and leading
+ * (from --on-promote's start to --on-demote's end) never overlaps: checked
+ * by service.sh's flock, as probe.sh checks a job's command. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+/* The service's stand-in and the hooks that make it lead and stop. */
+struct svc {
+	char log[256], lock[256], dir[256];
+	char promote[1024], demote[1024];
+	char service[256];
+};
+
+static void svc_init(struct svc *s)
+{
+	snprintf(s->log, sizeof(s->log), "%s", h_path("lead.log"));
+	snprintf(s->lock, sizeof(s->lock), "%s", h_path("lead.lock"));
+	snprintf(s->dir, sizeof(s->dir), "%s", h_dir());
+	snprintf(s->service, sizeof(s->service), "%s/service.sh", getenv("LR_SERVICE_DIR"));
+	snprintf(s->promote, sizeof(s->promote),
+		 "echo $LEADERRUN_TERM > %s/term.$LEADERRUN_SERVICE_PID; kill -USR1 $LEADERRUN_SERVICE_PID; "
+		 "while [ ! -e %s/led.$LEADERRUN_SERVICE_PID ]; do sleep 0.01; done",
+		 s->dir, s->dir);
+	snprintf(s->demote, sizeof(s->demote),
+		 "kill -USR2 $LEADERRUN_SERVICE_PID; while [ -e %s/led.$LEADERRUN_SERVICE_PID ]; do sleep 0.01; done",
+		 s->dir);
+}
+
+/* The instance whose service logged the last start: its index in P[N]. */
+static int svc_leader(const struct svc *s, const struct h_proc *p, int n)
+{
+	const char *log = h_slurp(s->log), *last = NULL, *at = log;
+	char path[512];
+	int spid = 0, lpid = 0;
+
+	while ((at = strstr(at, "start ")) != NULL)
+		last = at++;
+	cr_assert(last, "no instance leads:\n%s", log);
+	cr_assert(sscanf(last, "start %*s %*s %d", &spid) == 1);
+	snprintf(path, sizeof(path), "%s/service.%d", s->dir, spid);
+	cr_assert(sscanf(h_slurp(path), "%*d %d", &lpid) == 1, "no %s", path);
+	for (int i = 0; i < n; i++)
+		if (p[i].pid == lpid)
+			return i;
+	cr_assert_fail("service %d of leaderrun %d is none of ours", spid, lpid);
+	return -1;
+}
+
+/* The service of leaderrun LPID, from the files service.sh leaves; 0:
+ * none yet. */
+static pid_t svc_of(const struct svc *s, pid_t lpid)
+{
+	char cmd[512], out[64];
+
+	snprintf(cmd, sizeof(cmd), "grep -l ' %d$' %s/service.* 2>/dev/null | head -1 | sed 's/.*service\\.//'",
+		 (int)lpid, s->dir);
+	if (h_run((const char *const[]){"/bin/sh", "-c", cmd, NULL}, out, sizeof(out)) != 0)
+		return 0;
+	return (pid_t)atoi(out);
+}
+
+/* Waits until the log holds N "start" lines. */
+static void svc_wait_starts(const struct svc *s, int n, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	for (;;) {
+		const char *at = h_slurp(s->log);
+		int k = 0;
+		while ((at = strstr(at, "start ")) != NULL) {
+			k++;
+			at++;
+		}
+		if (k >= n)
+			return;
+		cr_assert(h_now_ms() < end, "%d starts, not %d:\n%s", k, n, h_slurp(s->log));
+		h_sleep_ms(50);
+	}
+}
+
+static void svc_start(struct h_proc *p, const struct svc *s, const char *lease, const char *holder, const char *demote)
+{
+	LR(p, "-t", "2s", "-l", lease, "--holder", holder, "--service", "--on-promote", s->promote, "--on-demote",
+	   demote ? demote : s->demote, "--", s->service, s->log, s->lock, s->dir);
+}
+
+Test(service, leading_never_overlaps_across_release_sigkill_and_freeze)
+{
+	const char *lease = h_lease("svc");
+	struct h_proc p[3];
+	struct svc s;
+	int lead;
+
+	svc_init(&s);
+	svc_start(&p[0], &s, lease, "A", NULL);
+	svc_start(&p[1], &s, lease, "B", NULL);
+	svc_start(&p[2], &s, lease, "C", NULL);
+	svc_wait_starts(&s, 1, 15000);
+
+	/* A planned hand-over: the leader demotes, another promotes. */
+	lead = svc_leader(&s, p, 3);
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert(h_alive(p[lead].pid), "the released leader's leaderrun ended:\n%s", h_slurp(p[lead].err));
+
+	/* The leader's leaderrun SIGKILLed: its watcher kills its service. */
+	lead = svc_leader(&s, p, 3);
+	kill(p[lead].pid, SIGKILL);
+	h_wait(&p[lead], 5000);
+	svc_wait_starts(&s, 3, 20000);
+
+	/* The new leader frozen: its service is killed at the deadline, and
+	 * only then does another lead. */
+	lead = svc_leader(&s, p, 3);
+	kill(p[lead].pid, SIGSTOP);
+	svc_wait_starts(&s, 4, 20000);
+	kill(p[lead].pid, SIGCONT);
+
+	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 4);
+	for (int i = 0; i < 3; i++) {
+		kill(p[i].pid, SIGTERM);
+		h_wait(&p[i], 10000);
+	}
+	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 4);
+}
+
+Test(service, a_standby_keeps_its_service_across_failovers)
+{
+	const char *lease = h_lease("svc_pid");
+	struct h_proc p[2];
+	struct svc s;
+	int lead;
+	pid_t standby_service = 0;
+
+	svc_init(&s);
+	svc_start(&p[0], &s, lease, "A", NULL);
+	svc_wait_starts(&s, 1, 15000);
+	svc_start(&p[1], &s, lease, "B", NULL);
+	h_sleep_ms(1000);
+	lead = svc_leader(&s, p, 2);
+	cr_assert_eq(lead, 0);
+	/* B's service, started at once although B stands by. */
+	for (int i = 0; i < 50 && !standby_service; i++, h_sleep_ms(100))
+		standby_service = svc_of(&s, p[1].pid);
+	cr_assert_gt(standby_service, 0, "B's service does not run while it stands by");
+
+	/* Two hand-overs: B leads, then A again; neither service restarts. */
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert_eq(svc_leader(&s, p, 2), 1);
+	cr_assert(h_alive(standby_service), "B's service was restarted to lead");
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	svc_wait_starts(&s, 3, 15000);
+	cr_assert(h_alive(standby_service), "B's service did not survive its demote");
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 3);
+	for (int i = 0; i < 2; i++) {
+		kill(p[i].pid, SIGTERM);
+		cr_assert_eq(h_finish(&p[i], 10000), 0, "the service's own status, 0 on SIGTERM");
+	}
+}
+
+Test(service, a_hanging_demote_gets_the_service_killed_and_exits_76)
+{
+	const char *lease = h_lease("svc_hang");
+	struct h_proc p[2];
+	struct svc s;
+	int64_t t0;
+
+	svc_init(&s);
+	svc_start(&p[0], &s, lease, "A", "sleep 600");
+	svc_wait_starts(&s, 1, 15000);
+	svc_start(&p[1], &s, lease, "B", NULL);
+	h_sleep_ms(500);
+	t0 = h_now_ms();
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	cr_assert_eq(h_finish(&p[0], 10000), 76, "%s", h_slurp(p[0].err));
+	cr_assert(strstr(h_slurp(p[0].err), "--on-demote did not exit in time"), "%s", h_slurp(p[0].err));
+	/* --kill-grace (500 ms at ttl 2s) after the revoke is noticed. */
+	cr_assert_lt(h_now_ms() - t0, 5000);
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert_eq(svc_leader(&s, p, 2), 1);
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 2);
+	kill(p[1].pid, SIGTERM);
+	h_finish(&p[1], 10000);
+}
+
+Test(service, a_failing_demote_gets_the_service_killed_and_exits_76)
+{
+	const char *lease = h_lease("svc_fail");
+	struct h_proc p;
+	struct svc s;
+
+	svc_init(&s);
+	svc_start(&p, &s, lease, "A", "exit 3");
+	svc_wait_starts(&s, 1, 15000);
+	kill(p.pid, SIGTERM);
+	cr_assert_eq(h_finish(&p, 10000), 76, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "--on-demote exited with status 3"), "%s", h_slurp(p.err));
+}
+
+Test(service, a_failing_promote_steps_down_and_another_instance_leads)
+{
+	const char *lease = h_lease("svc_promote");
+	struct h_proc bad, good;
+	struct svc s;
+
+	svc_init(&s);
+	LR(&bad, "-t", "2s", "-l", lease, "--holder", "bad", "--service", "--on-promote", "exit 1", "--on-demote",
+	   "true", "--", s.service, s.log, s.lock, s.dir);
+	cr_assert(h_wait_file(bad.err, "--on-promote exited with status 1", 10000), "%s", h_slurp(bad.err));
+	svc_start(&good, &s, lease, "good", NULL);
+	svc_wait_starts(&s, 1, 15000);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){bad, good}, 2), 1);
+	cr_assert(h_alive(bad.pid), "a failed promote ended the run:\n%s", h_slurp(bad.err));
+	kill(bad.pid, SIGTERM);
+	kill(good.pid, SIGTERM);
+	cr_assert_eq(h_finish(&bad, 10000), 0);
+	cr_assert_eq(h_finish(&good, 10000), 0);
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 1);
+}
+
+Test(service, sigterm_to_the_leader_demotes_and_releases_before_the_service_stops)
+{
+	const char *lease = h_lease("svc_term");
+	struct h_proc p[2];
+	struct svc s;
+	int64_t t0;
+
+	svc_init(&s);
+	svc_start(&p[0], &s, lease, "A", NULL);
+	svc_wait_starts(&s, 1, 15000);
+	svc_start(&p[1], &s, lease, "B", NULL);
+	h_sleep_ms(500);
+	t0 = h_now_ms();
+	kill(p[0].pid, SIGTERM);
+	cr_assert_eq(h_finish(&p[0], 10000), 0, "%s", h_slurp(p[0].err));
+	/* Released, not left to expire: B leads well before the ttl. */
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert_lt(h_now_ms() - t0, 1800, "the lease was left to expire");
+	cr_assert(strstr(h_slurp(s.log), "stop "), "A never stopped leading:\n%s", h_slurp(s.log));
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 2);
+	kill(p[1].pid, SIGTERM);
+	h_finish(&p[1], 10000);
+}
+
+Test(service, a_service_that_exits_ends_the_run_with_its_status)
+{
+	const char *lease = h_lease("svc_exit");
+	struct h_proc p;
+
+	LR(&p, "-t", "2s", "-l", lease, "--service", "--", "/bin/sh", "-c", "sleep 0.5; exit 7");
+	cr_assert_eq(h_finish(&p, 10000), 7, "%s", h_slurp(p.err));
+}
+
+HARNESS_MAIN
