@@ -1,6 +1,7 @@
 #include "log.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +16,14 @@
 static int log_verbosity;
 static const char *log_lease;
 static bool log_json;
+/* The one thing that changes: this instance's role, a string literal the
+ * lease loop swaps in (log_set_role), read by any thread's JSON line. */
+static _Atomic(const char *) log_role;
+
+void log_set_role(const char *role)
+{
+	atomic_store_explicit(&log_role, role, memory_order_relaxed);
+}
 
 void log_init(int verbosity, const char *lease, bool json)
 {
@@ -56,6 +65,7 @@ size_t log_render(const struct log_line *l, char *buf)
 		snprintf(lease, sizeof(lease), "%.*s", (int)escape_boundary(l->lease, LOG_LEASE_MAX), l->lease);
 	if (l->json) {
 		char qmsg[JSON_QUOTE_MAX(LOG_MSG_MAX)], qlease[JSON_QUOTE_MAX(LOG_LEASE_MAX)] = "null", qev[64] = "";
+		char qrole[48] = "";
 		if (l->lease)
 			json_quote(qlease, sizeof(qlease), lease);
 		json_quote(qmsg, sizeof(qmsg), msg);
@@ -63,9 +73,13 @@ size_t log_render(const struct log_line *l, char *buf)
 			memcpy(qev, ",\"event\":", 9);
 			json_quote(qev + 9, sizeof(qev) - 10, l->event);
 		}
+		if (l->role) {
+			memcpy(qrole, ",\"role\":", 8);
+			json_quote(qrole + 8, sizeof(qrole) - 9, l->role);
+		}
 		n = snprintf(buf, LOG_LINE_MAX,
-			     "{\"ts\":\"%s\",\"level\":\"%s\",\"pid\":%ld,\"lease\":%s,\"msg\":%s%s}", l->ts,
-			     names[l->level], l->pid, qlease, qmsg, qev);
+			     "{\"ts\":\"%s\",\"level\":\"%s\",\"pid\":%ld,\"lease\":%s%s,\"msg\":%s%s}", l->ts,
+			     names[l->level], l->pid, qlease, qrole, qmsg, qev);
 	} else {
 		char emsg[ESCAPE_TEXT_MAX(LOG_MSG_MAX)], elease[ESCAPE_TEXT_MAX(LOG_LEASE_MAX)];
 		escape_text(emsg, sizeof(emsg), msg);
@@ -92,6 +106,7 @@ void log_event(enum log_level level, const char *event, const char *fmt, ...)
 	struct log_line l = {.level = level,
 			     .event = event,
 			     .lease = log_lease,
+			     .role = atomic_load_explicit(&log_role, memory_order_relaxed),
 			     .msg = msg,
 			     .ts = ts,
 			     .pid = (long)getpid(),

@@ -1,6 +1,6 @@
 /* One line per event on stderr: "leaderrun[PID]: lease NAME: message", or
- * with --log-format json one object per line: ts, level, pid, lease, msg
- * and, for the lease's events, event. stdout belongs to the child. */
+ * with --log-format json one object per line: ts, level, pid, lease, role
+ * (once a run has one), msg and, for the lease's events, event. stdout belongs to the child. */
 #ifndef LEADERRUN_LOG_H
 #define LEADERRUN_LOG_H
 
@@ -21,6 +21,10 @@ void log_init(int verbosity, const char *lease, bool json);
 
 int log_enabled(enum log_level level);
 
+/* A run's JSON lines say this instance's role from now on: ROLE, a string
+ * that lives for ever (role_name's), or NULL for none. Any thread. */
+void log_set_role(const char *role);
+
 /* EVENT (NULL for none) names a step of the lease's life in JSON logs:
  * waiting, acquired, renew_failed, server (moved to another host), lost,
  * timed_out (--max-runtime), exited, released. */
@@ -36,6 +40,7 @@ struct log_line {
 	enum log_level level;
 	const char *event; /* NULL for none */
 	const char *lease; /* NULL for none */
+	const char *role;  /* JSON only: this instance's role (log_set_role); NULL for none */
 	const char *msg;
 	const char *ts; /* JSON only: ISO 8601 UTC */
 	long pid;
