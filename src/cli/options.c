@@ -294,6 +294,10 @@ static const struct options_def defs[] = {
      CALL(set_notify, true), ANY_MODE, NULL},
     {"ready-file", 0, "PATH", NULL, "exists while the command runs (readiness probe)", TEXT(IN_OPTIONS, ready_file),
      ANY_MODE, NULL},
+    {"role-file", 0, "PATH", NULL, "says \"leader TERM\" or \"standby HOLDER\", replaced atomically",
+     TEXT(IN_OPTIONS, role_file), MODE(RUN), "--role-file goes with a COMMAND to run"},
+    {"role-http", 0, "ADDR:PORT", NULL, "GET /leader: 200 on the leader, 503 elsewhere; GET /role:\nJSON",
+     TEXT(IN_OPTIONS, role_http), MODE(RUN), "--role-http goes with a COMMAND to run"},
     {"metrics-file", 0, "PATH", NULL,
      "Prometheus textfile of this process's lease (%l: the\n"
      "lease name), replaced atomically",
@@ -419,6 +423,7 @@ static options_step_fn *const options_steps[] = {
     options_check_run,
     /* --service against what only a job does. */
     options_check_service,
+    options_check_role,
     /* After the DSN, which may hold the password. */
     options_take_password,
     /* After the password: whether the client library reads the option

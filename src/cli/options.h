@@ -92,6 +92,8 @@ struct options {
 	 * borrowed from argv; NULL: none). */
 	bool service;
 	const char *on_promote, *on_demote;
+	/* --role-file PATH, --role-http ADDR:PORT (checked); NULL: none. */
+	const char *role_file, *role_http;
 };
 
 enum options_result {

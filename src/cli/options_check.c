@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/listenaddr.h"
 #include "options_int.h"
 
 /* -q: quiet, unless a -v says otherwise. */
@@ -200,6 +201,21 @@ int options_check_run(struct parse *p)
 		FAIL("no COMMAND given; usage: leaderrun [OPTIONS] -- COMMAND [ARG...], or -c STRING");
 	if (o->no_wait && o->wait_timeout_us >= 0)
 		FAIL("--no-wait and --wait-timeout contradict each other; give one");
+	return 0;
+}
+
+/* --role-file and --role-http: a path, and an address to listen on. */
+int options_check_role(struct parse *p)
+{
+	const struct options *o = p->o;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	char why[200];
+
+	if (o->role_file && !*o->role_file)
+		FAIL("--role-file needs a path");
+	if (o->role_http && listenaddr_parse(o->role_http, &ss, &len, why, sizeof(why)) < 0)
+		FAIL("--role-http: %s", why);
 	return 0;
 }
 

@@ -75,6 +75,7 @@ struct events {
 	char server[sizeof(((struct db_server *)0)->name)]; /* the last server that answered */
 	bool lost_said; /* the lease's end went to the receivers and systemd (once) */
 	enum role_kind role; /* this instance's, as the supervisor last said it (sup_role) */
+	struct role *rb;     /* where it is published (role.h) */
 };
 
 /* Says EV happened, as its row says. D may be NULL (no details). */

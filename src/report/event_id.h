@@ -104,6 +104,7 @@ enum event_id {
 	EV_DEMOTE_FAILED,	/* it failed: the service is killed */
 	EV_DEMOTE_LATE,		/* it ran past the grace or the deadline: the same */
 	EV_HOOK_FAILED,		/* a hook could not be started */
+	EV_ROLE_FILE_FAILED,	/* --role-file could not be replaced */
 	EV_RUN_STEPPED_DOWN,	/* the history's outcome of a term that ended in a clean demote */
 	EV_COUNT
 };

@@ -434,6 +434,7 @@ static const struct event_row rows[EV_COUNT] = {
 		.text = "--on-demote did not exit in time; killing the service's whole tree", .notify = "demote_failed",
 		.tell = TELL_HELD},
 	[EV_HOOK_FAILED] = {"hook_failed", NULL, LOG_ERROR, .say = say_hook_failed},
+	[EV_ROLE_FILE_FAILED] = {"role_file_failed", NULL, LOG_WARN, .say = say_err},
 	[EV_RUN_STEPPED_DOWN] = {"run_stepped_down", .history = HISTORY_STEPPED_DOWN},
 };
 /* clang-format on */

@@ -1,4 +1,5 @@
 #include "metrics.h"
+#include "role.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,6 +27,9 @@ const struct metrics_family metrics_families[MF_COUNT] = {
 			    "Whether this leaderrun process waits for the lease (1) or not (0)."},
     [MF_PROCESS_TERM] = {"leaderrun_process_term", "gauge", "Fencing term this process last acquired (0: none yet)."},
     [MF_PROCESS_SLOT] = {"leaderrun_lease_slot", "gauge", "Slot of that term (--slots; 0 with one slot)."},
+    [MF_PROCESS_ROLE] =
+	{"leaderrun_role", "gauge",
+	 "This process's role in the lease: 1 for the one it has (standby, promoting, leader, demoting)."},
     [MF_ACQUISITIONS] = {"leaderrun_lease_acquisitions_total", "counter", "Times this process acquired the lease."},
     [MF_LOSSES] = {"leaderrun_lease_losses_total", "counter",
 		   "Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time)."},
@@ -157,6 +161,10 @@ int metrics_render(const struct metrics_state *st, char *buf, size_t len)
 	SAMPLE(MF_PROCESS_WAITING, "%d", st->waiting ? 1 : 0);
 	SAMPLE(MF_PROCESS_TERM, "%" PRIu64, st->term);
 	SAMPLE(MF_PROCESS_SLOT, "%u", st->slot);
+	family(&o, MF_PROCESS_ROLE);
+	for (enum role_kind k = ROLE_STANDBY; k <= ROLE_DEMOTING; k++)
+		put(&o, "%s{lease=\"%s\",role=\"%s\"} %d\n", metrics_families[MF_PROCESS_ROLE].name, l, role_name(k),
+		    st->role ? strcmp(st->role, role_name(k)) == 0 : k == ROLE_STANDBY);
 	COUNTER(MF_ACQUISITIONS, st->acquisitions);
 	COUNTER(MF_LOSSES, st->losses);
 	COUNTER(MF_REVOCATIONS, st->revocations);
@@ -400,6 +408,20 @@ struct metrics *metrics_start(const char *pattern, const char *lease, const stru
 		bgthread_wake(&(m)->t);                                                                                \
 		bgthread_unlock(&(m)->t);                                                                              \
 	} while (0)
+
+void metrics_role(struct metrics *m, const char *role)
+{
+	if (!m)
+		return;
+	bgthread_lock(&m->t);
+	/* Said at every step of a term; the file changes only with it. */
+	if (m->st.role != role) {
+		m->st.role = role;
+		m->dirty = true;
+		bgthread_wake(&m->t);
+	}
+	bgthread_unlock(&m->t);
+}
 
 void metrics_waiting(struct metrics *m, bool waiting)
 {

@@ -28,6 +28,7 @@ enum metrics_family_id {
 	MF_PROCESS_WAITING,
 	MF_PROCESS_TERM,
 	MF_PROCESS_SLOT,
+	MF_PROCESS_ROLE,
 	MF_ACQUISITIONS,
 	MF_LOSSES,
 	MF_REVOCATIONS,
@@ -81,6 +82,7 @@ size_t metrics_label(char *buf, size_t len, const char *v);
 struct metrics_state {
 	const char *lease;
 	bool held, waiting;
+	const char *role; /* role_name's: this instance's role (NULL: none yet) */
 	uint64_t term;
 	unsigned slot; /* --slots: the slot of that term */
 	uint64_t acquisitions, losses, releases, revocations;
@@ -114,6 +116,8 @@ struct metrics *metrics_start(const char *pattern, const char *lease, const stru
 
 /* The supervisor's hooks; each takes a moment and no I/O. M may be NULL. */
 void metrics_waiting(struct metrics *m, bool waiting);
+/* This instance's role, one of role_name's strings. */
+void metrics_role(struct metrics *m, const char *role);
 void metrics_acquired(struct metrics *m, unsigned slot, uint64_t term);
 void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us);
 void metrics_renew_failed(struct metrics *m);

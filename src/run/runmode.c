@@ -17,6 +17,7 @@
 #include "report/log.h"
 #include "report/metrics.h"
 #include "report/notify.h"
+#include "report/role.h"
 #include "report/sdnotify.h"
 #include "supervisor.h"
 #include "worker.h"
@@ -390,6 +391,7 @@ static bool runmode_observers_stop(struct observers *obs)
 	bool history_left;
 
 	sdnotify_close(obs->sd);
+	role_close(obs->role);
 	history_left = history_finish(obs->h, timing_now() + (HISTORY_TIMEOUT_S + 1) * USEC_PER_SEC) != 0;
 	metrics_stop(obs->m, timing_now() + USEC_PER_SEC);
 	notify_finish(obs->n, timing_now() + 5 * USEC_PER_SEC);
@@ -421,10 +423,21 @@ void runmode_run(const struct options *o, struct outcome *out)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	supervisor_block_signals();
+	/* Before the database: a --role-http address in use, or a --role-file
+	 * that cannot be written, ends the run before it takes a term. The
+	 * server's thread starts with the signals blocked. */
+	obs.role = role_open(o->lease, o->holder, o->role_file, o->role_http, err, sizeof(err));
+	if (!obs.role) {
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+		return;
+	}
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
 		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
-	if (runmode_library(o, &cfg, out) < 0)
+	if (runmode_library(o, &cfg, out) < 0) {
+		role_close(obs.role);
 		return;
+	}
 	lease_sql_render(&sql, o->table);
 	lease_hint_name(&sql, o->table, o->lease);
 	db = db_new(&cfg);
@@ -433,6 +446,7 @@ void runmode_run(const struct options *o, struct outcome *out)
 	if (!w) {
 		log_error("cannot start the database thread");
 		out->kind = OUTCOME_INTERNAL;
+		role_close(obs.role);
 		db_free(db);
 		db_library_end();
 		return;

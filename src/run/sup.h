@@ -65,6 +65,10 @@ struct sup {
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 
 	struct service svc;
+	/* Standing by: the lease's holder and term as last seen, for the
+	 * role's readers. */
+	char seen_leader[LEASE_HOLDER_MAX + 1];
+	uint64_t seen_term;
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
 
 	/* Whether the Galera timing of the server was checked. */

@@ -184,6 +184,8 @@ void sup_end_term(struct sup *s)
 		sup_release(s);
 	sup_history_row(s);
 	s->leading = false;
+	s->seen_leader[0] = '\0';
+	sup_role(s);
 	/* Standing by: no deadline for the watcher, which still guards the
 	 * service against leaderrun's death. */
 	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
@@ -203,5 +205,7 @@ void sup_end_run(struct sup *s, struct outcome *out)
 		sup_history_end(s);
 		sup_finish(s, out);
 	}
+	s->leading = false;
+	sup_role(s);
 	sup_history_row(s);
 }

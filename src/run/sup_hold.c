@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include "report/history.h"
+#include "report/role.h"
 #include "sup.h"
 
 /* SIG to the command's group and to every descendant outside it; how many
@@ -99,10 +100,15 @@ static void sup_apply(struct sup *s, const struct hold_step *st, struct report *
 			sup_service_killing(s);
 		rep->killed = sup_signal_all(s, SIGKILL);
 	}
-	if (st->acts & ACT_DEADLINE)
+	if (st->acts & ACT_DEADLINE) {
 		child_set_deadline(&s->child, hold_deadline(&s->hold, &s->o->timing));
+		role_extend(s->ev.rb, hold_deadline(&s->hold, &s->o->timing));
+	}
 	if (st->acts & ACT_CUT)
 		worker_abort(s->w);
+	/* Leading ends with the stop, before its words. */
+	if (st->acts & (ACT_STOP | ACT_KILL))
+		sup_role(s);
 	for (int i = 0; i < st->nevents; i++)
 		sup_emit(s, st->events[i], rep);
 	if ((st->acts & ACT_RENEW) && worker_submit(s->w, WORKER_RENEW, s->ev.term, -1) == 0)

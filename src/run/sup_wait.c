@@ -240,6 +240,10 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 		event_emit(&s->ev, EV_WAITING, &d);
 		w->last_term = r->info.term;
 		snprintf(w->last_holder, sizeof(w->last_holder), "%s", r->info.holder);
+		/* Who leads, for the role's readers. */
+		s->seen_term = r->info.term;
+		snprintf(s->seen_leader, sizeof(s->seen_leader), "%s", r->info.holder);
+		sup_role(s);
 	}
 	/* Connected and contending: READY=1 with the first answer. */
 	event_emit(&s->ev, EV_STANDBY, &d);

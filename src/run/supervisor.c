@@ -38,6 +38,9 @@
 #include <unistd.h>
 
 #include "base/atomicfile.h"
+#include "report/log.h"
+#include "report/metrics.h"
+#include "report/role.h"
 #include "child.h"
 #include "worker.h"
 
@@ -82,15 +85,37 @@ void sup_ready(struct sup *s)
 		event_emit(&s->ev, EV_READY_FILE_FAILED, &(struct event){.err = why});
 }
 
+/* What this instance is now: a service's from its term's steps; a job's
+ * leader while its command runs unstopped under the lease. */
+static enum role_kind sup_role_kind(const struct sup *s)
+{
+	if (!s->leading)
+		return ROLE_STANDBY;
+	if (s->o->service)
+		return s->svc.demoting ? ROLE_DEMOTING : s->svc.leader ? ROLE_LEADER : ROLE_PROMOTING;
+	if (s->child.pid <= 0)
+		return ROLE_PROMOTING;
+	return s->hold.cmd == CMD_RUNNING ? ROLE_LEADER : ROLE_DEMOTING;
+}
+
 void sup_role(struct sup *s)
 {
-	enum role_kind k = ROLE_STANDBY;
+	struct role_view v = {.role = sup_role_kind(s)};
+	char err[PATH_MAX + 80];
 
-	if (s->leading && s->o->service)
-		k = s->svc.demoting ? ROLE_DEMOTING : s->svc.leader ? ROLE_LEADER : ROLE_PROMOTING;
-	else if (s->leading)
-		k = ROLE_LEADER;
-	s->ev.role = k;
+	if (s->leading) {
+		v.term = s->ev.term;
+		snprintf(v.leader, sizeof(v.leader), "%s", s->o->holder);
+		v.until = hold_deadline(&s->hold, &s->o->timing);
+	} else {
+		v.term = s->seen_term;
+		snprintf(v.leader, sizeof(v.leader), "%s", s->seen_leader);
+	}
+	s->ev.role = v.role;
+	log_set_role(role_name(v.role));
+	metrics_role(s->ev.m, role_name(v.role));
+	if (role_set(s->ev.rb, &v, err, sizeof(err)) < 0)
+		event_emit(&s->ev, EV_ROLE_FILE_FAILED, &(struct event){.err = err});
 }
 
 /* The lease is ours: start its states, and say so. */
@@ -102,6 +127,7 @@ void sup_acquired(struct sup *s)
 	s->ev.acquired_at = timing_now();
 	hold_start(&s->hold, &s->o->timing, s->acquire_sent_at, 0);
 	event_emit(&s->ev, EV_ACQUIRED, &(struct event){.sent_at = s->acquire_sent_at});
+	sup_role(s);
 }
 
 /* Starts COMMAND under the lease. Returns false, with OUT filled, when it
@@ -129,6 +155,7 @@ static bool sup_start(struct sup *s, struct outcome *out)
 	if (s->child.exec_errno)
 		event_emit(&s->ev, EV_EXEC_FAILED, &(struct event){.err = err});
 	sup_ready(s);
+	sup_role(s);
 	event_emit(&s->ev, EV_STARTED, NULL);
 	return true;
 }
@@ -145,7 +172,8 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 	s->o = o;
 	s->w = w;
 	s->environ_base = environ_base;
-	s->ev = (struct events){.o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .exit_status = -1};
+	s->ev = (struct events){
+	    .o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .rb = obs->role, .exit_status = -1};
 	s->ev.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
 	/* A file left by a leaderrun that was SIGKILLed must not make this
 	 * one look ready before it leads. */

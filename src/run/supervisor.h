@@ -26,6 +26,7 @@ struct observers {
 	struct metrics *m;
 	struct history *h;
 	struct sdnotify *sd;
+	struct role *role; /* --role-file, --role-http: always one, publishing nowhere without them */
 };
 
 /* Runs O->command under the lease. W executes the statements. ENVIRON is

@@ -867,3 +867,33 @@ Test(options, an_option_outside_its_modes_is_refused_with_its_line)
 		}
 	}
 }
+
+Test(options, service_options_are_judged_together)
+{
+	struct options o = OK("--service", "--on-promote", "p", "--on-demote", "d", "--", "svc");
+
+	cr_assert(o.service);
+	cr_assert_str_eq(o.on_promote, "p");
+	cr_assert_str_eq(o.on_demote, "d");
+	USAGE("--on-promote goes with --service", "--on-promote", "p", "--", "svc");
+	USAGE("--on-demote goes with --service", "--on-demote", "d", "--", "svc");
+	USAGE("does not go with --no-wait", "--service", "-n", "--", "svc");
+	USAGE("does not go with --max-runtime", "--service", "--max-runtime", "1m", "--", "svc");
+	USAGE("does not go with --slots 2", "--service", "--slots", "2", "--", "svc");
+	USAGE("--on-promote needs a command STRING", "--service", "--on-promote", "", "--", "svc");
+	USAGE("--service goes with a COMMAND to run", "--service", "--status");
+}
+
+Test(options, role_http_takes_an_address_and_a_port)
+{
+	struct options o = OK("--role-http", "127.0.0.1:4040", "--role-file", "/run/x", "--", "svc");
+
+	cr_assert_str_eq(o.role_http, "127.0.0.1:4040");
+	OK("--role-http", "[::1]:4040", "--", "svc");
+	OK("--role-http", "localhost:0", "--", "svc");
+	USAGE("--role-http: '4040' is not ADDR:PORT", "--role-http", "4040", "--", "svc");
+	USAGE("--role-http: 'db.example' is not an address to listen on", "--role-http", "db.example:80", "--", "svc");
+	USAGE("not ADDR:PORT", "--role-http", "127.0.0.1:65536", "--", "svc");
+	USAGE("--role-file needs a path", "--role-file", "", "--", "svc");
+	USAGE("--role-http goes with a COMMAND to run", "--role-http", "127.0.0.1:1", "--status");
+}
