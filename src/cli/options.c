@@ -269,6 +269,16 @@ static const struct options_def defs[] = {
      "with --service: sh -c CMD to stop leading; it must exit 0\n"
      "within --kill-grace (else the service is killed, exit 76)",
      TEXT(IN_OPTIONS, on_demote), MODE(RUN), "--on-demote goes with --service and a COMMAND to run"},
+    {"health-cmd", 0, "CMD", "Health",
+     "sh -c CMD every --health-interval: competes only while it\n"
+     "passes; a leader steps down after --health-retries failures",
+     TEXT(IN_OPTIONS, health_cmd), MODE(RUN), "--health-cmd goes with a COMMAND to run"},
+    {"health-interval", 0, "D", NULL, "how often --health-cmd runs, and its time limit (default 5s)",
+     DURATION_IN(health_interval_us, 100 * USEC_PER_MSEC, 3600 * USEC_PER_SEC,
+		 "is out of range; use 100ms to 1h"),
+     MODE(RUN), "--health-interval goes with --health-cmd"},
+    {"health-retries", 0, "N", NULL, "failures (and passes) in a row that change health\n(default 3)",
+     NUMBER(health_retries, 1, 100), MODE(RUN), "--health-retries goes with --health-cmd"},
     {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", FLAG(IN_OPTIONS, no_wait), ANY_MODE,
      NULL},
     {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", DURATION(wait_timeout_us), ANY_MODE, NULL},
@@ -383,6 +393,8 @@ static void options_defaults(struct options *o)
 	o->timing.renew_us = -1;
 	o->timing.grace_us = -1;
 	o->retry_us = USEC_PER_SEC;
+	o->health_interval_us = 5 * USEC_PER_SEC;
+	o->health_retries = 3;
 	o->wait_timeout_us = -1;
 	o->kill_signal = SIGTERM;
 	o->busy_exit = 75;
@@ -424,6 +436,7 @@ static options_step_fn *const options_steps[] = {
     /* --service against what only a job does. */
     options_check_service,
     options_check_role,
+    options_check_health,
     /* After the DSN, which may hold the password. */
     options_take_password,
     /* After the password: whether the client library reads the option

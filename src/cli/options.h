@@ -92,6 +92,11 @@ struct options {
 	 * borrowed from argv; NULL: none). */
 	bool service;
 	const char *on_promote, *on_demote;
+	/* --health-cmd (NULL: none), every --health-interval, stepping down
+	 * after --health-retries failures in a row (health.h). */
+	const char *health_cmd;
+	int64_t health_interval_us;
+	int health_retries;
 	/* --role-file PATH, --role-http ADDR:PORT (checked); NULL: none. */
 	const char *role_file, *role_http;
 };

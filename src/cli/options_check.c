@@ -204,6 +204,20 @@ int options_check_run(struct parse *p)
 	return 0;
 }
 
+/* --health-interval and --health-retries tune --health-cmd. */
+int options_check_health(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	if (o->health_cmd && !*o->health_cmd)
+		FAIL("--health-cmd needs a command STRING");
+	if (!o->health_cmd && (options_given(p, options_row("health-interval")) ||
+			       options_given(p, options_row("health-retries"))))
+		FAIL("--%s tunes --health-cmd; add --health-cmd CMD",
+		     options_given(p, options_row("health-interval")) ? "health-interval" : "health-retries");
+	return 0;
+}
+
 /* --role-file and --role-http: a path, and an address to listen on. */
 int options_check_role(struct parse *p)
 {

@@ -91,6 +91,7 @@ int options_take_log_format(struct parse *p);
 int options_check_urls(struct parse *p);
 int options_check_service(struct parse *p);
 int options_check_role(struct parse *p);
+int options_check_health(struct parse *p);
 int options_check_run(struct parse *p);
 int options_check_timing(struct parse *p);
 /* options_server.c: the DSN, the option files' hosts, TLS. */

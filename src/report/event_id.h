@@ -105,6 +105,13 @@ enum event_id {
 	EV_DEMOTE_LATE,		/* it ran past the grace or the deadline: the same */
 	EV_HOOK_FAILED,		/* a hook could not be started */
 	EV_ROLE_FILE_FAILED,	/* --role-file could not be replaced */
+
+	/* --health-cmd */
+	EV_HEALTH_FAILING,	/* failed --health-retries times in a row: not competing, stepping down */
+	EV_HEALTH_OK,		/* passed again: competing */
+	EV_HEALTH_FAILED_START, /* the check could not be started (counts as failed) */
+	EV_HEALTH_WAIT,		/* not competing until the check passes (said once a wait) */
+	EV_STOPPED_UNHEALTHY,	/* the run is over: the command was stopped for the check */
 	EV_RUN_STEPPED_DOWN,	/* the history's outcome of a term that ended in a clean demote */
 	EV_COUNT
 };

@@ -285,6 +285,15 @@ static void say_demote_failed(const struct events *ev, const struct event *d, ch
 SAY(say_hook_failed, "could not start --%s", d->err)
 SAY(status_leader, "leader of %s, term %" PRIu64, ev->o->lease, ev->term)
 
+SAY(say_health_failing, "--health-cmd failed %u times in a row: %s", d->failures,
+    ev->o->service ? "not leading, not competing until it passes again" : "not competing; a leader stops its command")
+SAY(say_health_ok, "--health-cmd passed %u time%s in a row: competing for the lease", d->failures,
+    d->failures == 1 ? "" : "s")
+SAY(say_health_wait, "not competing for lease %s until --health-cmd passes", ev->o->lease)
+SAY(say_stopped_unhealthy, "command stopped: --health-cmd failed (term %" PRIu64 " released)", ev->term)
+SAY(status_stopped_unhealthy, "lease %s released (term %" PRIu64 "): %s stopped, --health-cmd failed", ev->o->lease,
+    ev->term, ev->cmd)
+
 /* The lease's end, whichever way it comes: the receivers hear "lost" and
  * systemd STOPPING=1 once a run, from the first. */
 #define LEASE_END                                                                                                      \
@@ -435,6 +444,15 @@ static const struct event_row rows[EV_COUNT] = {
 		.tell = TELL_HELD},
 	[EV_HOOK_FAILED] = {"hook_failed", NULL, LOG_ERROR, .say = say_hook_failed},
 	[EV_ROLE_FILE_FAILED] = {"role_file_failed", NULL, LOG_WARN, .say = say_err},
+	[EV_HEALTH_FAILING] = {"health_failing", "health_failing", LOG_WARN, .say = say_health_failing,
+		.notify = "health_failing", .tell = TELL_ROW},
+	[EV_HEALTH_OK] = {"health_ok", "health_ok", LOG_INFO, .say = say_health_ok, .notify = "health_ok",
+		.tell = TELL_ROW},
+	[EV_HEALTH_FAILED_START] = {"health_failed_start", NULL, LOG_WARN, .say = say_err},
+	[EV_HEALTH_WAIT] = {"health_wait", NULL, LOG_INFO, .say = say_health_wait, .sd = SD_STANDBY,
+		.status_say = say_health_wait},
+	[EV_STOPPED_UNHEALTHY] = {"stopped_unhealthy", NULL, LOG_ERROR, .say = say_stopped_unhealthy,
+		.metric = MET_NOT_HELD, .sd = SD_STOPPING, .status_say = status_stopped_unhealthy},
 	[EV_RUN_STEPPED_DOWN] = {"run_stepped_down", .history = HISTORY_STEPPED_DOWN},
 };
 /* clang-format on */

@@ -1,5 +1,6 @@
 #include "runmode.h"
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -398,6 +399,22 @@ static bool runmode_observers_stop(struct observers *obs)
 	return history_left;
 }
 
+/* The role's board, before the database: a --role-http address in use, or
+ * a --role-file that cannot be written, ends the run before it takes a
+ * term. Its server's thread starts with the signals blocked, after
+ * supervisor_block_signals. NULL with OUT filled, said. */
+static struct role *runmode_role(const struct options *o, struct outcome *out)
+{
+	char err[PATH_MAX + 160];
+	struct role *r = role_open(o->lease, o->holder, o->role_file, o->role_http, err, sizeof(err));
+
+	if (!r) {
+		log_error("%s", err);
+		out->kind = OUTCOME_INTERNAL;
+	}
+	return r;
+}
+
 void runmode_run(const struct options *o, struct outcome *out)
 {
 	struct db_config cfg;
@@ -423,15 +440,8 @@ void runmode_run(const struct options *o, struct outcome *out)
 	prctl(PR_SET_CHILD_SUBREAPER, 1);
 
 	supervisor_block_signals();
-	/* Before the database: a --role-http address in use, or a --role-file
-	 * that cannot be written, ends the run before it takes a term. The
-	 * server's thread starts with the signals blocked. */
-	obs.role = role_open(o->lease, o->holder, o->role_file, o->role_http, err, sizeof(err));
-	if (!obs.role) {
-		log_error("%s", err);
-		out->kind = OUTCOME_INTERNAL;
+	if (!(obs.role = runmode_role(o, out)))
 		return;
-	}
 	if ((o->ping_url || o->nnotify) && notify_library_init() < 0)
 		log_warn("cannot load libcurl (libcurl.so.4); --ping and --notify are disabled");
 	if (runmode_library(o, &cfg, out) < 0) {

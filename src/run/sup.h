@@ -17,6 +17,7 @@
 
 #include "child.h"
 #include "db/db.h"
+#include "health.h"
 #include "hold.h"
 #include "report/event.h"
 #include "supervisor.h"
@@ -65,6 +66,11 @@ struct sup {
 	bool waiting_on_hint; /* the worker is blocked in the hint's GET_LOCK */
 
 	struct service svc;
+
+	/* --health-cmd (sup_health.c). */
+	struct health health;
+	pid_t health_pid;  /* the check that runs; 0: none */
+	bool health_down;  /* leading ended because the check failed */
 	/* Standing by: the lease's holder and term as last seen, for the
 	 * role's readers. */
 	char seen_leader[LEASE_HOLDER_MAX + 1];
@@ -101,6 +107,14 @@ int sup_service_stop(struct sup *s, int64_t now);
 void sup_service_reaped(struct sup *s, int64_t now);
 void sup_service_killing(struct sup *s);
 bool sup_service_signal(struct sup *s, int sig, int64_t now);
+
+/* sup_health.c: --health-cmd. */
+void sup_health_init(struct sup *s);
+bool sup_health_ok(const struct sup *s);
+int64_t sup_health_at(const struct sup *s, int64_t at);
+void sup_health_tick(struct sup *s, int64_t now);
+void sup_health_reaped(struct sup *s, pid_t pid, int wstatus, int64_t now);
+void sup_health_act(struct sup *s, int64_t now);
 
 /* sup_hold.c: carries out a step's actions and says its events (WHY: a
  * step-down's reason, or NULL); SIG to the command's group and every

@@ -150,6 +150,12 @@ static void sup_finish(struct sup *s, struct outcome *out)
 	/* The lease was ours throughout: a normal release, recording the
 	 * command's own status (--min-hold applies: it ran). */
 	sup_release(s);
+	if (s->health_down) {
+		/* Stopped because --health-cmd failed: leadership ended early. */
+		out->kind = OUTCOME_LOST;
+		event_emit(&s->ev, EV_STOPPED_UNHEALTHY, NULL);
+		return;
+	}
 	if (s->hold.timed_out) {
 		out->kind = OUTCOME_TIMED_OUT;
 		event_emit(&s->ev, EV_FINISHED_TIMED_OUT, NULL);

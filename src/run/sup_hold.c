@@ -211,6 +211,7 @@ void sup_hold(struct sup *s)
 			sup_on_renew(s, &r, now);
 		if (woke & WOKE_SIGNAL)
 			sup_on_signals(s, now);
+		sup_health_act(s, now);
 		hold_on_time(&s->hold, t, now, worker_busy(s->w), &st);
 		sup_apply(s, &st, &rep);
 		history_tick(s->ev.h, now);

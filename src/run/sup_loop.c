@@ -95,7 +95,7 @@ int sup_poll(struct sup *s, int64_t at)
 	};
 	int woke = 0;
 
-	timing_arm(s->timerfd, sup_keepalive(s, at));
+	timing_arm(s->timerfd, sup_keepalive(s, sup_health_at(s, at)));
 	while (poll(p, 3, -1) < 0)
 		if (errno != EINTR)
 			return 0;
@@ -113,6 +113,7 @@ int sup_poll(struct sup *s, int64_t at)
 		(void)!read(s->timerfd, &expirations, sizeof(expirations));
 		woke |= WOKE_TIMER;
 	}
+	sup_health_tick(s, timing_now());
 	return woke;
 }
 
@@ -138,6 +139,8 @@ bool sup_reap(struct sup *s)
 			child_restore_terminal(&s->child);
 			if (s->o->ready_file)
 				unlink(s->o->ready_file);
+		} else if (s->health_pid > 0 && pid == s->health_pid) {
+			sup_health_reaped(s, pid, st, timing_now());
 		} else if (s->svc.hook > 0 && pid == s->svc.hook) {
 			/* sup_service_reaped judges it. */
 			s->svc.hook_wstatus = st;

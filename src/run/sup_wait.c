@@ -362,6 +362,27 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	return sup_sleep(s, w, r->info.expires_in_us >= 0 ? sup_min64(poll, past_expiry) : poll, out);
 }
 
+/* Not competing while --health-cmd does not pass: waits until it does,
+ * ending on a signal or at --wait-timeout. With --no-wait a first check
+ * that fails is a skip, as a held lease is. */
+static enum step sup_health_wait(struct sup *s, struct waiting *w, struct outcome *out)
+{
+	event_emit(&s->ev, EV_HEALTH_WAIT, NULL);
+	while (!sup_health_ok(s)) {
+		int woke = sup_poll(s, w->give_up);
+		if (sup_wait_ended(s, woke, out))
+			return STEP_END;
+		if (s->o->no_wait && !s->health.running && s->health.fails > 0) {
+			event_emit(&s->ev, EV_HEALTH_FAILING, &(struct event){.failures = s->health.fails});
+			out->kind = OUTCOME_BUSY;
+			return STEP_END;
+		}
+		if (w->give_up && timing_now() >= w->give_up)
+			return sup_wait_timed_out(s, w, out);
+	}
+	return STEP_ON;
+}
+
 /* Acquires the lease, waiting for it as the options say. Returns true when
  * held (s->ev.term, deadlines set); false with OUT filled otherwise. */
 bool sup_acquire(struct sup *s, struct outcome *out)
@@ -376,6 +397,8 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
 	w.last.why = BUSY_HELD;
 	for (;;) {
+		if (!sup_health_ok(s) && sup_health_wait(s, &w, out) == STEP_END)
+			return false;
 		switch (sup_attempt(s, &w, op, &r, out)) {
 		case STEP_TAKEN:
 			return true;

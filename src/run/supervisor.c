@@ -181,6 +181,7 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 		event_emit(&s->ev, EV_READY_FILE_STALE, &(struct event){.err = strerror(errno)});
 	if (getrandom(&s->rng, sizeof(s->rng), GRND_NONBLOCK) != (ssize_t)sizeof(s->rng) || s->rng == 0)
 		s->rng = (uint64_t)timing_now() | 1;
+	sup_health_init(s);
 	sigprocmask(SIG_BLOCK, NULL, &set);
 	s->sigfd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 	s->timerfd = timerfd_create(CLOCK_BOOTTIME, TFD_CLOEXEC | TFD_NONBLOCK);

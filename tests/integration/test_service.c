@@ -256,4 +256,120 @@ Test(service, a_service_that_exits_ends_the_run_with_its_status)
 	cr_assert_eq(h_finish(&p, 10000), 7, "%s", h_slurp(p.err));
 }
 
+/* A --service instance whose --health-cmd passes while FLAG exists. */
+static void svc_start_checked(struct h_proc *p, const struct svc *s, const char *lease, const char *holder,
+			      const char *check)
+{
+	LR(p, "-t", "2s", "-l", lease, "--holder", holder, "--service", "--on-promote", s->promote, "--on-demote",
+	   s->demote, "--health-cmd", check, "--health-interval", "200ms", "--health-retries", "2", "--", s->service,
+	   s->log, s->lock, s->dir);
+}
+
+Test(service, an_unhealthy_standby_does_not_compete)
+{
+	const char *lease = h_lease("svc_sick_standby");
+	struct h_proc a, b;
+	struct svc s;
+	char check[600];
+
+	svc_init(&s);
+	svc_start(&a, &s, lease, "A", NULL);
+	svc_wait_starts(&s, 1, 15000);
+	snprintf(check, sizeof(check), "test -e %s/b-healthy", s.dir);
+	svc_start_checked(&b, &s, lease, "B", check);
+	h_sleep_ms(1000);
+	/* A steps back a second after a release: B would take the lease. */
+	for (int i = 0; i < 2; i++) {
+		cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0),
+			     0);
+		svc_wait_starts(&s, 2 + i, 15000);
+		cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 0, "the unhealthy standby led:\n%s",
+			     h_slurp(s.log));
+	}
+	/* Healthy: it competes, and leads at the next release. */
+	fclose(fopen(h_path("b-healthy"), "w"));
+	/* Passing from the next check on (200 ms). */
+	h_sleep_ms(1000);
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	svc_wait_starts(&s, 4, 15000);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1, "%s", h_slurp(s.log));
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 4);
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	h_finish(&a, 10000);
+	h_finish(&b, 10000);
+}
+
+Test(service, an_unhealthy_leader_steps_down_and_stays_out_until_it_passes)
+{
+	const char *lease = h_lease("svc_sick_leader");
+	struct h_proc a, b;
+	struct svc s;
+	char check[600];
+
+	svc_init(&s);
+	fclose(fopen(h_path("a-healthy"), "w"));
+	snprintf(check, sizeof(check), "test -e %s/a-healthy", s.dir);
+	svc_start_checked(&a, &s, lease, "A", check);
+	svc_wait_starts(&s, 1, 15000);
+	svc_start(&b, &s, lease, "B", NULL);
+	h_sleep_ms(500);
+	unlink(h_path("a-healthy"));
+	/* Two failed checks (400 ms), the demote, the release: B leads. */
+	svc_wait_starts(&s, 2, 5000);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1);
+	cr_assert(strstr(h_slurp(a.err), "--health-cmd failed 2 times in a row"), "%s", h_slurp(a.err));
+	/* A stays out while unhealthy, whatever the lease does. */
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	svc_wait_starts(&s, 3, 15000);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1);
+	cr_assert(h_alive(a.pid));
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 3);
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+}
+
+Test(service, a_flapping_check_does_not_make_the_lease_flap)
+{
+	const char *lease = h_lease("svc_flap");
+	struct h_proc a, b;
+	struct svc s;
+	char check[600];
+
+	svc_init(&s);
+	/* Passes, fails, passes, ...: never two failures in a row. */
+	snprintf(check, sizeof(check), "f=%s/flip; if [ -e $f ]; then rm $f; exit 1; else : > $f; fi", s.dir);
+	svc_start_checked(&a, &s, lease, "A", check);
+	svc_wait_starts(&s, 1, 15000);
+	svc_start(&b, &s, lease, "B", NULL);
+	h_sleep_ms(4000);
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 1, "the lease flapped:\n%s", h_slurp(s.log));
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 0);
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	h_finish(&a, 10000);
+	h_finish(&b, 10000);
+}
+
+Test(service, a_job_whose_check_fails_is_stopped_released_and_exits_76)
+{
+	const char *lease = h_lease("job_sick");
+	const char *flag = h_path("healthy");
+	struct h_proc p;
+	char check[600];
+
+	fclose(fopen(flag, "w"));
+	snprintf(check, sizeof(check), "test -e %s", flag);
+	LR(&p, "-t", "2s", "-l", lease, "--health-cmd", check, "--health-interval", "200ms", "--health-retries", "2",
+	   "--", "sleep", "60");
+	h_sleep_ms(1000);
+	unlink(flag);
+	cr_assert_eq(h_finish(&p, 10000), 76, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "--health-cmd failed"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > NOW(6)", lease),
+			 "", "the lease was not released");
+}
+
 HARNESS_MAIN

@@ -897,3 +897,22 @@ Test(options, role_http_takes_an_address_and_a_port)
 	USAGE("--role-file needs a path", "--role-file", "", "--", "svc");
 	USAGE("--role-http goes with a COMMAND to run", "--role-http", "127.0.0.1:1", "--status");
 }
+
+Test(options, health_options_tune_a_health_cmd)
+{
+	struct options o = OK("--health-cmd", "true", "--", "svc");
+
+	cr_assert_str_eq(o.health_cmd, "true");
+	cr_assert_eq(o.health_interval_us, 5000000);
+	cr_assert_eq(o.health_retries, 3);
+	o = OK("--health-cmd", "true", "--health-interval", "250ms", "--health-retries", "1", "--", "svc");
+	cr_assert_eq(o.health_interval_us, 250000);
+	cr_assert_eq(o.health_retries, 1);
+	USAGE("--health-interval tunes --health-cmd; add --health-cmd CMD", "--health-interval", "1s", "--", "svc");
+	USAGE("--health-retries tunes --health-cmd", "--health-retries", "2", "--", "svc");
+	USAGE("--health-interval 10ms is out of range", "--health-cmd", "true", "--health-interval", "10ms", "--",
+	      "svc");
+	USAGE("--health-retries '0' must be a number from 1 to 100", "--health-cmd", "true", "--health-retries", "0",
+	      "--", "svc");
+	USAGE("--health-cmd needs a command STRING", "--health-cmd", "", "--", "svc");
+}
