@@ -11,6 +11,7 @@
 #include "history.h"
 #include "metrics.h"
 #include "notify.h"
+#include "role.h"
 #include "sdnotify.h"
 
 static void event_metrics(struct events *ev, const struct event_row *row, const struct event *d)
@@ -82,6 +83,8 @@ static void event_history(struct events *ev, const struct event_row *row, const 
 static void event_notify(struct events *ev, const struct event_row *row, const struct event *d)
 {
 	int64_t held_ms = ((d->now ? d->now : timing_now()) - ev->acquired_at) / 1000;
+
+	notify_set_role(ev->n, role_name(ev->role));
 
 	switch (row->tell) {
 	case TELL_NONE:

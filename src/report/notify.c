@@ -30,7 +30,8 @@
 
 struct note {
 	char event[16];
-	int slot; /* -1: no slot held (or a lease of one slot) */
+	const char *role; /* notify_set_role's when queued; NULL: none */
+	int slot;	  /* -1: no slot held (or a lease of one slot) */
 	uint64_t term;
 	int exit_status;
 	int64_t duration_ms;
@@ -45,7 +46,8 @@ struct notify {
 	int head, count;
 	bool busy;
 	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
-	int slot;    /* notify_set_slot's; only the caller's thread */
+	int slot;	  /* notify_set_slot's; only the caller's thread */
+	const char *role; /* notify_set_role's; only the caller's thread */
 	char host[256];
 };
 
@@ -209,7 +211,7 @@ static void notify_ping(struct notify *n, const struct note *e)
 static void notify_post(struct notify *n, const struct note *e)
 {
 	const struct options *o = n->o;
-	char body[4096], qlease[800], qholder[800], qhost[600], status[16], slot[24];
+	char body[4096], qlease[800], qholder[800], qhost[600], status[16], slot[24], role[32] = "";
 
 	json_quote(qlease, sizeof(qlease), o->lease);
 	json_quote(qholder, sizeof(qholder), o->holder);
@@ -226,11 +228,14 @@ static void notify_post(struct notify *n, const struct note *e)
 		snprintf(slot, sizeof(slot), ",\"slot\":null");
 	else
 		slot[0] = '\0';
+	/* The role as it was when the event happened (role_name's). */
+	if (e->role)
+		snprintf(role, sizeof(role), ",\"role\":\"%s\"", e->role);
 	snprintf(body, sizeof(body),
-		 "{\"event\":\"%s\",\"lease\":%s%s,\"holder\":%s,\"term\":%llu,\"exit_status\":%s,"
+		 "{\"event\":\"%s\",\"lease\":%s%s,\"holder\":%s%s,\"term\":%llu,\"exit_status\":%s,"
 		 "\"duration_ms\":%lld,\"host\":%s,\"ts\":\"%s\"}",
-		 e->event, qlease, slot, qholder, (unsigned long long)e->term, status, (long long)e->duration_ms, qhost,
-		 e->ts);
+		 e->event, qlease, slot, qholder, role, (unsigned long long)e->term, status, (long long)e->duration_ms,
+		 qhost, e->ts);
 	for (int i = 0; i < o->nnotify; i++)
 		notify_send(o->notify_urls[i], body, "Content-Type: application/json");
 }
@@ -299,6 +304,12 @@ void notify_set_slot(struct notify *n, unsigned slot)
 		n->slot = (int)slot;
 }
 
+void notify_set_role(struct notify *n, const char *role)
+{
+	if (n)
+		n->role = role;
+}
+
 void notify_event(struct notify *n, const char *event, uint64_t term, int exit_status, int64_t duration_ms)
 {
 	struct note *e;
@@ -317,6 +328,7 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
 	e = &n->q[(n->head + n->count) % QUEUE_MAX];
 	snprintf(e->event, sizeof(e->event), "%s", event);
 	e->slot = n->slot;
+	e->role = n->role;
 	e->term = term;
 	e->exit_status = exit_status;
 	e->duration_ms = duration_ms;

@@ -26,6 +26,10 @@ void notify_event(struct notify *n, const char *event, uint64_t term, int exit_s
  * terms count per slot, so a receiver needs it to tell holders apart. */
 void notify_set_slot(struct notify *n, unsigned slot);
 
+/* This instance's role from now on (a string that lives for ever,
+ * role_name's): the bodies of --notify say it. */
+void notify_set_role(struct notify *n, const char *role);
+
 /* Delivers what is queued, until the queue is empty or DEADLINE
  * (CLOCK_BOOTTIME us) passes, then stops the thread and frees N. */
 void notify_finish(struct notify *n, int64_t deadline);

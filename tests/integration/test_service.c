@@ -256,6 +256,36 @@ Test(service, a_service_that_exits_ends_the_run_with_its_status)
 	cr_assert_eq(h_finish(&p, 10000), 7, "%s", h_slurp(p.err));
 }
 
+Test(service, the_role_is_the_same_in_the_file_the_metrics_the_logs_and_http)
+{
+	const char *lease = h_lease("svc_role");
+	const char *metrics = h_path("m.prom"), *role = h_path("role");
+	struct h_proc a, b;
+	struct svc s;
+	char line[256];
+
+	svc_init(&s);
+	LR(&a, "-t", "2s", "-l", lease, "--holder", "A", "--service", "--on-promote", s.promote, "--on-demote",
+	   s.demote, "--metrics-file", metrics, "--role-file", role, "--log-format", "json", "-v", "--", s.service,
+	   s.log, s.lock, s.dir);
+	svc_wait_starts(&s, 1, 15000);
+	cr_assert(h_wait_file(role, "leader 1", 5000), "%s", h_slurp(role));
+	snprintf(line, sizeof(line), "leaderrun_role{lease=\"%s\",role=\"leader\"} 1", lease);
+	cr_assert(h_wait_file(metrics, line, 5000), "%s", h_slurp(metrics));
+	cr_assert(strstr(h_slurp(a.err), "\"role\":\"leader\",\"msg\":\"leader of term 1"), "%s", h_slurp(a.err));
+	LR(&b, "-t", "2s", "-l", lease, "--holder", "B", "--service", "--role-file", h_path("role-b"), "--", s.service,
+	   s.log, s.lock, s.dir);
+	cr_assert(h_wait_file(h_path("role-b"), "standby A", 5000), "%s", h_slurp(h_path("role-b")));
+	kill(a.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_str_eq(h_slurp(role), "standby\n");
+	snprintf(line, sizeof(line), "leaderrun_role{lease=\"%s\",role=\"leader\"} 0", lease);
+	cr_assert(strstr(h_slurp(metrics), line), "%s", h_slurp(metrics));
+	cr_assert(strstr(h_slurp(a.err), "\"role\":\"demoting\""), "%s", h_slurp(a.err));
+	kill(b.pid, SIGTERM);
+	h_finish(&b, 10000);
+}
+
 /* A --service instance whose --health-cmd passes while FLAG exists. */
 static void svc_start_checked(struct h_proc *p, const struct svc *s, const char *lease, const char *holder,
 			      const char *check)
