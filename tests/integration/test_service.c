@@ -256,7 +256,7 @@ Test(service, a_service_that_exits_ends_the_run_with_its_status)
 	cr_assert_eq(h_finish(&p, 10000), 7, "%s", h_slurp(p.err));
 }
 
-Test(service, the_role_is_the_same_in_the_file_the_metrics_the_logs_and_http)
+Test(service, the_role_is_the_same_in_the_file_the_metrics_and_the_logs)
 {
 	const char *lease = h_lease("svc_role");
 	const char *metrics = h_path("m.prom"), *role = h_path("role");
