@@ -9,6 +9,9 @@ GRANT SELECT, INSERT, UPDATE ON ops.leaderrun_lease TO 'leaderrun'@'%';
 -- Schema 4, the run history: written by the holders, pruned to the last
 -- --history-keep runs per lease (hence DELETE, on this table only).
 GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_history TO 'leaderrun'@'%';
+-- The standbys (optional): each waiter writes its own row and prunes the
+-- rows of the dead.
+GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_standby TO 'leaderrun'@'%';
 -- Schema 7, the fence: nobody writes its table but its procedures, which
 -- run with their definer's rights (an administrator who may end sessions).
 -- leaderrun moves it to each new term (leaderrun_fence_move), and ends the

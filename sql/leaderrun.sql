@@ -53,6 +53,21 @@ CREATE TABLE IF NOT EXISTS `leaderrun_history` (
   PRIMARY KEY (lease, slot, term)
 ) ENGINE=InnoDB;
 
+-- The standbys: each waiting contender's row (who, on which host, waiting
+-- since when, healthy or not), for --status. Optional: without it a waiter
+-- keeps no row. A row is alive while the named lock in lock_name is held:
+-- by the waiter's own session, so a crashed waiter's row is dead at once,
+-- with no heartbeat; the living prune the dead (hence DELETE).
+CREATE TABLE IF NOT EXISTS `leaderrun_standby` (
+  lease       VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  holder      VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+  host        VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',
+  since       DATETIME(6) NOT NULL,
+  healthy     BOOLEAN NOT NULL DEFAULT TRUE,
+  lock_name   VARCHAR(64) CHARACTER SET ascii NOT NULL,
+  PRIMARY KEY (lease, holder(191))
+) ENGINE=InnoDB;
+
 -- Schema 7: the fence. A job's own transaction proves that its term still
 -- holds the lease with CALL leaderrun_fence(lease, term) (or
 -- leaderrun_fence_slot(lease, slot, term) under --slots), and fails with

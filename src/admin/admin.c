@@ -12,6 +12,7 @@
 #include "db/db.h"
 #include "lease/history_sql.h"
 #include "lease/lease.h"
+#include "lease/standby.h"
 #include "report/escape.h"
 #include "report/log.h"
 #include "report/report.h"
@@ -112,6 +113,53 @@ static void admin_say_older(struct lease_sql *sql)
 		log_warn("%s", msg);
 }
 
+struct standbys {
+	struct standby_row *v;
+	size_t n, cap;
+};
+
+static void collect_standby(void *ctx, const struct standby_row *row)
+{
+	struct standbys *r = ctx;
+
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct standby_row *v = realloc(r->v, cap * sizeof(*v));
+		if (!v)
+			return;
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = *row;
+}
+
+/* The leases as read, with their standbys (none when the table is not
+ * there: a database not --init'ed by this version), in O's format. */
+static void admin_status_print(const struct options *o, struct db *db, struct lease_sql *sql, const struct rows *r,
+			       const char *server)
+{
+	struct standbys sb = {0};
+	char err[512];
+	enum db_status st =
+	    standby_list(db, sql, o->all_leases ? NULL : o->lease, collect_standby, &sb, err, sizeof(err));
+
+	if (st != DB_OK && st != DB_NO_TABLE && st != DB_DENIED)
+		log_warn("--status: the standbys cannot be read (%s: %s)", dberr_name(st), err);
+	if (o->format == FORMAT_PROMETHEUS) {
+		struct successes ok = {0};
+		bool have = read_successes(o, db, &ok);
+		report_status_prometheus(stdout, r->v, r->n, ok.v, ok.n, have);
+		report_standbys_prometheus(stdout, r->v, r->n, sb.v, sb.n);
+		free(ok.v);
+	} else if (o->json)
+		report_status_json_with(stdout, r->v, r->n, server, sb.v, sb.n);
+	else {
+		report_status_table(stdout, r->v, r->n, server);
+		report_standbys_table(stdout, sb.v, sb.n);
+	}
+	free(sb.v);
+}
+
 static void admin_status(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
@@ -138,15 +186,7 @@ static void admin_status(const struct options *o, struct db *db, struct lease_sq
 		log_error("no lease named '%s' in table %s", o->lease, o->table);
 		out->kind = OUTCOME_NO;
 	} else {
-		if (o->format == FORMAT_PROMETHEUS) {
-			struct successes ok = {0};
-			bool have = read_successes(o, db, &ok);
-			report_status_prometheus(stdout, r.v, r.n, ok.v, ok.n, have);
-			free(ok.v);
-		} else if (o->json)
-			report_status_json(stdout, r.v, r.n, server);
-		else
-			report_status_table(stdout, r.v, r.n, server);
+		admin_status_print(o, db, sql, &r, server);
 		out->kind = OUTCOME_INIT_DONE;
 	}
 	free(r.v);

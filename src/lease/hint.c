@@ -29,10 +29,20 @@ void hint_init(struct hint *h, struct db *db, const struct lease_sql *sql, bool 
 	*h = (struct hint){.db = db, .sql = sql, .on = on};
 }
 
+void hint_keep(struct hint *h, const char *name)
+{
+	snprintf(h->keep, sizeof(h->keep), "%s", name);
+	h->keep_lost = false;
+}
+
 void hint_new_session(struct hint *h, bool galera)
 {
 	h->held = false;
 	h->marked = 0;
+	if (h->keep[0]) {
+		h->keep[0] = '\0';
+		h->keep_lost = true;
+	}
 	/* The hint's named lock is local to one node and session: on Galera
 	 * (where MariaDB refuses it anyway) a follower could wait on a lock
 	 * the leader never took. */
@@ -184,9 +194,17 @@ void hint_drop(struct hint *h)
 {
 	int64_t v;
 
+	char q[128];
+
 	/* All of this session's named locks: a follower woken by the hint
-	 * took it once more when it won the row, and named locks count. */
-	(void)hint_query(h, "SELECT RELEASE_ALL_LOCKS() > 0", &v);
+	 * took it once more when it won the row, and named locks count. The
+	 * one kept is taken again in the same statement (its name is
+	 * standby.h's hex, no user text). */
+	if (h->keep[0])
+		snprintf(q, sizeof(q), "SELECT (RELEASE_ALL_LOCKS() > 0) + GET_LOCK('%s', 0)", h->keep);
+	else
+		snprintf(q, sizeof(q), "SELECT RELEASE_ALL_LOCKS() > 0");
+	(void)hint_query(h, q, &v);
 	hint_dropped(h);
 }
 

@@ -46,6 +46,11 @@ struct hint {
 	unsigned slot;	     /* the slot whose hint this session holds */
 	unsigned woken_slot; /* the slot whose hint the last wait blocked on */
 	uint64_t woken_for;  /* the term whose leader's end woke that wait; 0: none */
+	/* A named lock of this session's that outlives the hint's release
+	 * (the standby's, standby.h): taken again where all are let go of;
+	 * keep_lost: a new session lost it. */
+	char keep[48];
+	bool keep_lost;
 };
 
 /* ON: the run asked for the hint (not --no-wake-hint, not -n). */
@@ -54,6 +59,9 @@ void hint_init(struct hint *h, struct db *db, const struct lease_sql *sql, bool 
 /* The session is new (a reconnect): nothing is held on it. GALERA: the
  * server is a Galera node, where the hint cannot work. */
 void hint_new_session(struct hint *h, bool galera);
+
+/* NAME is held on this session from now on, and kept (hint_drop). */
+void hint_keep(struct hint *h, const char *name);
 
 /* The leader of TERM in SLOT takes the slot's hint and the term's mark,
  * unless it holds them; a hint of another slot is given back first. */

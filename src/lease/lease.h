@@ -70,7 +70,8 @@ struct lease_sql {
 #undef HISTORY_STMT
 #undef LEASE_STMT
 	char table[LEASE_TABLE_MAX + 1];
-	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table, as the options name tables */
+	char fence[LEASE_TABLE_MAX + 16];   /* the fence's table, as the options name tables */
+	char standby[LEASE_TABLE_MAX + 16]; /* the standbys' table (standby.h), likewise */
 	/* The fence's table (also the procedure leaderrun_fence) and its
 	 * procedures, quoted, by enum fence_routine. */
 	char fence_routine[FENCE_ROUTINES][LEASE_TABLE_MAX + 24];

@@ -160,6 +160,7 @@ static struct cols cols_of(int schema)
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
 	lease_sql_render_schema(s, table, LEASE_ROWS_SCHEMA);
+	(void)lease_sql_sibling(table, "_standby", s->standby, sizeof(s->standby));
 	s->older = 0;
 	s->older_said = false;
 	s->hint_name[0] = s->hint_db[0] = '\0';

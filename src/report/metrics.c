@@ -75,6 +75,10 @@ const struct metrics_family metrics_families[MF_COUNT] = {
 			       "Unix time the last run that exited 0 finished (database clock; from the run history)."},
     [MF_STATUS_HISTORY] = {"leaderrun_status_history_available", "gauge",
 			   "Whether the run history table could be read (1) or not (0)."},
+    [MF_LEASE_STANDBYS] = {"leaderrun_lease_standbys", "gauge",
+			   "Standbys waiting for the lease, alive (their session holds their lock)."},
+    [MF_LEASE_STANDBY_INFO] = {"leaderrun_lease_standby_info", "gauge",
+			       "A standby waiting for the lease: holder, host, healthy (its --health-cmd passes)."},
 };
 
 size_t metrics_label(char *buf, size_t len, const char *v)

@@ -52,7 +52,34 @@ static const char *state_of(const struct lease_row *w)
 	return w->revoked ? "revoked" : w->held ? "held" : "free";
 }
 
+/* "standbys": [...] of the lease W (slot 0's object only: a lease's). */
+static void print_standbys(FILE *f, const struct lease_row *w, const struct standby_row *sb, size_t nsb)
+{
+	bool first = true;
+
+	if (w->slot != 0)
+		return;
+	fputs("\"standbys\": [", f);
+	for (size_t k = 0; k < nsb; k++) {
+		if (strcmp(sb[k].lease, w->name) != 0)
+			continue;
+		fputs(first ? "{" : ", {", f);
+		print_str(f, "holder", sb[k].holder);
+		print_str(f, "host", sb[k].host);
+		print_str(f, "since", sb[k].since);
+		fprintf(f, "\"healthy\": %s}", sb[k].healthy ? "true" : "false");
+		first = false;
+	}
+	fputs("], ", f);
+}
+
 void report_status_json(FILE *f, const struct lease_row *rows, size_t n, const char *server)
+{
+	report_status_json_with(f, rows, n, server, NULL, 0);
+}
+
+void report_status_json_with(FILE *f, const struct lease_row *rows, size_t n, const char *server,
+			     const struct standby_row *sb, size_t nsb)
 {
 	fputs("[", f);
 	for (size_t i = 0; i < n; i++) {
@@ -79,6 +106,7 @@ void report_status_json(FILE *f, const struct lease_row *rows, size_t n, const c
 			fputs("\"paused_by\": null, ", f);
 		print_time(f, "last_slot", w->last_slot);
 		fprintf(f, "\"slot\": %u, \"slots\": %u, ", w->slot, w->slots);
+		print_standbys(f, w, sb, nsb);
 		print_str(f, "db_now", w->now);
 		fputs("\"server\": ", f);
 		json_write(f, server);
@@ -289,6 +317,52 @@ void report_status_prometheus(FILE *f, const struct lease_row *rows, size_t n, c
 		metrics_families[MF_STATUS_HISTORY].help, metrics_families[MF_STATUS_HISTORY].name,
 		metrics_families[MF_STATUS_HISTORY].type, metrics_families[MF_STATUS_HISTORY].name,
 		have_history ? 1 : 0);
+}
+
+void report_standbys_table(FILE *f, const struct standby_row *sb, size_t n)
+{
+	char a[ESCAPE_TEXT_MAX(LEASE_NAME_MAX)], b[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)],
+	    c[ESCAPE_TEXT_MAX(STANDBY_HOST_MAX)];
+
+	if (!n)
+		return;
+	/* Rows anybody may write: their control characters shown escaped. */
+	fprintf(f, "\nstandbys (waiting, alive):\n");
+	for (size_t k = 0; k < n; k++) {
+		escape_text(a, sizeof(a), sb[k].lease);
+		escape_text(b, sizeof(b), sb[k].holder);
+		escape_text(c, sizeof(c), sb[k].host);
+		fprintf(f, "  %s  %s on %s, since %s, %s\n", a, b, c, sb[k].since,
+			sb[k].healthy ? "healthy" : "unhealthy");
+	}
+}
+
+void report_standbys_prometheus(FILE *f, const struct lease_row *rows, size_t n, const struct standby_row *sb,
+				size_t nsb)
+{
+	const struct metrics_family *count = &metrics_families[MF_LEASE_STANDBYS],
+				    *info = &metrics_families[MF_LEASE_STANDBY_INFO];
+	char l[METRICS_LABEL_MAX(LEASE_NAME_MAX)], h[METRICS_LABEL_MAX(LEASE_HOLDER_MAX)],
+	    host[METRICS_LABEL_MAX(STANDBY_HOST_MAX)];
+
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", count->name, count->help, count->name, count->type);
+	for (size_t i = 0; i < n; i++) {
+		size_t m = 0;
+		if (rows[i].slot != 0)
+			continue;
+		for (size_t k = 0; k < nsb; k++)
+			m += strcmp(sb[k].lease, rows[i].name) == 0;
+		metrics_label(l, sizeof(l), rows[i].name);
+		fprintf(f, "%s{lease=\"%s\"} %zu\n", count->name, l, m);
+	}
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", info->name, info->help, info->name, info->type);
+	for (size_t k = 0; k < nsb; k++) {
+		metrics_label(l, sizeof(l), sb[k].lease);
+		metrics_label(h, sizeof(h), sb[k].holder);
+		metrics_label(host, sizeof(host), sb[k].host);
+		fprintf(f, "%s{lease=\"%s\",holder=\"%s\",host=\"%s\",healthy=\"%s\"} 1\n", info->name, l, h, host,
+			sb[k].healthy ? "true" : "false");
+	}
 }
 
 void report_runs_json(FILE *f, const struct report_run *runs, size_t n)

@@ -13,9 +13,19 @@
 #include <stdio.h>
 
 #include "lease/lease.h"
+#include "lease/standby.h"
 
 void report_status_table(FILE *f, const struct lease_row *rows, size_t n, const char *server);
 void report_status_json(FILE *f, const struct lease_row *rows, size_t n, const char *server);
+/* The same, each lease with its standbys SB[0..NSB) ("standbys": [...]). */
+void report_status_json_with(FILE *f, const struct lease_row *rows, size_t n, const char *server,
+			     const struct standby_row *sb, size_t nsb);
+/* The standbys after the text table (nothing when none), and as Prometheus
+ * families: leaderrun_lease_standbys a lease, leaderrun_lease_standby_info
+ * a standby. */
+void report_standbys_table(FILE *f, const struct standby_row *sb, size_t n);
+void report_standbys_prometheus(FILE *f, const struct lease_row *rows, size_t n, const struct standby_row *sb,
+				size_t nsb);
 
 /* The last successful run of a lease, from the history. */
 struct report_success {

@@ -14,6 +14,7 @@
 #include "db/db.h"
 #include "db/tlspolicy.h"
 #include "lease/lease.h"
+#include "lease/standby.h"
 #include "report/history.h"
 #include "report/log.h"
 #include "report/metrics.h"
@@ -194,9 +195,10 @@ struct init_report {
 	bool history_made;
 	const char *doing, *privilege, *table, *sql_file;
 	char upgrades[64];
-	char fence[LEASE_TABLE_MAX + 16]; /* the fence's table (schema 6) */
-	struct lease_fence_init fi;	  /* what --init did to the fence, or why it could not */
-	bool fence_step;		  /* a denial came from the fence's step: ERR says it all */
+	char fence[LEASE_TABLE_MAX + 16];    /* the fence's table (schema 6) */
+	struct lease_fence_init fi;	     /* what --init did to the fence, or why it could not */
+	bool fence_step;		     /* a denial came from the fence's step: ERR says it all */
+	char standbys[LEASE_TABLE_MAX + 16]; /* the standbys' table, when made now */
 };
 
 /* ALTER TABLE needs CREATE and INSERT besides ALTER (the MySQL manual,
@@ -210,6 +212,27 @@ static void runmode_init_needs(struct init_report *r, const char *doing, const c
 	r->privilege = privilege;
 	r->table = table;
 	r->sql_file = sql_file;
+}
+
+/* The standbys' table (standby.h): optional, made when missing, by an
+ * account that may; for one that may not, a warning, and --init succeeds:
+ * --status then lists no standbys until an administrator runs it. */
+static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, struct init_report *r)
+{
+	char create[1024], err[512];
+	bool had = true;
+	enum db_status st = runmode_has(db, sql, sql->standby, NULL, &had, err, sizeof(err));
+
+	if (st != DB_OK || had)
+		return;
+	standby_create_sql(sql, create, sizeof(create));
+	st = db_query(db, create, err, sizeof(err));
+	if (st == DB_OK)
+		snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
+	else
+		log_warn("--init: no standbys' table %s (%s: %s); --status lists no standbys until an account with "
+			 "CREATE on it runs --init",
+			 sql->standby, dberr_name(st), err);
 }
 
 /* The lease table and the run history's, each created or upgraded only
@@ -251,12 +274,15 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 		st = db_query(db, hsql.upgrade, err, errlen);
 	}
 	r->history_made = !had_history || !has_slot;
+
 	/* Schemas 6 and 7: the fence, a table and procedures of its own. */
 	if (st == DB_OK) {
 		snprintf(r->fence, sizeof(r->fence), "%s", sql.fence);
 		r->fence_step = true;
 		st = lease_fence_init(db, &sql, &r->fi, err, errlen);
 	}
+	if (st == DB_OK)
+		runmode_init_standbys(db, &sql, r);
 	/* The lease table says 1, 2, 3 or 5; schema 4 was the history's, 6
 	 * and 7 the fence's. */
 	if (r->from == LEASE_ROWS_SCHEMA && had_history && !has_slot)
@@ -303,6 +329,10 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 	else if (r->from < LEASE_SCHEMA)
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, r->from,
 			 LEASE_SCHEMA);
+	else if (r->standbys[0] && !r->fi.done[0] && !r->history_made)
+		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); made the standbys' table %s",
+			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
+			  runmode_qualified(o, r->standbys, h, sizeof(h)));
 	else if (r->fi.done[0] && !r->history_made)
 		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); %s",
 			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA, r->fi.done);

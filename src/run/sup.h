@@ -75,6 +75,10 @@ struct sup {
 	 * role's readers. */
 	char seen_leader[LEASE_HOLDER_MAX + 1];
 	uint64_t seen_term;
+	/* This waiter's row in the standbys' table (standby.h): written once
+	 * a wait, again after its session ended or its health changed;
+	 * standby_off: no table to keep it in. */
+	bool standby_written, standby_off;
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
 
 	/* Whether the Galera timing of the server was checked. */

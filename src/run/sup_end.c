@@ -191,6 +191,8 @@ void sup_end_term(struct sup *s)
 	sup_history_row(s);
 	s->leading = false;
 	s->seen_leader[0] = '\0';
+	/* The release let go of its lock too: a standby again, said again. */
+	s->standby_written = false;
 	sup_role(s);
 	/* Standing by: no deadline for the watcher, which still guards the
 	 * service against leaderrun's death. */

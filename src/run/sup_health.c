@@ -73,6 +73,9 @@ void sup_health_reaped(struct sup *s, pid_t pid, int wstatus, int64_t now)
 	if (pid > 0)
 		s->health_pid = 0;
 	c = health_result(&s->health, pid > 0 && WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, now);
+	/* The standbys' table says it. */
+	if (c != HEALTH_SAME)
+		s->standby_written = false;
 	if (c == HEALTH_BECAME_FAILING)
 		event_emit(&s->ev, EV_HEALTH_FAILING, &(struct event){.failures = s->health.retries});
 	else if (c == HEALTH_BECAME_OK)

@@ -208,6 +208,9 @@ int sup_take(struct sup *s, struct worker_result *r)
 {
 	if (worker_take(s->w, r) != 0)
 		return -1;
+	/* A new session lost the standby's lock: its row goes again. */
+	if (r->standby_lost)
+		s->standby_written = false;
 	sup_note_server(s, &r->server);
 	return 0;
 }

@@ -362,12 +362,34 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	return sup_sleep(s, w, r->info.expires_in_us >= 0 ? sup_min64(poll, past_expiry) : poll, out);
 }
 
+/* A waiter's row in the standbys' table, for --status (standby.h): once a
+ * wait, after its first look found the lease held. A table that is not
+ * there (not --init'ed by this version, or no grant) is not asked again;
+ * a database error is the next look's to meet. */
+static enum step sup_standby(struct sup *s, struct waiting *w, struct outcome *out)
+{
+	struct worker_result r;
+	enum step st;
+
+	if (s->standby_written || s->standby_off || worker_submit_standby(s->w, sup_health_ok(s)) < 0)
+		return STEP_ON;
+	st = sup_await(s, w, &r, out);
+	if (st != STEP_ON)
+		return st;
+	s->standby_written = r.outcome == LEASE_OK;
+	s->standby_off = r.status == DB_NO_TABLE || r.status == DB_DENIED;
+	return STEP_ON;
+}
+
 /* Not competing while --health-cmd does not pass: waits until it does,
  * ending on a signal or at --wait-timeout. With --no-wait a first check
  * that fails is a skip, as a held lease is. */
 static enum step sup_health_wait(struct sup *s, struct waiting *w, struct outcome *out)
 {
 	event_emit(&s->ev, EV_HEALTH_WAIT, NULL);
+	/* Listed, as unhealthy, while it does not compete. */
+	if (sup_standby(s, w, out) == STEP_END)
+		return STEP_END;
 	while (!sup_health_ok(s)) {
 		int woke = sup_poll(s, w->give_up);
 		if (sup_wait_ended(s, woke, out))
@@ -407,6 +429,8 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 		case STEP_ON:
 			break;
 		}
+		if (r.outcome == LEASE_BUSY && sup_standby(s, &w, out) == STEP_END)
+			return false;
 		if (w.give_up && timing_now() >= w.give_up) {
 			sup_wait_timed_out(s, &w, out);
 			return false;

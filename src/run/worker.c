@@ -12,6 +12,7 @@
 #include "base/bgthread.h"
 #include "base/duration.h"
 #include "base/timing.h"
+#include "lease/standby.h"
 #include "report/log.h"
 
 /* One request: what worker_queue copies in, and the thread out. */
@@ -21,6 +22,7 @@ struct worker_req {
 	int exit_status;
 	unsigned hint;	 /* WORKER_WAIT: the slot whose hint to block on */
 	int64_t wait_us; /* WORKER_WAIT: how long at most */
+	bool healthy;	 /* WORKER_STANDBY */
 };
 
 struct worker {
@@ -203,13 +205,31 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	worker_result_of(r, &res);
 	if (with.ran && with.also && a.done)
 		a.done(a.arg, w->db, with.also_errno, with.also_err);
-	if (with.ran && with.drop_hints)
+	if (with.ran && with.drop_hints) {
 		hint_dropped(&w->hint);
+		/* The block let go of every lock: the next wait writes its
+		 * row and takes its lock again. */
+		w->hint.keep[0] = '\0';
+	}
 	/* Row first, hint second: the woken follower finds it free, and the
 	 * hint goes before the result is posted, so that the waiters wake
 	 * as early as they can. */
 	if (w->hint.held && db_connected(w->db))
 		hint_drop(&w->hint);
+}
+
+/* This waiter's row in the standbys' table, with its lock kept across the
+ * hint's releases. */
+static void worker_run_standby(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	char lock[STANDBY_LOCK_MAX];
+
+	standby_lock_name(w->sql.table, w->job.name, w->job.holder, lock, sizeof(lock));
+	r->status =
+	    standby_register(w->db, &w->sql, w->job.name, w->job.holder, q->healthy, lock, r->err, sizeof(r->err));
+	r->outcome = r->status == DB_OK ? LEASE_OK : LEASE_ERROR;
+	if (r->status == DB_OK)
+		hint_keep(&w->hint, lock);
 }
 
 /* Runs request Q into R. */
@@ -238,6 +258,9 @@ static void worker_run_op(struct worker *w, const struct worker_req *q, struct w
 		break;
 	case WORKER_RELEASE:
 		worker_run_release(w, q, r);
+		break;
+	case WORKER_STANDBY:
+		worker_run_standby(w, q, r);
 		break;
 	case WORKER_CALL: /* above */
 		break;
@@ -284,6 +307,8 @@ static void *worker_main(void *arg)
 		bgthread_unlock(&w->t);
 
 		worker_run_op(w, &q, &r);
+		r.standby_lost = w->hint.keep_lost;
+		w->hint.keep_lost = false;
 		if (r.wake == HINT_NONE && !w->hint.on)
 			r.wake = HINT_OFF;
 		if (lease_sql_older(&w->sql, msg, sizeof(msg)))
@@ -384,6 +409,13 @@ int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
 	struct worker_req q = {.op = WORKER_CALL};
 
 	return worker_queue(w, &q, fn, arg);
+}
+
+int worker_submit_standby(struct worker *w, bool healthy)
+{
+	struct worker_req q = {.op = WORKER_STANDBY, .healthy = healthy};
+
+	return worker_queue(w, &q, NULL, NULL);
 }
 
 int worker_busy(struct worker *w)

@@ -17,7 +17,7 @@
  * only when it is free (a waiter's look: one statement while the lease is
  * held); WORKER_WAIT blocks on the wake-up hint; WORKER_CALL runs a
  * function on the connection (worker_submit_call). */
-enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL };
+enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL, WORKER_STANDBY };
 
 /* A function run on the worker's thread with its connection. */
 typedef void worker_call_fn(void *arg, struct db *db);
@@ -50,6 +50,9 @@ struct worker_result {
 	 * (then ERR says why); FENCE_ENDED, the stale session it ended. */
 	enum lease_fence fence;
 	uint64_t fence_ended;
+	/* The session that held this waiter's standby lock ended: its row
+	 * is to be written again (worker_submit_standby). */
+	bool standby_lost;
 	char err[384];
 };
 
@@ -77,6 +80,10 @@ int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t t
  * lease work is over: the connection stays open after the release for it,
  * until worker_quit. Returns -1 if busy. */
 int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
+
+/* Queues WORKER_STANDBY: this waiter's row and lock in the standbys'
+ * table (standby.h), HEALTHY or not. Returns -1 if busy. */
+int worker_submit_standby(struct worker *w, bool healthy);
 
 /* What goes into the release's own transaction (a short run's history
  * row, history_parked_sql): SQL(ARG, BUF, LEN) renders it, or returns

@@ -61,7 +61,7 @@ static int get(int port, char *who, size_t len)
 /* The holder of LEASE, from its row ("" when free). */
 static const char *holder_of(const char *lease)
 {
-	return h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > NOW(6)", lease);
+	return h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease);
 }
 
 Test(haproxy, requests_reach_only_the_leader_and_move_after_it_is_killed)

@@ -322,3 +322,62 @@ Test(operator, init_by_the_application_user_names_the_privilege_a_change_needs)
 	snprintf(history, sizeof(history), "%s_history", table);
 	assert_init_denied(table, "CREATE", history);
 }
+
+/* --status's standbys, as all three formats say them. */
+static const char *status_of(const char *lease, const char *format)
+{
+	static char out[8192];
+	const char *argv[] = {h_bin(), "-d", h_dsn(), "--status", "--format", format, lease, NULL};
+
+	cr_assert_eq(h_run(argv, out, sizeof(out)), 0);
+	return out;
+}
+
+/* Waits until --status (text) lists N standbys of LEASE. */
+static void wait_standbys(const char *lease, int n)
+{
+	int64_t end = h_now_ms() + 10000;
+	char want[64];
+
+	snprintf(want, sizeof(want), "leaderrun_lease_standbys{lease=\"%s\"} %d", lease, n);
+	while (!strstr(status_of(lease, "prometheus"), want)) {
+		cr_assert(h_now_ms() < end, "not %d standbys:\n%s", n, status_of(lease, "text"));
+		h_sleep_ms(100);
+	}
+}
+
+Test(operator, status_lists_each_waiting_standby_with_host_and_health)
+{
+	const char *lease = h_lease("standbys");
+	struct h_proc a, b, c;
+	char host[256] = "", line[512];
+
+	gethostname(host, sizeof(host) - 1);
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--", "sleep", "30");
+	h_sleep_ms(500);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--", "sleep", "30");
+	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--health-cmd", "false", "--", "sleep", "30");
+	wait_standbys(lease, 2);
+	snprintf(line, sizeof(line), "  %s  B on %s, since ", lease, host);
+	cr_assert(strstr(status_of(lease, "text"), line), "%s", status_of(lease, "text"));
+	cr_assert(strstr(status_of(lease, "text"), ", unhealthy"), "%s", status_of(lease, "text"));
+	cr_assert(strstr(status_of(lease, "json"), "\"holder\": \"C\", \"host\": "), "%s", status_of(lease, "json"));
+	cr_assert(strstr(status_of(lease, "json"), "\"healthy\": false}"), "%s", status_of(lease, "json"));
+	snprintf(line, sizeof(line), "leaderrun_lease_standby_info{lease=\"%s\",holder=\"B\",host=\"%s\",healthy=\"true\"} 1",
+		 lease, host);
+	cr_assert(strstr(status_of(lease, "prometheus"), line), "%s", status_of(lease, "prometheus"));
+	/* The holder is no standby. */
+	cr_assert_null(strstr(status_of(lease, "json"), "\"holder\": \"A\", \"host\""));
+
+	/* A standby killed drops off at once: its session ended. */
+	kill(c.pid, SIGKILL);
+	h_wait(&c, 5000);
+	wait_standbys(lease, 1);
+
+	/* One that takes the lease leaves the list. */
+	kill(a.pid, SIGTERM);
+	h_finish(&a, 10000);
+	wait_standbys(lease, 0);
+	kill(b.pid, SIGTERM);
+	h_finish(&b, 10000);
+}

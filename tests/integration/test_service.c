@@ -398,7 +398,7 @@ Test(service, a_job_whose_check_fails_is_stopped_released_and_exits_76)
 	unlink(flag);
 	cr_assert_eq(h_finish(&p, 10000), 76, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "--health-cmd failed"), "%s", h_slurp(p.err));
-	cr_assert_str_eq(h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > NOW(6)", lease),
+	cr_assert_str_eq(h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease),
 			 "", "the lease was not released");
 }
 

@@ -1,0 +1,129 @@
+/* The standbys' rows and locks (standby.h). The statements go as text:
+ * values through sqltext (quoted literals), names are the options'
+ * validated table names. */
+#include "standby.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "db/sqltext.h"
+
+void standby_lock_name(const char *table, const char *lease, const char *holder, char *out, size_t len)
+{
+	const char *parts[] = {table, lease, holder};
+	uint64_t h = 14695981039346656037u; /* FNV-1a, 64 bits */
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		for (const unsigned char *c = (const unsigned char *)parts[i];; c++) {
+			h = (h ^ *c) * 1099511628211u;
+			if (!*c)
+				break;
+		}
+	snprintf(out, len, "leaderrun-standby:%016llx", (unsigned long long)h);
+}
+
+void standby_create_sql(const struct lease_sql *sql, char *out, size_t len)
+{
+	char t[LEASE_TABLE_MAX + 24];
+
+	lease_sql_quote_table(t, sizeof(t), sql->standby);
+	snprintf(out, len,
+		 "CREATE TABLE IF NOT EXISTS %s ("
+		 "lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+		 "holder VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
+		 "host VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '', "
+		 "since DATETIME(6) NOT NULL, healthy BOOLEAN NOT NULL DEFAULT TRUE, "
+		 "lock_name VARCHAR(64) CHARACTER SET ascii NOT NULL, "
+		 "PRIMARY KEY (lease, holder(191))) ENGINE=InnoDB",
+		 t);
+}
+
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
+				bool healthy, const char *lock, char *err, size_t errlen)
+{
+	char host[STANDBY_HOST_MAX + 1] = "", t[LEASE_TABLE_MAX + 24], q[2048];
+	const struct db_value row[] = {{.type = DB_STR, .str = lease},
+				       {.type = DB_STR, .str = holder},
+				       {.type = DB_STR, .str = host},
+				       {.type = DB_I64, .i64 = healthy},
+				       {.type = DB_STR, .str = lock}};
+	const struct db_value dead[] = {{.type = DB_STR, .str = lease}, {.type = DB_STR, .str = holder}};
+	size_t used = 0;
+	int64_t got;
+	enum db_status st;
+
+	(void)gethostname(host, sizeof(host) - 1);
+	lease_sql_quote_table(t, sizeof(t), sql->standby);
+	/* The lock first: a row is never there without its lock. */
+	if (!sqltext_render(q, sizeof(q), &used, "SELECT GET_LOCK(?, 0)", &row[4], 1))
+		return DB_ERROR;
+	if ((st = db_query_int(db, q, &got, err, errlen)) != DB_OK)
+		return st;
+	used = 0;
+	if (!sqltext_append(q, sizeof(q), &used, "INSERT INTO %s (lease, holder, host, since, healthy, lock_name) ",
+			    t) ||
+	    !sqltext_render(q, sizeof(q), &used,
+			    "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE host = VALUES(host), "
+			    "since = VALUES(since), healthy = VALUES(healthy), lock_name = VALUES(lock_name)",
+			    row, 5))
+		return DB_ERROR;
+	if ((st = db_query(db, q, err, errlen)) != DB_OK)
+		return st;
+	/* Rows whose lock nobody holds are the dead's: gone with their
+	 * session. Pruned here, by the living, never by --status, which may
+	 * read from a replica. */
+	used = 0;
+	if (!sqltext_append(q, sizeof(q), &used, "DELETE FROM %s ", t) ||
+	    !sqltext_render(q, sizeof(q), &used, "WHERE lease = ? AND holder <> ? AND IS_USED_LOCK(lock_name) IS NULL",
+			    dead, 2))
+		return DB_ERROR;
+	/* An account without DELETE leaves them: --status skips the dead. */
+	st = db_query(db, q, err, errlen);
+	return st == DB_DENIED ? DB_OK : st;
+}
+
+struct standby_list_ctx {
+	standby_row_fn *on_row;
+	void *ctx;
+};
+
+static void standby_text_row(void *arg, const char *const *c, unsigned n)
+{
+	struct standby_list_ctx *l = arg;
+	struct standby_row r;
+
+	if (n < 5)
+		return;
+	snprintf(r.lease, sizeof(r.lease), "%s", c[0] ? c[0] : "");
+	snprintf(r.holder, sizeof(r.holder), "%s", c[1] ? c[1] : "");
+	snprintf(r.host, sizeof(r.host), "%s", c[2] ? c[2] : "");
+	snprintf(r.since, sizeof(r.since), "%s", c[3] ? c[3] : "");
+	r.healthy = c[4] && strcmp(c[4], "0") != 0;
+	l->on_row(l->ctx, &r);
+}
+
+enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
+			    void *ctx, char *err, size_t errlen)
+{
+	char t[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
+	const struct db_value name = {.type = DB_STR, .str = lease};
+	struct standby_list_ctx c = {on_row, ctx};
+	size_t used = 0;
+
+	lease_sql_quote_table(t, sizeof(t), sql->standby);
+	lease_sql_quote_table(l, sizeof(l), sql->table);
+	/* Alive (its lock held), and not the lease's holder now: a standby
+	 * that took the lease keeps its row and lock until it waits again. */
+	if (!sqltext_append(q, sizeof(q), &used,
+			    "SELECT s.lease, s.holder, s.host, DATE_FORMAT(s.since, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ'), "
+			    "s.healthy FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
+			    "(SELECT 1 FROM %s x WHERE x.name = s.lease AND x.holder = s.holder AND x.expires_at > "
+			    "UTC_TIMESTAMP(6))",
+			    t, l) ||
+	    (lease && !sqltext_render(q, sizeof(q), &used, " AND s.lease = ?", &name, 1)) ||
+	    !sqltext_append(q, sizeof(q), &used, " ORDER BY s.lease, s.since, s.holder"))
+		return DB_ERROR;
+	return db_query_rows(db, q, 5, standby_text_row, &c, err, errlen);
+}
