@@ -442,6 +442,11 @@ inline sup_wait(i)
 	:: sq[i] == IDLE && (wt[i] == 0 || hint) ->
 		hint = false;
 		wt[i] = 0;
+#ifdef MUTANT_PROMOTE_EARLY
+		/* --service: --on-promote runs as the wait ends, before the
+		 * acquisition (and the fence) committed: leading begins here. */
+		assert(mutual_exclusion || !RUNNING(1 - i));
+#endif
 		send(i, ACQ, 0)
 	:: else
 	fi
@@ -541,6 +546,10 @@ inline sup_hold(i)
 	 * min(deadline, now + renew) */
 #ifdef MUTANT_RELEASE_BEFORE_REAP
 	if :: !fencing[i] && ch[i] != ALIVE ->
+#elif defined(MUTANT_DEMOTE_NOT_AWAITED)
+	/* --service: the lease goes back as --on-demote starts (the kill
+	 * signal), not once it ended. */
+	if :: !fencing[i] && (!RUNNING(i) || stop_sent[i]) ->
 #else
 	if :: !fencing[i] && !RUNNING(i) ->
 #endif
