@@ -180,6 +180,26 @@ static void sup_history_row(struct sup *s)
 		(void)worker_wait_idle(s->w, until);
 }
 
+/* A service's next wait needs the worker: a statement still in flight (a
+ * renew, or the release, on a connection cut off) is cut, and its answer
+ * taken. The worker's statements are bounded by its connection's timeouts;
+ * this waits for that, unless a signal or the service's end comes first. */
+static void sup_worker_settle(struct sup *s)
+{
+	struct worker_result r;
+
+	if (!worker_busy(s->w))
+		return;
+	worker_abort(s->w);
+	while (worker_busy(s->w) && !s->svc.stop_sig && s->ev.exit_status < 0) {
+		int woke = sup_poll(s, 0);
+		if (woke & WOKE_SIGNAL)
+			sup_signals_while_waiting(s);
+		if (woke & WOKE_WORKER)
+			(void)sup_take(s, &r);
+	}
+}
+
 void sup_end_term(struct sup *s)
 {
 	const struct event d = {.wstatus = -1};
@@ -189,14 +209,12 @@ void sup_end_term(struct sup *s)
 	if (l != HOLD_LOST)
 		sup_release(s);
 	sup_history_row(s);
+	sup_worker_settle(s);
 	s->leading = false;
 	s->seen_leader[0] = '\0';
 	/* The release let go of its lock too: a standby again, said again. */
 	s->standby_written = false;
 	sup_role(s);
-	/* Standing by: no deadline for the watcher, which still guards the
-	 * service against leaderrun's death. */
-	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
 }
 
 void sup_end_run(struct sup *s, struct outcome *out)

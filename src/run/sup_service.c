@@ -154,7 +154,11 @@ void sup_service_reaped(struct sup *s, int64_t now)
 	if (v->killed)
 		return;
 	if (ok) {
+		/* Leading ended here: the watcher has no deadline to keep. The
+		 * release that follows may wait up to the old one (a database
+		 * cut off), and the service must not die of it. */
 		v->demoted = true;
+		child_set_deadline(&s->child, CHILD_NO_DEADLINE);
 		event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - v->demote_at});
 		return;
 	}

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "proxy.h"
 
 #define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
 
@@ -286,6 +287,44 @@ Test(service, the_role_is_the_same_in_the_file_the_metrics_and_the_logs)
 	h_finish(&b, 10000);
 }
 
+/* Cut off from the database, the leader demotes in time and stands by;
+ * its release cannot reach the server and waits up to the deadline. Its
+ * service must survive that: leading ended with the demote, and the
+ * watcher has no deadline to keep any more. */
+Test(service, a_cut_off_leader_demotes_and_its_service_survives_the_release_it_cannot_send)
+{
+	const char *lease = h_lease("svc_cut");
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	struct h_proc a, b;
+	struct svc s;
+	pid_t service = 0;
+
+	cr_assert(proxy);
+	svc_init(&s);
+	h_leaderrun_via(&a, proxy_port(proxy),
+			(const char *const[]){"-t", "2s", "-l", lease, "--holder", "A", "--service", "--on-promote",
+					      s.promote, "--on-demote", s.demote, "--", s.service, s.log, s.lock, s.dir,
+					      NULL});
+	svc_wait_starts(&s, 1, 15000);
+	service = svc_of(&s, a.pid);
+	cr_assert_gt(service, 0);
+	svc_start(&b, &s, lease, "B", NULL);
+	h_sleep_ms(500);
+	proxy_set_mode(proxy, PROXY_BLACKHOLE);
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1);
+	/* Past A's deadline and its release's give-up time. */
+	h_sleep_ms(2500);
+	proxy_set_mode(proxy, PROXY_PASS);
+	cr_assert(h_alive(a.pid), "the cut-off leader ended:\n%s", h_slurp(a.err));
+	cr_assert(h_alive(service), "the cut-off leader's service was killed after its demote:\n%s", h_slurp(a.err));
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 2);
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+}
+
 /* A --service instance whose --health-cmd passes while FLAG exists. */
 static void svc_start_checked(struct h_proc *p, const struct svc *s, const char *lease, const char *holder,
 			      const char *check)
@@ -398,8 +437,9 @@ Test(service, a_job_whose_check_fails_is_stopped_released_and_exits_76)
 	unlink(flag);
 	cr_assert_eq(h_finish(&p, 10000), 76, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "--health-cmd failed"), "%s", h_slurp(p.err));
-	cr_assert_str_eq(h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease),
-			 "", "the lease was not released");
+	cr_assert_str_eq(
+	    h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease), "",
+	    "the lease was not released");
 }
 
 HARNESS_MAIN

@@ -143,16 +143,23 @@ enum fault {
 	F_ESCAPE,
 	F_CUT,
 	F_LATE,
+	F_HANGDEMOTE,
+	F_FAILPROMOTE,
 	F_COUNT
 };
-static const char *const fault_names[F_COUNT] = {"kill9",     "blackhole", "noreply", "slow",	  "killconn", "dbshort",
-						 "dblong",    "freeze",	   "stoplr",  "nodekill", "nodepart", "release",
-						 "clockrate", "dbhint",	   "escape",  "cut",	  "late"};
+static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply",	"slow",	      "killconn",
+						 "dbshort",  "dblong",	  "freeze",	"stoplr",     "nodekill",
+						 "nodepart", "release",	  "clockrate",	"dbhint",     "escape",
+						 "cut",	     "late",	  "hangdemote", "failpromote"};
 /* The faults of each mode. */
 static const enum fault single_faults[] = {F_KILL9,	F_BLACKHOLE, F_NOREPLY, F_SLOW,	  F_KILLCONN,
 					   F_DBSHORT,	F_DBLONG,    F_FREEZE,	F_STOPLR, F_RELEASE,
 					   F_CLOCKRATE, F_DBHINT,    F_ESCAPE,	F_CUT,	  F_LATE};
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
+/* -V: a service's faults: the leader killed, frozen, cut off, released,
+ * its demote hanging, a standby's promote failing. */
+static const enum fault service_faults[] = {F_KILL9,   F_FREEZE,     F_STOPLR,	   F_BLACKHOLE,
+					    F_RELEASE, F_HANGDEMOTE, F_FAILPROMOTE};
 
 #define MAX_CONTENDERS 5
 #define MAX_SLOTS      (MAX_CONTENDERS - 1) /* -S: one contender waits at least */
@@ -184,6 +191,10 @@ struct stats {
 	/* Fenced writes: transactions committed, refused as stale (45000),
 	 * ended at a takeover, and rows committed after a newer term began. */
 	long fenced_committed, fenced_refused, fenced_ended, fenced_stale;
+	/* -V: demotes that ended leading ("stop" lines), contenders that
+	 * exited 76 (a demote killed), promotes that failed, and standbys
+	 * whose service did not survive a failover they stood by through. */
+	int demotes, demotes_killed, promotes_failed, standby_restarts;
 };
 
 struct soak {
@@ -201,6 +212,10 @@ struct soak {
 	struct stats st;
 	uint64_t rng;
 	int only; /* -f: the one fault to inject; -1: the whole mix */
+	/* -V: the contenders run --service with LR_SERVICE (service.sh) and
+	 * its hooks, which fail or hang when a flag file says so. */
+	const char *service;
+	char promote[1024], demote[1024];
 };
 
 static uint64_t rnd(struct soak *s)
@@ -322,7 +337,28 @@ static void start_contender(struct soak *s, int i)
 			       s->lock,
 			       "3600",
 			       NULL};
-	char **args = s->slots ? slot_argv : s->fenced_job ? fenced_argv : argv;
+	char *service_argv[] = {(char *)s->bin,
+				"-v",
+				"-d",
+				dsn,
+				"-t",
+				ttl,
+				"--retry-interval",
+				"200ms",
+				"-l",
+				LEASE,
+				"--service",
+				"--on-promote",
+				s->promote,
+				"--on-demote",
+				s->demote,
+				"--",
+				(char *)s->service,
+				s->log,
+				s->lock,
+				s->dir,
+				NULL};
+	char **args = s->service ? service_argv : s->slots ? slot_argv : s->fenced_job ? fenced_argv : argv;
 
 	if (s->galera) {
 		/* Each contender its own node first, the others after. */
@@ -1015,6 +1051,131 @@ static void fence_check(struct soak *s)
 	}
 }
 
+/* -V: the service of contender I (service.sh leaves DIR/service.PID
+ * holding "PID LEADERRUN_PID"), or 0. */
+static pid_t service_of(struct soak *s, int i)
+{
+	char cmd[512], out[64] = "";
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "grep -l ' %d$' %s/service.* 2>/dev/null | tail -1 | sed 's/.*service\\.//'",
+		 (int)s->c[i].pid, s->dir);
+	if (!(f = popen(cmd, "r")))
+		return 0;
+	if (!fgets(out, sizeof(out), f))
+		out[0] = '\0';
+	pclose(f);
+	return (pid_t)strtol(out, NULL, 10);
+}
+
+/* -V: the hooks, with the flag files that make them fail (the next
+ * promote exits 1) or hang (the demote sleeps past the grace). */
+static void service_hooks(struct soak *s)
+{
+	snprintf(
+	    s->promote, sizeof(s->promote),
+	    "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/failpromote.$p ]; then rm -f $d/failpromote.$p; exit 1; fi; "
+	    "echo $LEADERRUN_TERM > $d/term.$p; kill -USR1 $p; while [ ! -e $d/led.$p ]; do sleep 0.01; done",
+	    s->dir);
+	snprintf(s->demote, sizeof(s->demote),
+		 "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/hang.$p ]; then sleep 3600; fi; "
+		 "kill -USR2 $p; while [ -e $d/led.$p ]; do sleep 0.01; done",
+		 s->dir);
+}
+
+/* -V: touches DIR/NAME.PID. */
+static void service_flag(struct soak *s, const char *name, pid_t pid)
+{
+	char path[400];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s.%d", s->dir, name, (int)pid);
+	if ((f = fopen(path, "w")))
+		fclose(f);
+}
+
+/* -V: one fault on the service's leader H (a standby's promote for
+ * failpromote); what must follow: another term leads, the leader's exit
+ * where the fault ends its run (restarted then), and every standby keeps
+ * its service. */
+static void episode_service(struct soak *s, int h, enum fault f, const struct probe_state *before, int64_t t0)
+{
+	pid_t svc[MAX_CONTENDERS];
+	int other = (h + 1) % s->ncont, st;
+	int64_t t1;
+
+	for (int i = 0; i < s->ncont; i++)
+		svc[i] = service_of(s, i);
+	switch (f) {
+	case F_KILL9:
+		/* Its watcher kills the service, hook and all. */
+		kill(s->c[h].pid, SIGKILL);
+		contender_status(s, h, 5000);
+		restart(s, h);
+		break;
+	case F_FREEZE:
+	case F_STOPLR:
+		/* Frozen past the deadline: the watcher kills the service;
+		 * thawed, leaderrun finds it gone and ends (its status). */
+		kill(s->c[h].pid, SIGSTOP);
+		procs_sleep_ms(s->ttl_ms + 1000);
+		kill(s->c[h].pid, SIGCONT);
+		if (contender_status(s, h, s->ttl_ms * 3 + 5000) < 0) {
+			fail(s, "%s: leader %d did not end after its service was killed", fault_names[f],
+			     (int)s->c[h].pid);
+			kill(s->c[h].pid, SIGKILL);
+			contender_status(s, h, 5000);
+		}
+		restart(s, h);
+		break;
+	case F_BLACKHOLE:
+		/* Cut off: its renews fail, it demotes in time and stands by. */
+		proxy_set_mode(s->c[h].proxy, PROXY_BLACKHOLE);
+		wait_new_start(s, before->last_term, s->ttl_ms * 4 + 15000);
+		proxy_set_mode(s->c[h].proxy, PROXY_PASS);
+		if ((st = contender_status(s, h, 0)) >= 0) {
+			fail(s, "blackhole: the cut-off leader exited %d instead of standing by", st);
+			restart(s, h);
+		}
+		break;
+	case F_RELEASE:
+		operator_release(s, 0);
+		break;
+	case F_HANGDEMOTE:
+		service_flag(s, "hang", svc[h]);
+		operator_release(s, 0);
+		expect_exit(s, h, 76, fault_names[f]);
+		s->st.demotes_killed++;
+		restart(s, h);
+		break;
+	case F_FAILPROMOTE:
+		/* Every standby's next promote fails once: the lease still
+		 * finds a leader. */
+		for (int i = 0; i < s->ncont; i++)
+			if (i != h && svc[i] > 0)
+				service_flag(s, "failpromote", svc[i]);
+		s->st.promotes_failed++;
+		operator_release(s, 0);
+		break;
+	default:
+		break;
+	}
+	t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
+	if (t1 < 0)
+		fail(s, "%s: no instance led again", fault_names[f]);
+	else if (s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
+		s->st.takeovers++;
+		s->st.failover_ms[s->st.nfailover++] = t1 - t0;
+	}
+	/* A standby's service never restarts for a change of leader. */
+	for (int i = 0; i < s->ncont; i++)
+		if (i != h && svc[i] > 0 && !procs_alive(svc[i])) {
+			s->st.standby_restarts++;
+			fail(s, "%s: standby %d's service %d did not survive", fault_names[f], i, (int)svc[i]);
+		}
+	(void)other;
+}
+
 static void episode(struct soak *s)
 {
 	int hold[MAX_SLOTS] = {0}, hs = 0; /* -S: the contender in each slot; the slot faulted */
@@ -1023,8 +1184,9 @@ static void episode(struct soak *s)
 	/* Without root no partition: pick again rather than skew the mix. */
 	enum fault f;
 	do
-		f = s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
-			      : single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
+		f = s->service	? service_faults[rnd(s) % (sizeof(service_faults) / sizeof(service_faults[0]))]
+		    : s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
+				: single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
 	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots) ||
 	       ((f == F_CUT || f == F_LATE) && !s->fenced_job) || (s->only >= 0 && f != (enum fault)s->only));
 	struct probe_state before;
@@ -1074,6 +1236,10 @@ static void episode(struct soak *s)
 	fflush(stdout);
 	t0 = procs_now_ms();
 
+	if (s->service) {
+		episode_service(s, h, f, &before, t0);
+		goto checks;
+	}
 	switch (f) {
 	case F_KILL9:
 		kill(s->c[h].pid, SIGKILL);
@@ -1187,6 +1353,10 @@ static void episode(struct soak *s)
 	case F_LATE:
 		fence_fault(s, h, f, before.last_term, &t0);
 		break;
+	case F_HANGDEMOTE:
+	case F_FAILPROMOTE:
+		/* -V's alone (episode_service). */
+		break;
 	case F_CLOCKRATE: {
 		static const char *const rates[] = {"+0 x0.9", "+0 x0.95", "+0 x1.05", "+0 x1.1"};
 		if (!s->faketime_lib) {
@@ -1285,16 +1455,16 @@ static void episode(struct soak *s)
 		if (command > 0 && procs_alive(command))
 			fail(s, "%s: the old command %d survived", fault_names[f], (int)command);
 	}
-	{
-		struct probe_state p = probe_read(s);
-		if (p.violations)
-			fail(s, "%s: overlap: %d violations in the probe log", fault_names[f], p.violations);
-		if (!p.terms_grew)
-			fail(s, "%s: a term did not grow", fault_names[f]);
-		if (p.bad_starts)
-			fail(s, "%s: %d commands started without a slot and a seat in 0..%d", fault_names[f],
-			     p.bad_starts, s->slots - 1);
-	}
+checks : {
+	struct probe_state p = probe_read(s);
+	if (p.violations)
+		fail(s, "%s: overlap: %d violations in the probe log", fault_names[f], p.violations);
+	if (!p.terms_grew)
+		fail(s, "%s: a term did not grow", fault_names[f]);
+	if (p.bad_starts)
+		fail(s, "%s: %d commands started without a slot and a seat in 0..%d", fault_names[f], p.bad_starts,
+		     s->slots - 1);
+}
 	check_escapers(s, escapers_before);
 	if (s->st.failures > failures_before) {
 		s->st.failed_episodes++;
@@ -1353,7 +1523,7 @@ int main(int argc, char *argv[])
 	s.ncont = 3;
 	s.ttl_ms = 0;
 	s.only = -1;
-	while ((opt = getopt(argc, argv, "gGe:d:n:t:s:S:f:h")) != -1) {
+	while ((opt = getopt(argc, argv, "gGVe:d:n:t:s:S:f:h")) != -1) {
 		switch (opt) {
 		case 'f':
 			for (int k = 0; k < F_COUNT; k++)
@@ -1386,6 +1556,13 @@ int main(int argc, char *argv[])
 			break;
 		case 't':
 			s.ttl_ms = atoi(optarg);
+			break;
+		case 'V':
+			s.service = getenv("LR_SERVICE");
+			if (!s.service) {
+				fprintf(stderr, "soak: -V needs LR_SERVICE (use scripts/soak --service)\n");
+				return 64;
+			}
 			break;
 		case 's':
 			seed = strtoull(optarg, NULL, 10);
@@ -1427,7 +1604,7 @@ int main(int argc, char *argv[])
 	s.slot_probe = getenv("LR_SLOT_PROBE");
 	/* Fenced writes on one server: the slots' and the clusters' jobs are
 	 * the probes alone. */
-	s.fenced_job = s.slots || s.galera ? NULL : getenv("LR_FENCED_JOB");
+	s.fenced_job = s.slots || s.galera || s.service ? NULL : getenv("LR_FENCED_JOB");
 	if ((s.only == F_CUT || s.only == F_LATE) && !s.fenced_job) {
 		fprintf(stderr, "soak: -f %s needs fenced writes: LR_FENCED_JOB, one server, no -S\n",
 			fault_names[s.only]);
@@ -1468,6 +1645,10 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	snprintf(s.dbdir, sizeof(s.dbdir), "%s/db", s.dir);
+	if (s.service) {
+		service_hooks(&s);
+		printf("soak: --service: every contender runs its service; leading is promote to demote\n");
+	}
 	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
 	snprintf(s.lock, sizeof(s.lock), "%s/probe.lock", s.dir);
 	sandbox(&s, "start");
@@ -1517,6 +1698,13 @@ int main(int argc, char *argv[])
 	printf("| episodes | %d |\n", s.st.episodes);
 	printf("| takeovers | %d |\n", s.st.takeovers);
 	printf("| overlaps | %d |\n", probe_read(&s).violations);
+	if (s.service) {
+		printf(
+		    "| --service: promotes (leading began) / demotes killed (76) / failed-promote faults | %d / %d / "
+		    "%d |\n",
+		    probe_read(&s).starts, s.st.demotes_killed, s.st.promotes_failed);
+		printf("| --service: a standby's service restarted by a failover | %d |\n", s.st.standby_restarts);
+	}
 	printf("| failover median | %lld ms |\n",
 	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover / 2] : 0LL);
 	printf("| failover max | %lld ms |\n", s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover - 1] : 0LL);
