@@ -12,12 +12,14 @@
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
  *              sup_hold.c (the command under the lease, acting on hold.c's
  *              pure decisions), sup_end.c (sup_end_run: every run
- *              ends there); sup_loop.c the one poll();
+ *              ends there); sup_loop.c the one poll(); sup_service.c
+ *              (--service: promote, hold, demote, stand by again);
+ *              sup_health.c with health.c (--health-cmd);
  *              child*.c: fork/exec, the watcher, every descendant's kill;
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row),
  *              fence.c (the fence a job's transactions prove their term
- *              with), lease_block.c (an acquisition, a release: one round
+ *              with), standby.c (the standbys' rows), lease_block.c (an acquisition, a release: one round
  *              trip and one commit each), every statement declared once
  *              in stmts.def
  *   db/        db_*.c, the only files that include <mysql.h> (db_lib.c,
@@ -28,11 +30,13 @@
  *              run, one row each: log line, --notify/--ping, metrics,
  *              STATUS=, history; the names in event_id.h, which hold.c
  *              speaks too), log.c, metrics.c, history.c, notify.c,
- *              sdnotify.c, report.c (--status, --history), escape.c, json.c
+ *              sdnotify.c, role.c (--role-file, --role-http), report.c
+ *              (--status, --history), escape.c, json.c
  *   admin/     --status, --history, --release, --pause, --resume, --check;
  *              servercheck.c --check-server (db/promise.c words its lines)
  *   base/      bgthread.c (the four background threads' lock, wake, quit),
- *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c
+ *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c,
+ *              listenaddr.c
  */
 #include <stdio.h>
 #include <sys/prctl.h>
