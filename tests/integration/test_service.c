@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include "harness.h"
+#include "lease/lease.h"
 #include "proxy.h"
 
 #define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
@@ -323,6 +324,47 @@ Test(service, a_cut_off_leader_demotes_and_its_service_survives_the_release_it_c
 	kill(b.pid, SIGTERM);
 	cr_assert_eq(h_finish(&a, 10000), 0);
 	cr_assert_eq(h_finish(&b, 10000), 0);
+}
+
+/* man leaderrun(1), CONNECTIONS AND LOAD: a hinted waiter sends at most
+ * two statements (a look and the blocked GET_LOCK) per ttl minus renew
+ * interval: 0.2 a second at the default ttl of 15 s. A standing-by
+ * service, with its standby's row and a health check, costs the same:
+ * the row is written once, before the window. Counted per session in the
+ * general log. */
+Test(service, a_standby_service_waits_at_no_more_than_two_statements_a_cycle, .timeout = 120)
+{
+	const char *lease = h_lease("svc_cost");
+	struct lease_sql sql;
+	struct h_proc holder, f;
+	const int window_s = 30;
+	long id, n;
+
+	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
+	LR(&holder, "-l", lease, "--service", "--", "sleep", "120");
+	h_sleep_ms(1000);
+	LR(&f, "-l", lease, "--service", "--health-cmd", "true", "--", "sleep", "120");
+	h_sleep_ms(2000);
+	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
+			"AND ID <> CONNECTION_ID() LIMIT 1",
+			sql.hint_name));
+	cr_assert_gt(id, 0, "the standby does not block on the hint");
+	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
+	h_sleep_ms(window_s * 1000);
+	h_sql("SET GLOBAL general_log=0");
+	n = atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND command_type IN "
+		       "('Query', 'Execute', 'Prepare')",
+		       id));
+	h_sql("TRUNCATE mysql.general_log");
+	/* ttl 15 s, renew 5 s: a cycle is at least 10 s; one in flight at
+	 * each end of the window. */
+	cr_assert_leq(n, 2 * (window_s / 10 + 1), "%ld statements in %d s", n, window_s);
+	cr_assert_geq(n, 2, "the standby never looked: %ld", n);
+	printf("service standby: %ld statements in %d s\n", n, window_s);
+	kill(f.pid, SIGTERM);
+	kill(holder.pid, SIGTERM);
+	h_finish(&f, 10000);
+	h_finish(&holder, 10000);
 }
 
 /* A --service instance whose --health-cmd passes while FLAG exists. */
