@@ -129,7 +129,8 @@ static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_termina
 	_exit(e == ENOENT || e == ENOTDIR ? 127 : 126);
 }
 
-int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err, size_t errlen)
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, const char *role_file,
+		char *err, size_t errlen)
 {
 	volatile int exec_errno = 0;
 	pid_t parent = getpid();
@@ -137,6 +138,7 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 
 	memset(c, 0, sizeof(*c));
 	c->watch_fd = -1;
+	c->role_file = role_file;
 	c->watcher = child_start_watcher(c, deadline);
 	/* vfork: the parent sleeps until the child has exec'd, without copying
 	 * the page tables of a process that maps the MySQL and TLS libraries.

@@ -14,6 +14,12 @@ struct child {
 	bool has_terminal; /* the child's group is the terminal's foreground */
 	bool group_gone;   /* the group was seen empty: its id may be anyone's now */
 	int exec_errno;	   /* set when exec failed */
+	/* --role-file: a file beside it that says "standby", made before the
+	 * watcher starts, which renames it over the role file when it kills
+	 * the group (leaderrun dead, or frozen past the deadline: nobody
+	 * leads here then); "": none. */
+	char role_tmp[4096 + 16];
+	const char *role_file;
 };
 
 /* Looks COMMAND up as execvp(3) will. Returns 0 when it can run, else 127
@@ -24,9 +30,11 @@ int child_precheck(const char *command, char *err, size_t errlen);
  * signal dispositions, an empty signal mask, only descriptors 0-2, and
  * SIGKILL as its parent-death signal; and starts the watcher, which
  * SIGKILLs the group at DEADLINE (CLOCK_BOOTTIME us) unless moved, or when
- * leaderrun dies. Returns 0; or -1 when fork failed or exec failed
- * (C->exec_errno, and the child still needs reaping). */
-int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, char *err, size_t errlen);
+ * leaderrun dies (ROLE_FILE, when not NULL, then says "standby").
+ * Returns 0; or -1 when fork failed or exec failed (C->exec_errno, and the
+ * child still needs reaping). */
+int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, const char *role_file,
+		char *err, size_t errlen);
 
 /* Moves the watcher's deadline (after a successful renew). */
 void child_set_deadline(struct child *c, int64_t deadline);

@@ -8,6 +8,9 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <stdint.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -26,7 +29,8 @@
  * It sits in its own process group, so that a signal aimed at leaderrun's
  * group does not stop or kill it too. Forked from a threaded process: only
  * system calls here. */
-static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
+static void __attribute__((noreturn))
+watcher_main(int fd, int64_t deadline, const char *role_tmp, const char *role_file)
 {
 	sigset_t all;
 	int64_t group = 0, hook = 0;
@@ -79,6 +83,9 @@ static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
 		kill(-(pid_t)group, SIGKILL);
 	if (hook > 0)
 		kill(-(pid_t)hook, SIGKILL);
+	/* Nobody leads here any more: the role file says so. */
+	if (role_tmp[0])
+		rename(role_tmp, role_file);
 	_exit(0);
 }
 
@@ -86,17 +93,43 @@ static void __attribute__((noreturn)) watcher_main(int fd, int64_t deadline)
  * group before it execs: there is no moment when the command runs and a
  * SIGKILL of leaderrun would leave its grandchildren behind (under ASan the
  * fork after the exec was slow enough for a test to find that window). */
+/* The watcher's "standby" for --role-file, written now: after the fork it
+ * may only rename. */
+static void child_role_tmp(struct child *c)
+{
+	static const char line[] = "standby\n";
+	int fd;
+
+	c->role_tmp[0] = '\0';
+	if (!c->role_file ||
+	    snprintf(c->role_tmp, sizeof(c->role_tmp), "%s.tmpXXXXXX", c->role_file) >= (int)sizeof(c->role_tmp)) {
+		c->role_tmp[0] = '\0';
+		return;
+	}
+	fd = mkostemp(c->role_tmp, O_CLOEXEC);
+	if (fd < 0 || write(fd, line, sizeof(line) - 1) != (ssize_t)(sizeof(line) - 1) || fchmod(fd, 0644) != 0) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(c->role_tmp);
+		}
+		c->role_tmp[0] = '\0';
+		return;
+	}
+	close(fd);
+}
+
 pid_t child_start_watcher(struct child *c, int64_t deadline)
 {
 	int fds[2];
 	pid_t pid;
 
+	child_role_tmp(c);
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return 0;
 	pid = fork();
 	if (pid == 0) {
 		close(fds[1]);
-		watcher_main(fds[0], deadline);
+		watcher_main(fds[0], deadline, c->role_tmp, c->role_file);
 	}
 	close(fds[0]);
 	if (pid < 0) {
@@ -144,5 +177,9 @@ void child_unwatch(struct child *c)
 	if (c->watch_fd >= 0) {
 		close(c->watch_fd);
 		c->watch_fd = -1;
+	}
+	if (c->role_tmp[0]) {
+		unlink(c->role_tmp);
+		c->role_tmp[0] = '\0';
 	}
 }

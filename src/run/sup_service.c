@@ -254,8 +254,8 @@ static bool svc_start(struct sup *s, struct outcome *out)
 	char **env = child_env_build(s->environ_base, o->lease, 0, 0, o->holder);
 	char err[512] = "out of memory";
 
-	if (!env ||
-	    (child_spawn(&s->child, o->command, env, CHILD_NO_DEADLINE, err, sizeof(err)) < 0 && s->child.pid <= 0)) {
+	if (!env || (child_spawn(&s->child, o->command, env, CHILD_NO_DEADLINE, o->role_file, err, sizeof(err)) < 0 &&
+		     s->child.pid <= 0)) {
 		child_env_free(env);
 		out->kind = OUTCOME_INTERNAL;
 		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});

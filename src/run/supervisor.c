@@ -138,9 +138,9 @@ static bool sup_start(struct sup *s, struct outcome *out)
 	char **env = child_env_build(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
 	char err[512] = "out of memory";
 
-	if (!env ||
-	    (child_spawn(&s->child, o->command, env, hold_deadline(&s->hold, &o->timing), err, sizeof(err)) < 0 &&
-	     s->child.pid <= 0)) {
+	if (!env || (child_spawn(&s->child, o->command, env, hold_deadline(&s->hold, &o->timing), o->role_file, err,
+				 sizeof(err)) < 0 &&
+		     s->child.pid <= 0)) {
 		child_env_free(env);
 		out->kind = OUTCOME_INTERNAL;
 		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});

@@ -367,6 +367,33 @@ Test(service, a_standby_service_waits_at_no_more_than_two_statements_a_cycle, .t
 	h_finish(&holder, 10000);
 }
 
+/* The role file of a leader that can no longer lead says so: its watcher
+ * kills the service and replaces the file, when leaderrun is SIGKILLed and
+ * when it is frozen past the deadline. */
+Test(service, the_role_file_says_standby_once_a_killed_or_frozen_leader_cannot_lead)
+{
+	const char *lease = h_lease("svc_rolefile");
+	const char *role = h_path("role");
+	struct h_proc a;
+	int64_t t0;
+
+	LR(&a, "-t", "2s", "-l", lease, "--service", "--role-file", role, "--", "sleep", "60");
+	cr_assert(h_wait_file(role, "leader", 10000), "%s", h_slurp(role));
+	kill(a.pid, SIGKILL);
+	h_wait(&a, 5000);
+	cr_assert(h_wait_file(role, "standby", 2000), "a SIGKILLed leader's file says: %s", h_slurp(role));
+
+	LR(&a, "-t", "2s", "-l", lease, "--service", "--role-file", role, "--", "sleep", "60");
+	cr_assert(h_wait_file(role, "leader", 10000), "%s", h_slurp(role));
+	t0 = h_now_ms();
+	kill(a.pid, SIGSTOP);
+	cr_assert(h_wait_file(role, "standby", 5000), "a frozen leader's file says: %s", h_slurp(role));
+	/* Not before the deadline: ttl 2 s less the margin and the grace. */
+	cr_assert_geq(h_now_ms() - t0, 500);
+	kill(a.pid, SIGCONT);
+	h_finish(&a, 10000);
+}
+
 /* A --service instance whose --health-cmd passes while FLAG exists. */
 static void svc_start_checked(struct h_proc *p, const struct svc *s, const char *lease, const char *holder,
 			      const char *check)
