@@ -1104,8 +1104,15 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 	int other = (h + 1) % s->ncont, st;
 	int64_t t1;
 
-	for (int i = 0; i < s->ncont; i++)
+	/* Every contender runs, each with its service: one that ended on
+	 * its own (a standby that lost its service, say) is a failure. */
+	for (int i = 0; i < s->ncont; i++) {
+		if ((st = contender_status(s, i, 0)) >= 0) {
+			fail(s, "contender %d (%d) ended on its own with status %d", i, (int)s->c[i].pid, st);
+			restart(s, i);
+		}
 		svc[i] = service_of(s, i);
+	}
 	switch (f) {
 	case F_KILL9:
 		/* Its watcher kills the service, hook and all. */
