@@ -180,23 +180,28 @@ static void sup_history_row(struct sup *s)
 		(void)worker_wait_idle(s->w, until);
 }
 
-/* A service's next wait needs the worker: a statement still in flight (a
- * renew, or the release, on a connection cut off) is cut, and its answer
- * taken. The worker's statements are bounded by its connection's timeouts;
- * this waits for that, unless a signal or the service's end comes first. */
+/* A service's next wait needs the worker: an answer left untaken (a
+ * renew's, after the release gave up waiting for it) is taken, and a
+ * statement still in flight (a renew, or the release, on a connection cut
+ * off) is cut, and its answer taken. The worker's statements are bounded
+ * by its connection's timeouts; this waits for that, unless a signal or
+ * the service's end comes first. The worker's pipe may have been drained
+ * already (worker_wait_idle): the answer is looked for at every wake-up,
+ * and a wake-up comes every 100 ms at least. */
 static void sup_worker_settle(struct sup *s)
 {
 	struct worker_result r;
+	bool cut = false;
 
-	if (!worker_busy(s->w))
-		return;
-	worker_abort(s->w);
 	while (worker_busy(s->w) && !s->svc.stop_sig && s->ev.exit_status < 0) {
-		int woke = sup_poll(s, 0);
-		if (woke & WOKE_SIGNAL)
+		if (sup_take(s, &r) == 0)
+			continue;
+		if (!cut) {
+			worker_abort(s->w);
+			cut = true;
+		}
+		if (sup_poll(s, timing_now() + 100 * USEC_PER_MSEC) & WOKE_SIGNAL)
 			sup_signals_while_waiting(s);
-		if (woke & WOKE_WORKER)
-			(void)sup_take(s, &r);
 	}
 }
 

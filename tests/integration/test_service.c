@@ -319,6 +319,14 @@ Test(service, a_cut_off_leader_demotes_and_its_service_survives_the_release_it_c
 	proxy_set_mode(proxy, PROXY_PASS);
 	cr_assert(h_alive(a.pid), "the cut-off leader ended:\n%s", h_slurp(a.err));
 	cr_assert(h_alive(service), "the cut-off leader's service was killed after its demote:\n%s", h_slurp(a.err));
+	/* And it competes again: a standby, alive, in --status. */
+	for (int64_t end = h_now_ms() + 15000;; h_sleep_ms(100)) {
+		const char *argv[] = {h_bin(), "-d", h_dsn(), "--status", "--json", lease, NULL};
+		char out[8192];
+		if (h_run(argv, out, sizeof(out)) == 0 && strstr(out, "\"standbys\": [{\"holder\": \"A\""))
+			break;
+		cr_assert(h_now_ms() < end, "the cut-off leader never competes again:\n%s\n%s", out, h_slurp(a.err));
+	}
 	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 2);
 	kill(a.pid, SIGTERM);
 	kill(b.pid, SIGTERM);

@@ -1174,6 +1174,28 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 		s->st.takeovers++;
 		s->st.failover_ms[s->st.nfailover++] = t1 - t0;
 	}
+	/* Every other contender stands by again, competing: alive in the
+	 * standbys' table (a standby stuck after its term would leave the
+	 * lease to one contender alone; the soak once ran so for minutes). */
+	{
+		int64_t end = procs_now_ms() + s->ttl_ms * 3 + 10000;
+		char out[64] = "";
+		for (;;) {
+			if (sql(s,
+				"SELECT COUNT(*) FROM leaderrun_standby sb WHERE sb.lease='" LEASE
+				"' AND IS_USED_LOCK(sb.lock_name) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM "
+				"leaderrun_lease l WHERE l.name=sb.lease AND l.holder=sb.holder AND l.expires_at > "
+				"UTC_TIMESTAMP(6))",
+				out, sizeof(out)) == 0 &&
+			    atoi(out) >= s->ncont - 1)
+				break;
+			if (procs_now_ms() >= end) {
+				fail(s, "%s: %s of %d standbys compete again", fault_names[f], out, s->ncont - 1);
+				break;
+			}
+			procs_sleep_ms(100);
+		}
+	}
 	/* A standby's service never restarts for a change of leader. */
 	for (int i = 0; i < s->ncont; i++)
 		if (i != h && svc[i] > 0 && !procs_alive(svc[i])) {
