@@ -115,6 +115,9 @@ Test(haproxy, requests_reach_only_the_leader_and_move_after_it_is_killed)
 	/* Steady: every answer is the leader's. */
 	for (int64_t end = h_now_ms() + 15000; get(front, who, sizeof(who)) != 200; h_sleep_ms(100))
 		cr_assert(h_now_ms() < end, "no answer through HAProxy:\n%s", h_slurp(proxy.err));
+	/* HAProxy counts a server up until its first check says otherwise:
+	 * a few check intervals (200 ms) for every standby's 503 to count. */
+	h_sleep_ms(1500);
 	for (int k = 0; k < 30; k++, h_sleep_ms(50)) {
 		char lead[64];
 		snprintf(lead, sizeof(lead), "%s", holder_of(lease));
