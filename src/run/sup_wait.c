@@ -371,13 +371,20 @@ static enum step sup_standby(struct sup *s, struct waiting *w, struct outcome *o
 	struct worker_result r;
 	enum step st;
 
+	/* Without the hint (Galera, several hosts) a named lock proves nothing
+	 * across servers, and Galera refuses it: no row. */
+	if (!w->hints)
+		s->standby_off = true;
 	if (s->standby_written || s->standby_off || worker_submit_standby(s->w, sup_health_ok(s)) < 0)
 		return STEP_ON;
 	st = sup_await(s, w, &r, out);
 	if (st != STEP_ON)
 		return st;
 	s->standby_written = r.outcome == LEASE_OK;
-	s->standby_off = r.status == DB_NO_TABLE || r.status == DB_DENIED;
+	/* Asked again only after a lost connection: anything else (no table,
+	 * no grant, a server that refuses named locks) would cost a failed
+	 * statement at every look. */
+	s->standby_off = r.outcome != LEASE_OK && r.status != DB_UNAVAILABLE;
 	return STEP_ON;
 }
 
