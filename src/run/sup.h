@@ -38,7 +38,7 @@ struct service {
 	int64_t demote_at; /* when the step-down began */
 
 	/* Across terms: */
-	int stop_sig;		 /* TERM, INT or QUIT asked leaderrun to stop */
+	int stop_sig;		  /* TERM, INT or QUIT asked leaderrun to stop */
 	unsigned failed_promotes; /* in a row: the pause before competing again doubles */
 };
 
@@ -69,8 +69,8 @@ struct sup {
 
 	/* --health-cmd (sup_health.c). */
 	struct health health;
-	pid_t health_pid;  /* the check that runs; 0: none */
-	bool health_down;  /* leading ended because the check failed */
+	pid_t health_pid; /* the check that runs; 0: none */
+	bool health_down; /* leading ended because the check failed */
 	/* Standing by: the lease's holder and term as last seen, for the
 	 * role's readers. */
 	char seen_leader[LEASE_HOLDER_MAX + 1];
@@ -130,6 +130,10 @@ int sup_signal_all(struct sup *s, int sig);
  * this instance has now, told to the role's readers; --ready-file, there
  * while the command runs or the service leads. */
 void sup_acquired(struct sup *s);
+/* COMMAND started with the run's variables (the term, 0 for a service
+ * standing by), the watcher killing it at DEADLINE; false, said, with OUT
+ * filled when it could not be. */
+bool sup_spawn(struct sup *s, int64_t deadline, struct outcome *out);
 void sup_role(struct sup *s);
 void sup_ready(struct sup *s);
 

@@ -250,23 +250,12 @@ static bool svc_step_back(struct sup *s, struct outcome *out)
 	return true;
 }
 
-/* Starts the service, standing by; false with OUT filled when it cannot. */
+/* Starts the service, standing by (no deadline for its watcher); false
+ * with OUT filled when it cannot. */
 static bool svc_start(struct sup *s, struct outcome *out)
 {
-	const struct options *o = s->o;
-	char **env = child_env_build(s->environ_base, o->lease, 0, 0, o->holder);
-	char err[512] = "out of memory";
-
-	if (!env || (child_spawn(&s->child, o->command, env, CHILD_NO_DEADLINE, o->role_file, err, sizeof(err)) < 0 &&
-		     s->child.pid <= 0)) {
-		child_env_free(env);
-		out->kind = OUTCOME_INTERNAL;
-		event_emit(&s->ev, EV_START_FAILED, &(struct event){.err = err, .wstatus = -1});
+	if (!sup_spawn(s, CHILD_NO_DEADLINE, out))
 		return false;
-	}
-	child_env_free(env);
-	if (s->child.exec_errno)
-		event_emit(&s->ev, EV_EXEC_FAILED, &(struct event){.err = err});
 	event_emit(&s->ev, EV_SERVICE_STARTED, &(struct event){.pid = (int)s->child.pid});
 	return true;
 }

@@ -130,16 +130,13 @@ void sup_acquired(struct sup *s)
 	sup_role(s);
 }
 
-/* Starts COMMAND under the lease. Returns false, with OUT filled, when it
- * could not be started (sup_end_run gives the term back). */
-static bool sup_start(struct sup *s, struct outcome *out)
+bool sup_spawn(struct sup *s, int64_t deadline, struct outcome *out)
 {
 	const struct options *o = s->o;
 	char **env = child_env_build(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
 	char err[512] = "out of memory";
 
-	if (!env || (child_spawn(&s->child, o->command, env, hold_deadline(&s->hold, &o->timing), o->role_file, err,
-				 sizeof(err)) < 0 &&
+	if (!env || (child_spawn(&s->child, o->command, env, deadline, o->role_file, err, sizeof(err)) < 0 &&
 		     s->child.pid <= 0)) {
 		child_env_free(env);
 		out->kind = OUTCOME_INTERNAL;
@@ -147,13 +144,24 @@ static bool sup_start(struct sup *s, struct outcome *out)
 		return false;
 	}
 	child_env_free(env);
-	/* Counted from the spawn: the wait for the lease is not run time. */
-	if (o->max_runtime_us > 0)
-		s->hold.runtime_end = timing_now() + sup_min64(o->max_runtime_us, INT64_MAX / 2);
 	/* An exec failure still leaves a child to reap (it exits 126/127);
 	 * the loop treats it like any other exit. */
 	if (s->child.exec_errno)
 		event_emit(&s->ev, EV_EXEC_FAILED, &(struct event){.err = err});
+	return true;
+}
+
+/* Starts COMMAND under the lease. Returns false, with OUT filled, when it
+ * could not be started (sup_end_run gives the term back). */
+static bool sup_start(struct sup *s, struct outcome *out)
+{
+	const struct options *o = s->o;
+
+	if (!sup_spawn(s, hold_deadline(&s->hold, &o->timing), out))
+		return false;
+	/* Counted from the spawn: the wait for the lease is not run time. */
+	if (o->max_runtime_us > 0)
+		s->hold.runtime_end = timing_now() + sup_min64(o->max_runtime_us, INT64_MAX / 2);
 	sup_ready(s);
 	sup_role(s);
 	event_emit(&s->ev, EV_STARTED, NULL);
