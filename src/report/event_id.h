@@ -112,6 +112,7 @@ enum event_id {
 	EV_HEALTH_FAILED_START, /* the check could not be started (counts as failed) */
 	EV_HEALTH_WAIT,		/* not competing until the check passes (said once a wait) */
 	EV_STOPPED_UNHEALTHY,	/* the run is over: the command was stopped for the check */
+	EV_STOPPED_DEMOTE,	/* the run is over: the service was killed, its demote failed or ran late */
 	EV_RUN_STEPPED_DOWN,	/* the history's outcome of a term that ended in a clean demote */
 	EV_COUNT
 };

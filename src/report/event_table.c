@@ -291,6 +291,10 @@ SAY(say_health_ok, "--health-cmd passed %u time%s in a row: competing for the le
     d->failures == 1 ? "" : "s")
 SAY(say_health_wait, "not competing for lease %s until --health-cmd passes", ev->o->lease)
 SAY(say_stopped_unhealthy, "command stopped: --health-cmd failed (term %" PRIu64 " released)", ev->term)
+SAY(say_stopped_demote, "service killed: --on-demote failed or did not end in time (term %" PRIu64 " released)",
+    ev->term)
+SAY(status_stopped_demote, "lease %s released (term %" PRIu64 "): %s killed, --on-demote failed", ev->o->lease,
+    ev->term, ev->cmd)
 SAY(status_stopped_unhealthy, "lease %s released (term %" PRIu64 "): %s stopped, --health-cmd failed", ev->o->lease,
     ev->term, ev->cmd)
 
@@ -453,6 +457,8 @@ static const struct event_row rows[EV_COUNT] = {
 		.status_say = say_health_wait},
 	[EV_STOPPED_UNHEALTHY] = {"stopped_unhealthy", NULL, LOG_ERROR, .say = say_stopped_unhealthy,
 		.metric = MET_NOT_HELD, .sd = SD_STOPPING, .status_say = status_stopped_unhealthy},
+	[EV_STOPPED_DEMOTE] = {"stopped_demote", NULL, LOG_ERROR, .say = say_stopped_demote, .metric = MET_NOT_HELD,
+		.sd = SD_STOPPING, .status_say = status_stopped_demote},
 	[EV_RUN_STEPPED_DOWN] = {"run_stepped_down", .history = HISTORY_STEPPED_DOWN},
 };
 /* clang-format on */

@@ -150,10 +150,11 @@ static void sup_finish(struct sup *s, struct outcome *out)
 	/* The lease was ours throughout: a normal release, recording the
 	 * command's own status (--min-hold applies: it ran). */
 	sup_release(s);
-	if (s->health_down) {
-		/* Stopped because --health-cmd failed: leadership ended early. */
+	/* Leading ended early, the lease still ours: a service killed because
+	 * its demote failed or ran late, or a job stopped for --health-cmd. */
+	if (s->svc.killed || s->health_down) {
 		out->kind = OUTCOME_LOST;
-		event_emit(&s->ev, EV_STOPPED_UNHEALTHY, NULL);
+		event_emit(&s->ev, s->svc.killed ? EV_STOPPED_DEMOTE : EV_STOPPED_UNHEALTHY, NULL);
 		return;
 	}
 	if (s->hold.timed_out) {

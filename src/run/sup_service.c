@@ -284,8 +284,6 @@ void sup_serve(struct sup *s, struct outcome *out)
 		if (!s->svc.demoted) {
 			/* The service is gone (it exited, or it was killed):
 			 * the run ends as a job's does. */
-			if (s->svc.killed && (s->hold.lease == HOLD_HELD || s->hold.lease == HOLD_FAILING))
-				s->hold.lease = HOLD_LATE;
 			sup_end_run(s, out);
 			return;
 		}

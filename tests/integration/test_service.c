@@ -202,6 +202,12 @@ Test(service, a_failing_demote_gets_the_service_killed_and_exits_76)
 	kill(p.pid, SIGTERM);
 	cr_assert_eq(h_finish(&p, 10000), 76, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.err), "--on-demote exited with status 3"), "%s", h_slurp(p.err));
+	/* Said as what happened, not as a lost lease: the lease was released. */
+	cr_assert(strstr(h_slurp(p.err), "service killed: --on-demote failed or did not end in time"), "%s",
+		  h_slurp(p.err));
+	cr_assert_str_eq(
+	    h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease), "",
+	    "the lease was not released");
 }
 
 Test(service, a_failing_promote_steps_down_and_another_instance_leads)
