@@ -419,6 +419,27 @@ int h_kill_connections(const char *user)
 	return n;
 }
 
+long h_follower_statements(const char *lease, int window_s)
+{
+	struct lease_sql sql;
+	long id, n;
+
+	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
+	/* Not this query itself, whose text matches the pattern too. */
+	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
+			"AND ID <> CONNECTION_ID() LIMIT 1",
+			sql.hint_name));
+	cr_assert_gt(id, 0, "the follower does not block on the hint");
+	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
+	h_sleep_ms(window_s * 1000);
+	h_sql("SET GLOBAL general_log=0");
+	n = atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND command_type IN "
+		       "('Query', 'Execute', 'Prepare')",
+		       id));
+	h_sql("TRUNCATE mysql.general_log");
+	return n;
+}
+
 int h_hint_waiters(const char *lease)
 {
 	struct lease_sql sql;

@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 
 #include "harness.h"
-#include "lease/lease.h"
 #include "proxy.h"
 
 #define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
@@ -349,27 +348,15 @@ Test(service, a_cut_off_leader_demotes_and_its_service_survives_the_release_it_c
 Test(service, a_standby_service_waits_at_no_more_than_two_statements_a_cycle, .timeout = 120)
 {
 	const char *lease = h_lease("svc_cost");
-	struct lease_sql sql;
 	struct h_proc holder, f;
 	const int window_s = 30;
-	long id, n;
+	long n;
 
-	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
 	LR(&holder, "-l", lease, "--service", "--", "sleep", "120");
 	h_sleep_ms(1000);
 	LR(&f, "-l", lease, "--service", "--health-cmd", "true", "--", "sleep", "120");
 	h_sleep_ms(2000);
-	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
-			"AND ID <> CONNECTION_ID() LIMIT 1",
-			sql.hint_name));
-	cr_assert_gt(id, 0, "the standby does not block on the hint");
-	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
-	h_sleep_ms(window_s * 1000);
-	h_sql("SET GLOBAL general_log=0");
-	n = atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND command_type IN "
-		       "('Query', 'Execute', 'Prepare')",
-		       id));
-	h_sql("TRUNCATE mysql.general_log");
+	n = h_follower_statements(lease, window_s);
 	/* ttl 15 s, renew 5 s: a cycle is at least 10 s; one in flight at
 	 * each end of the window. */
 	cr_assert_leq(n, 2 * (window_s / 10 + 1), "%ld statements in %d s", n, window_s);

@@ -138,28 +138,15 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 	 * GET_LOCK) per ttl minus renew interval. ttl 3s, renew 1 s: a cycle
 	 * is at least 2 s long. Counted per session in the general log. */
 	const char *lease = h_lease("cost");
-	struct lease_sql sql;
 	struct h_proc holder, f;
 	const int window_s = 12;
-	long id, n;
+	long n;
 
-	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
 	LR(&holder, "-t", "3s", "-l", lease, "--", "sleep", "120");
 	h_sleep_ms(1000);
 	LR(&f, "-t", "3s", "-l", lease, "--", "true");
 	h_sleep_ms(1500);
-	/* Not this query itself, whose text matches the pattern too. */
-	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
-			"AND ID <> CONNECTION_ID() LIMIT 1",
-			sql.hint_name));
-	cr_assert_gt(id, 0, "the follower does not block on the hint");
-	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
-	h_sleep_ms(window_s * 1000);
-	h_sql("SET GLOBAL general_log=0");
-	n = atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND command_type IN "
-		       "('Query', 'Execute', 'Prepare')",
-		       id));
-	h_sql("TRUNCATE mysql.general_log");
+	n = h_follower_statements(lease, window_s);
 	/* A cycle in flight at each end of the window: + 1. */
 	cr_assert_leq(n, 2 * (window_s / 2 + 1), "%ld statements in %d s", n, window_s);
 	cr_assert_geq(n, 2, "the follower never looked: %ld", n);
