@@ -65,6 +65,18 @@ CREATE TABLE IF NOT EXISTS `leaderrun_standby` (
   since       DATETIME(6) NOT NULL,
   healthy     BOOLEAN NOT NULL DEFAULT TRUE,
   lock_name   VARCHAR(64) CHARACTER SET ascii NOT NULL,
+  -- Choosing the leader (leaderrun(1), CHOOSING THE LEADER): the waiter's
+  -- --priority, a switch-over's choice of it (--release --to) until
+  -- chosen_until, the term it preempted (--preempt), and --spread. A
+  -- table made by 0.9 gains them with `leaderrun --init`, or:
+  --   ALTER TABLE leaderrun_standby ADD COLUMN priority INT NOT NULL DEFAULT 0,
+  --     ADD COLUMN chosen_until DATETIME(6) NULL,
+  --     ADD COLUMN preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  --     ADD COLUMN spread BOOLEAN NOT NULL DEFAULT FALSE;
+  priority     INT NOT NULL DEFAULT 0,
+  chosen_until DATETIME(6) NULL,
+  preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
+  spread       BOOLEAN NOT NULL DEFAULT FALSE,
   PRIMARY KEY (lease, holder(191))
 ) ENGINE=InnoDB;
 

@@ -17,6 +17,7 @@
 #include "report/log.h"
 #include "report/report.h"
 #include "run/runmode.h"
+#include "switchover.h"
 
 struct rows {
 	struct lease_row *v;
@@ -435,6 +436,8 @@ void admin_run(const struct options *o, struct outcome *out)
 		admin_status(o, db, &sql, out);
 	else if (o->mode == MODE_HISTORY)
 		admin_history(o, db, out);
+	else if (o->mode == MODE_RELEASE && o->release_to)
+		switchover_run(o, db, &sql, out);
 	else if (o->mode == MODE_RELEASE)
 		admin_release(o, db, &sql, out);
 	else if (o->mode == MODE_PAUSE || o->mode == MODE_RESUME)

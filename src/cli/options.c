@@ -129,6 +129,34 @@ static int set_kill_signal(struct parse *p, const char *arg)
 	return 0;
 }
 
+/* --priority N: stored, and given (a run with it keeps its claim). */
+static int set_priority(struct parse *p, const char *arg)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < -1000000 || n > 1000000)
+		FAIL("--priority '%s' must be a whole number from -1000000 to 1000000 (higher wins)", SHOWN(arg));
+	p->o->priority = (int)n;
+	p->o->priority_given = true;
+	return 0;
+}
+
+/* --preempt, or --preempt=DELAY (the value only with '='). */
+static int set_preempt(struct parse *p, const char *arg)
+{
+	char why[160];
+
+	p->o->preempt = true;
+	if (!arg)
+		return 0;
+	if (duration_parse(arg, &p->o->preempt_us, why, sizeof(why)) < 0)
+		FAIL("--preempt=%s: %s; give a delay like --preempt=30s, or --preempt alone", SHOWN(arg), SHOWN(why));
+	return 0;
+}
+
 static int set_command(struct parse *p, const char *arg)
 {
 	if (p->shell)
@@ -274,11 +302,24 @@ static const struct options_def defs[] = {
      "passes; a leader steps down after --health-retries failures",
      TEXT(IN_OPTIONS, health_cmd), MODE(RUN), "--health-cmd goes with a COMMAND to run"},
     {"health-interval", 0, "D", NULL, "how often --health-cmd runs, and its time limit (default 5s)",
-     DURATION_IN(health_interval_us, 100 * USEC_PER_MSEC, 3600 * USEC_PER_SEC,
-		 "is out of range; use 100ms to 1h"),
+     DURATION_IN(health_interval_us, 100 * USEC_PER_MSEC, 3600 * USEC_PER_SEC, "is out of range; use 100ms to 1h"),
      MODE(RUN), "--health-interval goes with --health-cmd"},
     {"health-retries", 0, "N", NULL, "failures (and passes) in a row that change health\n(default 3)",
      NUMBER(health_retries, 1, 100), MODE(RUN), "--health-retries goes with --health-cmd"},
+    {"priority", 0, "N", "Choosing the leader",
+     "higher wins a free lease (default 0); the others wait up\n"
+     "to max(2s, 2x --retry-interval) for the favourite to take it",
+     CALL(set_priority, true), MODE(RUN), "--priority goes with a COMMAND to run"},
+    {"preempt", 0, "[=D]", NULL,
+     "after D (default 30s) waiting and healthy, take the lease\n"
+     "from a holder of a lower --priority (it stops or demotes)",
+     CALL(set_preempt, OPTIONS_VALUE_OPTIONAL), MODE(RUN), "--preempt goes with a COMMAND to run"},
+    {"spread", 0, NULL, NULL, "spread many leases across the hosts that contend for them", FLAG(IN_OPTIONS, spread),
+     MODE(RUN), "--spread goes with a COMMAND to run"},
+    {"to", 0, "HOLDER", NULL,
+     "with --release: switch over to that standby (a holder id,\n"
+     "or a host with one standby); exit 75 if none such waits",
+     TEXT(IN_OPTIONS, release_to), MODE(RELEASE), "--to goes with --release"},
     {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", FLAG(IN_OPTIONS, no_wait), ANY_MODE,
      NULL},
     {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", DURATION(wait_timeout_us), ANY_MODE, NULL},
@@ -395,6 +436,7 @@ static void options_defaults(struct options *o)
 	o->retry_us = USEC_PER_SEC;
 	o->health_interval_us = 5 * USEC_PER_SEC;
 	o->health_retries = 3;
+	o->preempt_us = 30 * USEC_PER_SEC;
 	o->wait_timeout_us = -1;
 	o->kill_signal = SIGTERM;
 	o->busy_exit = 75;
@@ -435,6 +477,7 @@ static options_step_fn *const options_steps[] = {
     options_check_run,
     /* --service against what only a job does. */
     options_check_service,
+    options_check_choose,
     options_check_role,
     options_check_health,
     /* After the DSN, which may hold the password. */

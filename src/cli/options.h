@@ -99,6 +99,16 @@ struct options {
 	int health_retries;
 	/* --role-file PATH, --role-http ADDR:PORT (checked); NULL: none. */
 	const char *role_file, *role_http;
+
+	/* Choosing the leader (lease/choose.h): --priority N (given: the run
+	 * keeps its standby row from the start, and its claim counts),
+	 * --preempt[=DELAY], --spread; --release --to HOLDER. */
+	int priority;
+	bool priority_given;
+	bool preempt;
+	int64_t preempt_us;
+	bool spread;
+	const char *release_to;
 };
 
 enum options_result {
@@ -147,6 +157,7 @@ struct options_store {
  * modes each option goes with, and the tests that hold the man page and
  * the bash completion to it. */
 struct parse;
+#define OPTIONS_VALUE_OPTIONAL 2
 struct options_def {
 	const char *name;    /* long name, without "--" */
 	int short_name;	     /* 0: none */
@@ -155,9 +166,9 @@ struct options_def {
 	const char *help;    /* NULL: described in another option's line */
 	int (*set)(struct parse *p, const char *arg);
 	struct options_store store; /* OPTIONS_CALL: set stores it */
-	bool takes_value;
-	unsigned modes;		 /* OPTIONS_MODE bits, or OPTIONS_ANY_MODE */
-	const char *modes_error; /* the usage error when given in another mode */
+	int takes_value;	    /* 0 no, 1 yes, OPTIONS_VALUE_OPTIONAL: --NAME[=VALUE] (set gets NULL) */
+	unsigned modes;		    /* OPTIONS_MODE bits, or OPTIONS_ANY_MODE */
+	const char *modes_error;    /* the usage error when given in another mode */
 };
 
 /* The table, in --help's order. */

@@ -19,11 +19,14 @@ static void options_getopt_table(struct option *longs, char *shorts, size_t shor
 	shorts[k++] = '+';
 	shorts[k++] = ':';
 	for (size_t i = 0; i < ndefs; i++) {
-		longs[i] = (struct option){defs[i].name, defs[i].takes_value ? required_argument : no_argument, NULL,
-					   defs[i].short_name ? defs[i].short_name : 256 + (int)i};
+		longs[i] = (struct option){defs[i].name,
+					   defs[i].takes_value == OPTIONS_VALUE_OPTIONAL ? optional_argument
+					   : defs[i].takes_value			 ? required_argument
+											 : no_argument,
+					   NULL, defs[i].short_name ? defs[i].short_name : 256 + (int)i};
 		if (defs[i].short_name && k + 3 < shortcap) {
 			shorts[k++] = (char)defs[i].short_name;
-			if (defs[i].takes_value)
+			if (defs[i].takes_value == 1)
 				shorts[k++] = ':';
 		}
 	}

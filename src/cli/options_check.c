@@ -211,8 +211,8 @@ int options_check_health(struct parse *p)
 
 	if (o->health_cmd && !*o->health_cmd)
 		FAIL("--health-cmd needs a command STRING");
-	if (!o->health_cmd && (options_given(p, options_row("health-interval")) ||
-			       options_given(p, options_row("health-retries"))))
+	if (!o->health_cmd &&
+	    (options_given(p, options_row("health-interval")) || options_given(p, options_row("health-retries"))))
 		FAIL("--%s tunes --health-cmd; add --health-cmd CMD",
 		     options_given(p, options_row("health-interval")) ? "health-interval" : "health-retries");
 	return 0;
@@ -256,6 +256,35 @@ int options_check_service(struct parse *p)
 		     o->once_per_us ? "once-per" : "min-hold");
 	if (o->slots > 1)
 		FAIL("--service has one leader; it does not go with --slots %u", o->slots);
+	return 0;
+}
+
+/* Choosing the leader (lease/choose.h): --preempt needs a priority to
+ * preempt with and a wait to do it from; a choice is of one holder, so
+ * not with --slots; --to names a standby as a holder id would. */
+int options_check_choose(struct parse *p)
+{
+	const struct options *o = p->o;
+
+	if (o->release_to) {
+		if (lease_name_validate("--to", o->release_to, LEASE_HOLDER_MAX, p->err, p->errlen) < 0)
+			return -1;
+		if (o->force)
+			FAIL("--to hands the lease to a standby; it does not go with --force, which frees it for "
+			     "anyone");
+		if (o->slot >= 0)
+			FAIL("--to switches a one-slot lease over; it does not go with --slot");
+	}
+	if (o->preempt && !o->priority_given)
+		FAIL("--preempt takes the lease from a holder of a lower priority; give this candidate --priority N");
+	if (o->preempt && o->no_wait)
+		FAIL("--preempt waits for its turn to take the lease over; it does not go with --no-wait");
+	if ((o->priority_given || o->preempt || o->spread) && o->slots > 1)
+		FAIL("--%s chooses one holder; it does not go with --slots %u",
+		     o->priority_given ? "priority"
+		     : o->preempt      ? "preempt"
+				       : "spread",
+		     o->slots);
 	return 0;
 }
 

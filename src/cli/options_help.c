@@ -44,11 +44,11 @@ int options_show_help(struct parse *p, const char *arg)
 		if (!d->help)
 			continue;
 		if (d->short_name)
-			n = snprintf(left, sizeof(left), "  -%c, --%s%s%s", d->short_name, d->name, d->arg ? " " : "",
-				     d->arg ? d->arg : "");
+			n = snprintf(left, sizeof(left), "  -%c, --%s%s%s", d->short_name, d->name,
+				     d->arg && d->arg[0] != '[' ? " " : "", d->arg ? d->arg : "");
 		else
-			n = snprintf(left, sizeof(left), "      --%s%s%s", d->name, d->arg ? " " : "",
-				     d->arg ? d->arg : "");
+			n = snprintf(left, sizeof(left), "      --%s%s%s", d->name,
+				     d->arg && d->arg[0] != '[' ? " " : "", d->arg ? d->arg : "");
 		fprintf(f, "%-*s", HELP_COLUMN - 1, left);
 		fputc(' ', f);
 		(void)n;

@@ -13,7 +13,7 @@
 /* What the command line gave, before it is checked as a whole: the values
  * that later steps combine (a DSN with the option files, a lease name with
  * the mode) wait here; the rest go straight into the options. */
-#define DEFS_MAX 64 /* the table's rows, at most */
+#define DEFS_MAX 80 /* the table's rows, at most */
 
 struct parse {
 	struct options *o;
@@ -90,6 +90,7 @@ int options_take_slots(struct parse *p);
 int options_take_log_format(struct parse *p);
 int options_check_urls(struct parse *p);
 int options_check_service(struct parse *p);
+int options_check_choose(struct parse *p);
 int options_check_role(struct parse *p);
 int options_check_health(struct parse *p);
 int options_check_run(struct parse *p);

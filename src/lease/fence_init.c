@@ -133,10 +133,9 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 		return;
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
-	else if (row[3] &&
-		 strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)),
-					  s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want, sizeof(want)),
-			fence_body_normal(row[3], BODY_AS_IS, got, sizeof(got))) != 0)
+	else if (row[3] && strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)),
+						    s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want, sizeof(want)),
+				  fence_body_normal(row[3], BODY_AS_IS, got, sizeof(got))) != 0)
 		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
 	if (s->why[0])
 		s->foreign = k;

@@ -13,12 +13,14 @@
  * are never written: --history derives them from the lease row (an open
  * run whose term no longer holds the lease was left by a holder that
  * vanished: killed with SIGKILL, its host gone). */
-#define HISTORY_EXITED	  "exited"    /* exit_status */
-#define HISTORY_SIGNALED  "signaled"  /* exit_signal */
-#define HISTORY_LOST	  "lost"      /* the lease was lost: the command was killed */
-#define HISTORY_REVOKED	  "revoked"   /* --release: the command was stopped */
-#define HISTORY_TIMED_OUT "timed_out" /* --max-runtime ran out: the command was stopped */
-#define HISTORY_STEPPED_DOWN "stepped_down" /* --service: the term ended in a clean demote */
+#define HISTORY_EXITED	      "exited"	      /* exit_status */
+#define HISTORY_SIGNALED      "signaled"      /* exit_signal */
+#define HISTORY_LOST	      "lost"	      /* the lease was lost: the command was killed */
+#define HISTORY_REVOKED	      "revoked"	      /* --release: the command was stopped */
+#define HISTORY_PREEMPTED     "preempted"     /* --preempt: a candidate of a higher priority took over */
+#define HISTORY_SWITCHED_OVER "switched_over" /* --release --to: handed to a named standby */
+#define HISTORY_TIMED_OUT     "timed_out"     /* --max-runtime ran out: the command was stopped */
+#define HISTORY_STEPPED_DOWN  "stepped_down"  /* --service: the term ended in a clean demote */
 
 /* The HISTORY_STMT lines of stmts.def, a member each. */
 struct history_sql {

@@ -12,7 +12,8 @@
 
 /* One row of the look: slot, slots, holder, term, expires in, read_only,
  * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
- * the server's --once-per slot. */
+ * the server's --once-per slot, how long the row is another candidate's
+ * still, the holder's priority. */
 static void look_row(void *ctx, const struct db_value *c)
 {
 	struct look *l = ctx;
@@ -67,6 +68,8 @@ copy:
 	dst->slots = slots;
 	dst->term = c[3].u64;
 	dst->expires_in_us = expires_in;
+	dst->preferred_us = c[13].is_null ? 0 : c[13].i64;
+	dst->holder_priority = c[14].is_null ? 0 : (int)c[14].i64;
 	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
 	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
 }
@@ -100,13 +103,15 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	    {.type = DB_I64},
 	    {.type = DB_U64},
 	    {.type = DB_I64},
+	    {.type = DB_I64},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
 	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
 	info->held = 0;
-	info->expires_in_us = 0;
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 13, look_row, l, &r, err, errlen);
+	info->expires_in_us = info->preferred_us = 0;
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 15, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
@@ -122,6 +127,8 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 		info->slot = l->busy.slot;
 		info->term = l->busy.term;
 		info->expires_in_us = l->busy.expires_in_us;
+		info->holder_priority = l->busy.holder_priority;
+		info->preferred_us = 0;
 		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
 		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
 	}
@@ -136,6 +143,8 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 		return BUSY_SLOT_USED;
 	if (info->paused_in_us > 0)
 		return BUSY_PAUSED;
+	if (info->expires_in_us <= 0 && info->preferred_us > 0)
+		return BUSY_PREFERRED;
 	return BUSY_HELD;
 }
 

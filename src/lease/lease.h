@@ -17,7 +17,8 @@
 #define LEASE_ACCOUNT_MAX   128 /* the fence's fencer: VARCHAR(128), as MariaDB's user names */
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
-#define LEASE_SLOTS_MAX	    100 /* --slots: a waiter's look reads a row a slot */
+#define LEASE_SLOTS_MAX	    100	 /* --slots: a waiter's look reads a row a slot */
+#define LEASE_CHOOSE_MAX    1400 /* the claims' SQL in a statement (choose.h) */
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */
@@ -33,6 +34,7 @@ enum lease_busy {
 	BUSY_HELD,	/* somebody holds it (or held it a moment ago) */
 	BUSY_PAUSED,	/* --pause: nobody may acquire it until paused_until */
 	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
+	BUSY_PREFERRED, /* free, but another candidate's to take for preferred_us (choose.h) */
 };
 
 /* The row as an acquire found it, or took it. Times are the server's.
@@ -52,6 +54,8 @@ struct lease_info {
 	int64_t slot_us;      /* --once-per: the contender's slot, us since the epoch */
 	int64_t last_slot_us; /* the last slot a run took; -1: none */
 	uint64_t slot_term;   /* the term that took it */
+	int64_t preferred_us; /* > 0: free, but another candidate's for that long still (choose.h) */
+	int holder_priority;  /* the holder's --priority, as its standby row says (0: none) */
 };
 
 /* The statements for one table, rendered once from a validated name: the
@@ -64,11 +68,17 @@ struct lease_info {
 enum fence_routine { FENCE_R_FENCE, FENCE_R_SLOT, FENCE_R_END, FENCE_R_MOVE, FENCE_ROUTINES };
 
 struct lease_sql {
-#define LEASE_STMT(id, member, since, params, columns, ...) STMT_MEMBER(member, __VA_ARGS__)
+#define LEASE_STMT(id, member, since, params, columns, ...) char member[STMT_CAP(__VA_ARGS__) + LEASE_CHOOSE_MAX];
 #define HISTORY_STMT(...)
 #include "stmts.def"
 #undef HISTORY_STMT
 #undef LEASE_STMT
+	/* The candidates' claims that the acquire and the read carry
+	 * (choose.h); rendered in while CHOOSE_ON. */
+	char choose[LEASE_CHOOSE_MAX], choose_read[LEASE_CHOOSE_MAX];
+	bool choose_on;
+	bool choose_lost;     /* they named what the standbys' table lacks: off (lease_call) */
+	char choose_err[256]; /* the server's words then */
 	char table[LEASE_TABLE_MAX + 1];
 	char fence[LEASE_TABLE_MAX + 16];   /* the fence's table, as the options name tables */
 	char standby[LEASE_TABLE_MAX + 16]; /* the standbys' table (standby.h), likewise */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "choose.h"
 #include "lease.h"
 #include "lease_int.h"
 
@@ -102,6 +103,15 @@ enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *tr
 {
 	/* A failed --status prepare called its ON_ROW for no row. */
 	r->status = try(db, sql, q, r, err, errlen);
+	/* The claims name the standbys' table and its columns of this
+	 * build: without them (a database --init'ed by an older build) the
+	 * statements go as before, and the run says so (choose_lost). */
+	if (r->status == DB_NO_TABLE && sql->choose_on && db_connected(db)) {
+		choose_off(sql);
+		sql->choose_lost = true;
+		snprintf(sql->choose_err, sizeof(sql->choose_err), "%s", err);
+		r->status = try(db, sql, q, r, err, errlen);
+	}
 	if (lease_adapt(db, sql, r->status))
 		r->status = try(db, sql, q, r, err, errlen);
 	return r->status;

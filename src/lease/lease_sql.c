@@ -1,6 +1,7 @@
 /* The lease statements rendered for a table and its schema (their text is
  * in stmts.def), name validation and the reading of their results: the
  * pure half of the protocol (lease.c runs it). */
+#include "choose.h"
 #include "lease.h"
 
 #include <stdbool.h>
@@ -114,6 +115,7 @@ void lease_sql_quote_table(char *out, size_t len, const char *table)
 struct cols {
 	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *status_exit, *status_more;
 	const char *insert_rows;
+	const char *choose, *choose_read; /* the claims (choose.h), this run's, not the schema's */
 };
 
 #define ISO1(col) "DATE_FORMAT(" col ", '%Y-%m-%dT%H:%i:%s.%fZ')"
@@ -135,6 +137,8 @@ static struct cols cols_of(int schema)
 	    .status_more =
 		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
 	    .insert_rows = "(name, slot, slots) VALUES (?, ?, ?)",
+	    .choose = "",
+	    .choose_read = "NULL, NULL",
 	};
 
 	if (schema < 5) {
@@ -159,6 +163,8 @@ static struct cols cols_of(int schema)
 
 void lease_sql_render(struct lease_sql *s, const char *table)
 {
+	s->choose_on = s->choose_lost = false;
+	s->choose_err[0] = '\0';
 	lease_sql_render_schema(s, table, LEASE_ROWS_SCHEMA);
 	(void)lease_sql_sibling(table, "_standby", s->standby, sizeof(s->standby));
 	s->older = 0;
@@ -235,6 +241,10 @@ void lease_sql_render_schema(struct lease_sql *s, const char *table, int schema)
 	if (table != s->table) /* lease_adapt renders again from its own copy */
 		snprintf(s->table, sizeof(s->table), "%s", table);
 	s->schema = schema;
+	if (s->choose_on) {
+		c.choose = s->choose;
+		c.choose_read = s->choose_read;
+	}
 	lease_sql_quote_table(t, sizeof(t), table);
 	fence_names_of(s, table, &fn);
 	/* Each LEASE_STMT of stmts.def, from t and c; one that the schema
@@ -299,4 +309,46 @@ int64_t lease_slot_of(int64_t now_us, int64_t period_us)
 {
 	/* As the server computes it: (now + period/2) DIV period * period. */
 	return (now_us + period_us / 2) / period_us * period_us;
+}
+
+/* The condition on a standby S that keeps a free lease from this
+ * candidate (choose.h); O, the lease row's qualifier ("" or "l."). */
+static void choose_cond(char *out, size_t len, const char *t, const char *o, const char *lock, int priority,
+			long long claim_us)
+{
+	snprintf(out, len,
+		 "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
+		 "(s.chosen_until > UTC_TIMESTAMP(6) OR (s.priority > %d AND s.healthy AND "
+		 "GREATEST(%sexpires_at, s.since) + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
+		 "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND "
+		 "m.chosen_until > UTC_TIMESTAMP(6))))",
+		 o, lock, priority, o, claim_us, t, o, lock);
+}
+
+void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_t claim_us)
+{
+	char t[LEASE_TABLE_MAX + 8], acq[720], rd[720];
+
+	lease_sql_quote_table(t, sizeof(t), sql->standby);
+	choose_cond(acq, sizeof(acq), t, "", lock, priority, (long long)claim_us);
+	choose_cond(rd, sizeof(rd), t, "l.", lock, priority, (long long)claim_us);
+	snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
+	/* How long the row is another's still: a chosen one's to its
+	 * chosen_until, a favourite's to its claim's end. */
+	snprintf(sql->choose_read, sizeof(sql->choose_read),
+		 "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6), "
+		 "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE %s), "
+		 "(SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
+		 "IS_USED_LOCK(h.lock_name) IS NOT NULL)",
+		 (long long)claim_us, t, rd, t);
+	sql->choose_on = true;
+	lease_sql_render_schema(sql, sql->table, sql->schema);
+}
+
+void choose_off(struct lease_sql *sql)
+{
+	if (!sql->choose_on)
+		return;
+	sql->choose_on = false;
+	lease_sql_render_schema(sql, sql->table, sql->schema);
 }

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -35,21 +36,32 @@ void standby_create_sql(const struct lease_sql *sql, char *out, size_t len)
 		 "holder VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL, "
 		 "host VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '', "
 		 "since DATETIME(6) NOT NULL, healthy BOOLEAN NOT NULL DEFAULT TRUE, "
-		 "lock_name VARCHAR(64) CHARACTER SET ascii NOT NULL, "
+		 "lock_name VARCHAR(64) CHARACTER SET ascii NOT NULL, " STANDBY_CLAIMS_COLUMNS ", "
 		 "PRIMARY KEY (lease, holder(191))) ENGINE=InnoDB",
 		 t);
 }
 
-enum db_status standby_register(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-				bool healthy, const char *lock, char *err, size_t errlen)
+void standby_upgrade_sql(const struct lease_sql *sql, char *out, size_t len)
+{
+	char t[LEASE_TABLE_MAX + 24];
+
+	lease_sql_quote_table(t, sizeof(t), sql->standby);
+	snprintf(out, len,
+		 "ALTER TABLE %s ADD COLUMN priority INT NOT NULL DEFAULT 0, ADD COLUMN chosen_until DATETIME(6) NULL, "
+		 "ADD COLUMN preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
+		 "ADD COLUMN spread BOOLEAN NOT NULL DEFAULT FALSE",
+		 t);
+}
+
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, char *err,
+				size_t errlen)
 {
 	char host[STANDBY_HOST_MAX + 1] = "", t[LEASE_TABLE_MAX + 24], q[2048];
-	const struct db_value row[] = {{.type = DB_STR, .str = lease},
-				       {.type = DB_STR, .str = holder},
-				       {.type = DB_STR, .str = host},
-				       {.type = DB_I64, .i64 = healthy},
-				       {.type = DB_STR, .str = lock}};
-	const struct db_value dead[] = {{.type = DB_STR, .str = lease}, {.type = DB_STR, .str = holder}};
+	const struct db_value row[] = {{.type = DB_STR, .str = reg->lease}, {.type = DB_STR, .str = reg->holder},
+				       {.type = DB_STR, .str = host},	    {.type = DB_I64, .i64 = reg->healthy},
+				       {.type = DB_STR, .str = reg->lock},  {.type = DB_I64, .i64 = reg->priority},
+				       {.type = DB_I64, .i64 = reg->spread}};
+	const struct db_value dead[] = {{.type = DB_STR, .str = reg->lease}, {.type = DB_STR, .str = reg->holder}};
 	size_t used = 0;
 	int64_t got;
 	enum db_status st;
@@ -62,12 +74,19 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 	if ((st = db_query_int(db, q, &got, err, errlen)) != DB_OK)
 		return st;
 	used = 0;
-	if (!sqltext_append(q, sizeof(q), &used, "INSERT INTO %s (lease, holder, host, since, healthy, lock_name) ",
-			    t) ||
+	/* A choice made by --release --to stays: the chosen standby may
+	 * write its row again (its health changed) while it is chosen. */
+	if (!sqltext_append(q, sizeof(q), &used, "INSERT INTO %s (lease, holder, host, since, healthy, lock_name%s) ",
+			    t, reg->claims ? ", priority, spread" : "") ||
 	    !sqltext_render(q, sizeof(q), &used,
-			    "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE host = VALUES(host), "
-			    "since = VALUES(since), healthy = VALUES(healthy), lock_name = VALUES(lock_name)",
-			    row, 5))
+			    reg->claims ? "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+					  "host = VALUES(host), since = VALUES(since), healthy = VALUES(healthy), "
+					  "lock_name = VALUES(lock_name), priority = VALUES(priority), "
+					  "spread = VALUES(spread)"
+					: "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE host = "
+					  "VALUES(host), since = VALUES(since), healthy = VALUES(healthy), lock_name = "
+					  "VALUES(lock_name)",
+			    row, reg->claims ? 7 : 5))
 		return DB_ERROR;
 	if ((st = db_query(db, q, err, errlen)) != DB_OK)
 		return st;
@@ -96,34 +115,51 @@ static void standby_text_row(void *arg, const char *const *c, unsigned n)
 
 	if (n < 5)
 		return;
+	memset(&r, 0, sizeof(r));
 	snprintf(r.lease, sizeof(r.lease), "%s", c[0] ? c[0] : "");
 	snprintf(r.holder, sizeof(r.holder), "%s", c[1] ? c[1] : "");
 	snprintf(r.host, sizeof(r.host), "%s", c[2] ? c[2] : "");
 	snprintf(r.since, sizeof(r.since), "%s", c[3] ? c[3] : "");
 	r.healthy = c[4] && strcmp(c[4], "0") != 0;
+	r.priority = n > 5 && c[5] ? atoi(c[5]) : 0;
+	r.chosen = n > 6 && c[6] && strcmp(c[6], "0") != 0;
 	l->on_row(l->ctx, &r);
 }
 
-enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
-			    void *ctx, char *err, size_t errlen)
+/* The list's query; CLAIMS: with the columns of the claims. */
+static bool standby_list_sql(const struct lease_sql *sql, const char *lease, bool claims, char *q, size_t len)
 {
-	char t[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
+	char t[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24];
 	const struct db_value name = {.type = DB_STR, .str = lease};
-	struct standby_list_ctx c = {on_row, ctx};
 	size_t used = 0;
 
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
 	lease_sql_quote_table(l, sizeof(l), sql->table);
 	/* Alive (its lock held), and not the lease's holder now: a standby
 	 * that took the lease keeps its row and lock until it waits again. */
-	if (!sqltext_append(q, sizeof(q), &used,
-			    "SELECT s.lease, s.holder, s.host, DATE_FORMAT(s.since, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ'), "
-			    "s.healthy FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
-			    "(SELECT 1 FROM %s x WHERE x.name = s.lease AND x.holder = s.holder AND x.expires_at > "
-			    "UTC_TIMESTAMP(6))",
-			    t, l) ||
-	    (lease && !sqltext_render(q, sizeof(q), &used, " AND s.lease = ?", &name, 1)) ||
-	    !sqltext_append(q, sizeof(q), &used, " ORDER BY s.lease, s.since, s.holder"))
+	return sqltext_append(q, len, &used,
+			      "SELECT s.lease, s.holder, s.host, DATE_FORMAT(s.since, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ'), "
+			      "s.healthy%s FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
+			      "(SELECT 1 FROM %s x WHERE x.name = s.lease AND x.holder = s.holder AND x.expires_at > "
+			      "UTC_TIMESTAMP(6))",
+			      claims ? ", s.priority, s.chosen_until > UTC_TIMESTAMP(6)" : "", t, l) &&
+	       (!lease || sqltext_render(q, len, &used, " AND s.lease = ?", &name, 1)) &&
+	       sqltext_append(q, len, &used, " ORDER BY s.lease, %ss.since, s.holder",
+			      claims ? "s.priority DESC, " : "");
+}
+
+enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
+			    void *ctx, char *err, size_t errlen)
+{
+	char q[2048];
+	struct standby_list_ctx c = {on_row, ctx};
+	enum db_status st;
+
+	if (!standby_list_sql(sql, lease, true, q, sizeof(q)))
 		return DB_ERROR;
+	st = db_query_rows(db, q, 7, standby_text_row, &c, err, errlen);
+	/* A table of the build before the claims: listed without them. */
+	if (st != DB_NO_TABLE || !standby_list_sql(sql, lease, false, q, sizeof(q)))
+		return st;
 	return db_query_rows(db, q, 5, standby_text_row, &c, err, errlen);
 }

@@ -28,19 +28,41 @@ struct standby_row {
 	char host[STANDBY_HOST_MAX + 1];
 	char since[32]; /* when it began to wait, the server's UTC, ISO 8601 */
 	bool healthy;	/* its --health-cmd passes (or it has none) */
+	int priority;	/* its --priority */
+	bool chosen;	/* chosen by --release --to, the choice still running */
 };
 
 /* The named lock of HOLDER waiting for LEASE of TABLE. */
 void standby_lock_name(const char *table, const char *lease, const char *holder, char *out, size_t len);
 
+/* The columns of the claims (choose.h): a waiter's --priority and
+ * --spread, the switch-over's choice, the term it preempted. */
+#define STANDBY_CLAIMS_COLUMNS                                                                                         \
+	"priority INT NOT NULL DEFAULT 0, chosen_until DATETIME(6) NULL, "                                             \
+	"preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0, spread BOOLEAN NOT NULL DEFAULT FALSE"
+
 /* The table's CREATE TABLE IF NOT EXISTS, into OUT. */
 void standby_create_sql(const struct lease_sql *sql, char *out, size_t len);
 
-/* Takes LOCK on DB's session, writes this waiter's row (since: now), and
+/* The ALTER TABLE that gives a table of the build before them the claims'
+ * columns, into OUT (--init; error 1060 says they are there). */
+void standby_upgrade_sql(const struct lease_sql *sql, char *out, size_t len);
+
+/* A waiter's row: who, its lock, healthy or not, its --priority and
+ * --spread; CLAIMS: the table has the columns of the claims (choose.h),
+ * else the row is written as an older table holds it. */
+struct standby_reg {
+	const char *lease, *holder, *lock;
+	bool healthy;
+	int priority;
+	bool spread, claims;
+};
+
+/* Takes the row's lock on DB's session, writes the row (since: now), and
  * drops the rows of the lease's dead standbys. DB_NO_TABLE or DB_DENIED:
  * no table to keep one in. */
-enum db_status standby_register(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-				bool healthy, const char *lock, char *err, size_t errlen);
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, char *err,
+				size_t errlen);
 
 /* The live standbys of LEASE (NULL: of every lease), oldest first, to ON_ROW;
  * not a lease's holder. */

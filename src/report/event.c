@@ -41,7 +41,16 @@ static void event_metrics(struct events *ev, const struct event_row *row, const 
 		metrics_renew_failed(ev->m);
 		break;
 	case MET_REVOKED:
-		metrics_revoked(ev->m);
+		metrics_revoked(ev->m, METRICS_REVOKED);
+		break;
+	case MET_PREEMPTED:
+		metrics_revoked(ev->m, METRICS_PREEMPTED);
+		break;
+	case MET_SWITCHED_OVER:
+		metrics_revoked(ev->m, METRICS_SWITCHED_OVER);
+		break;
+	case MET_PREEMPTING:
+		metrics_preempting(ev->m);
 		break;
 	case MET_TIMED_OUT:
 		metrics_timed_out(ev->m);

@@ -57,6 +57,8 @@ struct event {
 	const struct db_server *srv;   /* the server that answered */
 	uint64_t session;	       /* a connection id on the server */
 	bool revoked;		       /* the lease's end: revoked, not lost */
+	const char *by;		       /* preempted by, switched over to; preempting: the holder */
+	int priority;		       /* preempting: the holder's --priority */
 };
 
 /* Where events go, and what every one of them may name: the run's lease,
@@ -73,7 +75,7 @@ struct events {
 	int64_t acquired_at;
 	int exit_status;				    /* the command's; -1: none yet */
 	char server[sizeof(((struct db_server *)0)->name)]; /* the last server that answered */
-	bool lost_said; /* the lease's end went to the receivers and systemd (once) */
+	bool lost_said;	     /* the lease's end went to the receivers and systemd (once) */
 	enum role_kind role; /* this instance's, as the supervisor last said it (sup_role) */
 	struct role *rb;     /* where it is published (role.h) */
 };
@@ -102,6 +104,9 @@ enum event_metric {
 	MET_RENEWED,
 	MET_RENEW_FAILED,
 	MET_REVOKED,
+	MET_PREEMPTED,	   /* revoked, by a preemption */
+	MET_SWITCHED_OVER, /* revoked, by a switch-over */
+	MET_PREEMPTING,	   /* this candidate preempted a holder */
 	MET_TIMED_OUT,
 	MET_EXITED,
 	MET_RELEASED,

@@ -39,6 +39,9 @@ enum event_id {
 	EV_QUIT_UNAVAILABLE,  /* ... the database is unavailable */
 	EV_QUIT_FAILED,	      /* ... it cannot contend (denied, no table, ...) */
 	EV_ACQUIRE_IN_FLIGHT, /* the wait ended, and an acquire in flight took the lease */
+	EV_PREFERRED,	      /* free, but another candidate's to take for a while (choose.h) */
+	EV_PREEMPTING,	      /* --preempt: the holder's term revoked, for us */
+	EV_SPREAD_DEFERRED,   /* --spread: another host takes this lease first */
 
 	/* 2. the command starts */
 	EV_LOOP_FAILED,	      /* no signalfd or timerfd */
@@ -61,6 +64,8 @@ enum event_id {
 	/* 3. holding: the lease's end, and the command's stop */
 	EV_REVOKED,	     /* --release: the kill signal */
 	EV_REVOKED_STOPPING, /* ... while the command was stopping already */
+	EV_PREEMPTED,	     /* revoked by a candidate of a higher --priority (--preempt) */
+	EV_SWITCHED_OVER,    /* revoked by --release --to, for a named standby */
 	EV_LOST,	     /* the row is someone else's: SIGKILL */
 	EV_LATE,	     /* no renew by the stop time: the kill signal */
 	EV_LATE_KILLING,     /* ... while what the command left is killed */
@@ -81,6 +86,8 @@ enum event_id {
 	EV_RUN_TIMED_OUT,
 	EV_RUN_LOST,
 	EV_RUN_REVOKED,
+	EV_RUN_PREEMPTED,
+	EV_RUN_SWITCHED_OVER,
 
 	/* 5. the release, and the run's end */
 	EV_RELEASED,
@@ -93,18 +100,18 @@ enum event_id {
 	EV_STOPPED_REVOKED,    /* ... revoked */
 
 	/* --service: the service on every instance, the role of this one */
-	EV_SERVICE_STARTED,	/* the service runs: standby */
-	EV_SERVICE_EXITED,	/* it exited while this instance stood by */
-	EV_PROMOTING,		/* the lease is ours: --on-promote runs */
-	EV_PROMOTED,		/* it exited 0 (or there is none): leader */
-	EV_PROMOTE_FAILED,	/* it failed: stepping down */
-	EV_STEPPING_DOWN,	/* leading must end, the lease still fine: a stop asked, a promote failed;
-				 * --on-demote runs (or the service is stopped) */
-	EV_DEMOTED,		/* it exited 0: standby again, the service untouched */
-	EV_DEMOTE_FAILED,	/* it failed: the service is killed */
-	EV_DEMOTE_LATE,		/* it ran past the grace or the deadline: the same */
-	EV_HOOK_FAILED,		/* a hook could not be started */
-	EV_ROLE_FILE_FAILED,	/* --role-file could not be replaced */
+	EV_SERVICE_STARTED,  /* the service runs: standby */
+	EV_SERVICE_EXITED,   /* it exited while this instance stood by */
+	EV_PROMOTING,	     /* the lease is ours: --on-promote runs */
+	EV_PROMOTED,	     /* it exited 0 (or there is none): leader */
+	EV_PROMOTE_FAILED,   /* it failed: stepping down */
+	EV_STEPPING_DOWN,    /* leading must end, the lease still fine: a stop asked, a promote failed;
+			      * --on-demote runs (or the service is stopped) */
+	EV_DEMOTED,	     /* it exited 0: standby again, the service untouched */
+	EV_DEMOTE_FAILED,    /* it failed: the service is killed */
+	EV_DEMOTE_LATE,	     /* it ran past the grace or the deadline: the same */
+	EV_HOOK_FAILED,	     /* a hook could not be started */
+	EV_ROLE_FILE_FAILED, /* --role-file could not be replaced */
 
 	/* --health-cmd */
 	EV_HEALTH_FAILING,	/* failed --health-retries times in a row: not competing, stepping down */

@@ -91,6 +91,15 @@ SAY(say_galera_slow,
     "leaving the cluster stalls writes that long and would stop the command although nothing failed: raise --ttl",
     dur(d->us).s, dur(d->srv->suspect_timeout_us).s, dur(ev->o->timing.renew_us).s)
 SAY(say_server_unsafe, "%s (leaderrun --check-server checks every assumption)", d->err)
+SAY(say_preferred,
+    "lease free, but left to another candidate (a higher --priority, or chosen by --release --to) "
+    "for up to %s",
+    dur(d->info->preferred_us).s)
+SAY(say_preempting,
+    "preempting %s (its priority %d, ours %d): its term %" PRIu64 " is revoked; it stops, then hands "
+    "the lease over",
+    d->by, d->priority, ev->o->priority, d->term)
+SAY(say_spread_deferred, "--spread: another host takes this lease first; trying in %s", dur(d->us).s)
 SAY(say_waiting, "waiting: held by %s (term %" PRIu64 "), expires in %s", d->info->holder, d->info->term,
     dur(d->info->expires_in_us).s)
 SAY(status_standby, "standby: waiting for lease %s held by %s (term %" PRIu64 ")", ev->o->lease,
@@ -212,6 +221,10 @@ static const char *stop_words(const struct events *ev, char *buf, size_t len)
 
 SAY(say_revoked, "lease revoked by 'leaderrun --release'; %s in %s", stop_words(ev, (char[64]){0}, 64),
     dur(d->kill_in).s)
+SAY(say_preempted, "lease preempted by %s (a higher --priority); %s in %s, then it is handed over",
+    holder_or(d->by ? d->by : "", "a candidate"), stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
+SAY(say_switched_over, "lease switched over to %s by 'leaderrun --release --to'; %s in %s",
+    holder_or(d->by ? d->by : "", "a standby"), stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
 SAY(say_late, "no successful renew in time; %s in %s", stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
 /* An error, not a warning: the job did not finish, and -q (cron's quiet
  * mode) must still say so. */
@@ -317,6 +330,10 @@ static const struct event_row rows[EV_COUNT] = {
 	[EV_GALERA_SLOW] = {"galera_slow", NULL, LOG_WARN, .say = say_galera_slow},
 	[EV_SERVER_UNSAFE] = {"server_unsafe", NULL, LOG_WARN, .say = say_server_unsafe},
 	[EV_WAITING] = {"waiting", "waiting", LOG_INFO, .say = say_waiting},
+	[EV_PREFERRED] = {"preferred", "preferred", LOG_INFO, .say = say_preferred},
+	[EV_SPREAD_DEFERRED] = {"spread_deferred", "spread_deferred", LOG_INFO, .say = say_spread_deferred},
+	[EV_PREEMPTING] = {"preempting", "preempting", LOG_NOTICE, .say = say_preempting, .notify = "preempting",
+		.tell = TELL_ROW, .metric = MET_PREEMPTING},
 	[EV_STANDBY] = {"standby", .sd = SD_STANDBY, .status_say = status_standby},
 	[EV_WAITING_PAUSED] = {"waiting_paused", "waiting", LOG_INFO, .say = say_waiting_paused},
 	[EV_STANDBY_PAUSED] = {"standby_paused", .sd = SD_STANDBY, .status_say = status_standby_paused},
@@ -378,6 +395,10 @@ static const struct event_row rows[EV_COUNT] = {
 
 	/* 3. holding: the lease's end, the command's stop */
 	[EV_REVOKED] = {"revoked", "revoked", LOG_ERROR, .say = say_revoked, .metric = MET_REVOKED, LEASE_END},
+	[EV_PREEMPTED] = {"preempted", "preempted", LOG_NOTICE, .say = say_preempted, .metric = MET_PREEMPTED,
+		LEASE_END},
+	[EV_SWITCHED_OVER] = {"switched_over", "switched_over", LOG_NOTICE, .say = say_switched_over,
+		.metric = MET_SWITCHED_OVER, LEASE_END},
 	[EV_REVOKED_STOPPING] = {"revoked_stopping", "revoked", LOG_ERROR,
 		.text = "lease revoked by 'leaderrun --release' while stopping", .metric = MET_REVOKED, LEASE_END},
 	[EV_LOST] = {"lost", "lost", LOG_ERROR,
@@ -409,6 +430,8 @@ static const struct event_row rows[EV_COUNT] = {
 	[EV_RUN_TIMED_OUT] = {"run_timed_out", .history = HISTORY_TIMED_OUT},
 	[EV_RUN_LOST] = {"run_lost", .history = HISTORY_LOST},
 	[EV_RUN_REVOKED] = {"run_revoked", .history = HISTORY_REVOKED},
+	[EV_RUN_PREEMPTED] = {"run_preempted", .history = HISTORY_PREEMPTED},
+	[EV_RUN_SWITCHED_OVER] = {"run_switched_over", .history = HISTORY_SWITCHED_OVER},
 
 	/* 5. the release, and the run's end */
 	[EV_RELEASED] = {"released", "released", LOG_INFO, .say = say_released, .notify = "released",

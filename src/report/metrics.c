@@ -35,6 +35,11 @@ const struct metrics_family metrics_families[MF_COUNT] = {
 		   "Times the lease was lost while held (a renew found the row taken, or no renew succeeded in time)."},
     [MF_REVOCATIONS] = {"leaderrun_lease_revocations_total", "counter",
 			"Times leaderrun --release revoked the lease while held."},
+    [MF_HANDOVERS] = {"leaderrun_lease_handovers_total", "counter",
+		      "Times the lease was revoked while held, by reason: released (--release), preempted (a candidate "
+		      "of a higher --priority), switched_over (--release --to)."},
+    [MF_PREEMPTIONS] = {"leaderrun_lease_preemptions_total", "counter",
+			"Times this process preempted a holder of a lower --priority (--preempt)."},
     [MF_RELEASES] = {"leaderrun_lease_releases_total", "counter",
 		     "Times this process gave the lease back after its command ended."},
     [MF_RENEW_FAILURES] = {"leaderrun_lease_renew_failures_total", "counter",
@@ -172,6 +177,11 @@ int metrics_render(const struct metrics_state *st, char *buf, size_t len)
 	COUNTER(MF_ACQUISITIONS, st->acquisitions);
 	COUNTER(MF_LOSSES, st->losses);
 	COUNTER(MF_REVOCATIONS, st->revocations);
+	family(&o, MF_HANDOVERS);
+	for (int k = 0; k < METRICS_HANDOVERS; k++)
+		put(&o, "%s{lease=\"%s\",reason=\"%s\"} %" PRIu64 "\n", metrics_families[MF_HANDOVERS].name, l,
+		    (const char *[]){"released", "preempted", "switched_over"}[k], st->handovers[k]);
+	COUNTER(MF_PREEMPTIONS, st->preemptions);
 	COUNTER(MF_RELEASES, st->releases);
 	COUNTER(MF_RENEW_FAILURES, st->renew_failures);
 	COUNTER(MF_TIMEOUTS, st->timeouts);
@@ -481,9 +491,17 @@ void metrics_lost(struct metrics *m)
 	});
 }
 
-void metrics_revoked(struct metrics *m)
+void metrics_revoked(struct metrics *m, enum metrics_handover why)
 {
-	UPDATE(m, m->st.revocations++);
+	UPDATE(m, {
+		m->st.revocations++;
+		m->st.handovers[why]++;
+	});
+}
+
+void metrics_preempting(struct metrics *m)
+{
+	UPDATE(m, m->st.preemptions++);
 }
 
 void metrics_timed_out(struct metrics *m)

@@ -32,6 +32,8 @@ enum metrics_family_id {
 	MF_ACQUISITIONS,
 	MF_LOSSES,
 	MF_REVOCATIONS,
+	MF_HANDOVERS,
+	MF_PREEMPTIONS,
 	MF_RELEASES,
 	MF_RENEW_FAILURES,
 	MF_TIMEOUTS,
@@ -81,6 +83,10 @@ size_t metrics_label(char *buf, size_t len, const char *v);
  * the interval" (close to the stop signal) is always its own bucket. */
 #define METRICS_NBUCKETS 10
 
+/* The lease revoked while held: by an operator's --release, a
+ * preemption, a switch-over (leaderrun_lease_handovers_total's reason). */
+enum metrics_handover { METRICS_REVOKED, METRICS_PREEMPTED, METRICS_SWITCHED_OVER, METRICS_HANDOVERS };
+
 struct metrics_state {
 	const char *lease;
 	bool held, waiting;
@@ -88,7 +94,9 @@ struct metrics_state {
 	uint64_t term;
 	unsigned slot; /* --slots: the slot of that term */
 	uint64_t acquisitions, losses, releases, revocations;
-	uint64_t timeouts; /* --max-runtime stops */
+	uint64_t handovers[METRICS_HANDOVERS]; /* revocations, by why */
+	uint64_t preemptions;		       /* holders this candidate preempted */
+	uint64_t timeouts;		       /* --max-runtime stops */
 	uint64_t renews, renew_failures;
 	double bucket_le[METRICS_NBUCKETS]; /* seconds */
 	uint64_t bucket_count[METRICS_NBUCKETS];
@@ -124,7 +132,9 @@ void metrics_acquired(struct metrics *m, unsigned slot, uint64_t term);
 void metrics_renewed(struct metrics *m, int64_t latency_us, int64_t margin_us);
 void metrics_renew_failed(struct metrics *m);
 void metrics_lost(struct metrics *m);
-void metrics_revoked(struct metrics *m);
+void metrics_revoked(struct metrics *m, enum metrics_handover why);
+/* This candidate preempted a holder (--preempt). */
+void metrics_preempting(struct metrics *m);
 void metrics_timed_out(struct metrics *m);
 void metrics_released(struct metrics *m);
 void metrics_not_held(struct metrics *m);

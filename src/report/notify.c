@@ -45,7 +45,7 @@ struct notify {
 	struct note q[QUEUE_MAX];
 	int head, count;
 	bool busy;
-	bool failed; /* /fail or /124 went out: the run's last word; only the sender thread */
+	bool failed;	  /* /fail or /124 went out: the run's last word; only the sender thread */
 	int slot;	  /* notify_set_slot's; only the caller's thread */
 	const char *role; /* notify_set_role's; only the caller's thread */
 	char host[256];

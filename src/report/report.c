@@ -67,7 +67,8 @@ static void print_standbys(FILE *f, const struct lease_row *w, const struct stan
 		print_str(f, "holder", sb[k].holder);
 		print_str(f, "host", sb[k].host);
 		print_str(f, "since", sb[k].since);
-		fprintf(f, "\"healthy\": %s}", sb[k].healthy ? "true" : "false");
+		fprintf(f, "\"healthy\": %s, \"priority\": %d, \"chosen\": %s}", sb[k].healthy ? "true" : "false",
+			sb[k].priority, sb[k].chosen ? "true" : "false");
 		first = false;
 	}
 	fputs("], ", f);
@@ -332,8 +333,9 @@ void report_standbys_table(FILE *f, const struct standby_row *sb, size_t n)
 		escape_text(a, sizeof(a), sb[k].lease);
 		escape_text(b, sizeof(b), sb[k].holder);
 		escape_text(c, sizeof(c), sb[k].host);
-		fprintf(f, "  %s  %s on %s, since %s, %s\n", a, b, c, sb[k].since,
-			sb[k].healthy ? "healthy" : "unhealthy");
+		fprintf(f, "  %s  %s on %s, since %s, %s, priority %d%s\n", a, b, c, sb[k].since,
+			sb[k].healthy ? "healthy" : "unhealthy", sb[k].priority,
+			sb[k].chosen ? ", chosen (--release --to)" : "");
 	}
 }
 
@@ -360,8 +362,8 @@ void report_standbys_prometheus(FILE *f, const struct lease_row *rows, size_t n,
 		metrics_label(l, sizeof(l), sb[k].lease);
 		metrics_label(h, sizeof(h), sb[k].holder);
 		metrics_label(host, sizeof(host), sb[k].host);
-		fprintf(f, "%s{lease=\"%s\",holder=\"%s\",host=\"%s\",healthy=\"%s\"} 1\n", info->name, l, h, host,
-			sb[k].healthy ? "true" : "false");
+		fprintf(f, "%s{lease=\"%s\",holder=\"%s\",host=\"%s\",healthy=\"%s\",priority=\"%d\"} 1\n", info->name,
+			l, h, host, sb[k].healthy ? "true" : "false", sb[k].priority);
 	}
 }
 

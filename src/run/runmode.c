@@ -223,8 +223,23 @@ static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, st
 	bool had = true;
 	enum db_status st = runmode_has(db, sql, sql->standby, NULL, &had, err, sizeof(err));
 
-	if (st != DB_OK || had)
+	if (st != DB_OK)
 		return;
+	if (had) {
+		/* A table of the build before the claims (choose.h) gains
+		 * their columns. */
+		if (runmode_has(db, sql, sql->standby, "priority", &had, err, sizeof(err)) != DB_OK || had)
+			return;
+		standby_upgrade_sql(sql, create, sizeof(create));
+		st = db_query(db, create, err, sizeof(err));
+		if (st == DB_OK)
+			snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
+		else if (!strstr(err, "(error 1060)")) /* another --init added them meanwhile */
+			log_warn("--init: the standbys' table %s lacks --priority's columns (%s: %s); priorities and "
+				 "switch-overs are not honoured until an account with ALTER on it runs --init",
+				 sql->standby, dberr_name(st), err);
+		return;
+	}
 	standby_create_sql(sql, create, sizeof(create));
 	st = db_query(db, create, err, sizeof(err));
 	if (st == DB_OK)
@@ -330,7 +345,8 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 		log_warn("table %s upgraded in place from schema %d to %d; every row and term kept", o->table, r->from,
 			 LEASE_SCHEMA);
 	else if (r->standbys[0] && !r->fi.done[0] && !r->history_made)
-		log_event(LOG_NOTICE, NULL, "--init: table %s is current (schema %d); made the standbys' table %s",
+		log_event(LOG_NOTICE, NULL,
+			  "--init: table %s is current (schema %d); made (or upgraded) the standbys' table %s",
 			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
 			  runmode_qualified(o, r->standbys, h, sizeof(h)));
 	else if (r->fi.done[0] && !r->history_made)
@@ -395,6 +411,13 @@ static void runmode_job(const struct options *o, struct lease_sql *sql, struct w
 	job->holder = o->holder;
 	job->sql = sql;
 	job->ttl_us = o->timing.ttl_us;
+	job->priority = o->priority;
+	/* The favourite's time to take a free lease: it is woken by the
+	 * hint at once, or looks within its --retry-interval (the others
+	 * assume theirs), with room for a look that crosses a new term. */
+	job->claim_us = 2 * o->retry_us > 2 * USEC_PER_SEC ? 2 * o->retry_us : 2 * USEC_PER_SEC;
+	job->choose_asked = o->priority_given || o->preempt || o->spread;
+	job->spread = o->spread;
 }
 
 /* What watches the run from beside it: --notify and --ping, the metrics

@@ -79,6 +79,11 @@ struct sup {
 	 * a wait, again after its session ended or its health changed;
 	 * standby_off: no table to keep it in. */
 	bool standby_written, standby_off;
+	/* The term was revoked by a preemption or a switch-over (the worker
+	 * asked why): HANDOVER "preempted" or "switched_over", for HANDOVER_BY;
+	 * "" an operator's --release. */
+	char handover[16];
+	char handover_by[LEASE_HOLDER_MAX + 1];
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
 
 	/* Whether the Galera timing of the server was checked. */

@@ -8,6 +8,8 @@
  * deadline (it is no longer ours to give) nor longer than a renew
  * interval: if the database does not answer, the lease simply expires. */
 #include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "base/duration.h"
@@ -113,6 +115,16 @@ static void sup_not_run(struct sup *s, const struct outcome *out)
 	}
 }
 
+/* The history's event of a revoked term: who revoked it. */
+static enum event_id sup_run_revoked(const struct sup *s)
+{
+	if (strcmp(s->handover, "preempted") == 0)
+		return EV_RUN_PREEMPTED;
+	if (strcmp(s->handover, "switched_over") == 0)
+		return EV_RUN_SWITCHED_OVER;
+	return EV_RUN_REVOKED;
+}
+
 /* How the run ended, for the history: lost, revoked, or the command's
  * own end. */
 static void sup_history_end(struct sup *s)
@@ -123,7 +135,7 @@ static void sup_history_end(struct sup *s)
 	if (l == HOLD_LOST || l == HOLD_LATE)
 		event_emit(&s->ev, EV_RUN_LOST, &d);
 	else if (l == HOLD_REVOKED)
-		event_emit(&s->ev, EV_RUN_REVOKED, &d);
+		event_emit(&s->ev, sup_run_revoked(s), &d);
 	else if (s->hold.timed_out)
 		event_emit(&s->ev, EV_RUN_TIMED_OUT, &d);
 	else if (WIFSIGNALED(d.wstatus))
@@ -211,7 +223,11 @@ void sup_end_term(struct sup *s)
 	const struct event d = {.wstatus = -1};
 	enum hold_lease l = s->hold.lease;
 
-	event_emit(&s->ev, l == HOLD_REVOKED ? EV_RUN_REVOKED : l == HOLD_LATE ? EV_RUN_LOST : EV_RUN_STEPPED_DOWN, &d);
+	event_emit(&s->ev,
+		   l == HOLD_REVOKED ? sup_run_revoked(s)
+		   : l == HOLD_LATE  ? EV_RUN_LOST
+				     : EV_RUN_STEPPED_DOWN,
+		   &d);
 	if (l != HOLD_LOST)
 		sup_release(s);
 	sup_history_row(s);
@@ -220,6 +236,7 @@ void sup_end_term(struct sup *s)
 	s->seen_leader[0] = '\0';
 	/* The release let go of its lock too: a standby again, said again. */
 	s->standby_written = false;
+	s->handover[0] = s->handover_by[0] = '\0';
 	sup_role(s);
 }
 

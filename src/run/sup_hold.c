@@ -5,6 +5,8 @@
  * command's exit among them, the kill first and the words after it. */
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/wait.h>
 
 #include "report/history.h"
@@ -67,6 +69,13 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 		break;
 	case EV_REVOKED:
 		d.kill_in = sup_kill_in(s, rep->now);
+		/* hold.c knows that the term was revoked; who asked for it
+		 * is the database's answer (the worker's choose_why_revoked). */
+		d.by = s->handover_by;
+		if (strcmp(s->handover, "preempted") == 0)
+			id = EV_PREEMPTED;
+		else if (strcmp(s->handover, "switched_over") == 0)
+			id = EV_SWITCHED_OVER;
 		break;
 	case EV_STEPPING_DOWN:
 		d.kill_in = sup_kill_in(s, rep->now);
@@ -146,6 +155,10 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 
 	rep.latency = now - r->sent_at;
 	rep.margin = hold_deadline(&s->hold, t) - now;
+	if (r->outcome == LEASE_REVOKED) {
+		snprintf(s->handover, sizeof(s->handover), "%s", r->handover);
+		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover_by);
+	}
 	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);
 	sup_apply(s, &st, &rep);
 }

@@ -49,6 +49,7 @@ static void sup_skip(struct sup *s, const struct lease_info *info, enum event_sk
 		event_emit(&s->ev, EV_PAUSED, &d);
 		break;
 	case BUSY_HELD:
+	case BUSY_PREFERRED:
 		event_emit(&s->ev, EV_BUSY, &d);
 		break;
 	}
@@ -67,6 +68,9 @@ struct waiting {
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;
+	bool preferred_said;	 /* EV_PREFERRED, once a wait */
+	int64_t healthy_since;	 /* waiting and healthy since (--preempt's DELAY counts from it) */
+	uint64_t preempted_term; /* the holder's term this candidate tried to preempt */
 };
 
 enum step { STEP_TAKEN, STEP_END, STEP_ON };
@@ -222,6 +226,15 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 	w->backoff = 500 * USEC_PER_MSEC;
 	w->last = r->info;
 	s->looked_at = timing_now();
+	/* Free, but another candidate's for a moment: looked at again when
+	 * that moment ends, even by a --no-wait run (a favourite that does
+	 * not come leaves it to the others, not to nobody). */
+	if (r->info.why == BUSY_PREFERRED) {
+		if (!w->preferred_said)
+			event_emit(&s->ev, EV_PREFERRED, &d);
+		w->preferred_said = true;
+		return STEP_ON;
+	}
 	/* A used slot ends even a wait: the run it was for is done. */
 	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
 		sup_skip(s, &r->info, o->no_wait ? SKIP_NO_WAIT : SKIP_NOW, 0, out);
@@ -305,6 +318,43 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	return STEP_ON;
 }
 
+/* --preempt: when this candidate may revoke the holder's term in INFO
+ * (CLOCK_BOOTTIME us), having waited, healthy, for DELAY; 0 when it may
+ * not (no --preempt, a holder of no lower priority, the term tried
+ * already, a lease not held). */
+static int64_t sup_preempt_due(const struct sup *s, const struct waiting *w, const struct lease_info *info)
+{
+	const struct options *o = s->o;
+
+	if (!o->preempt || info->why != BUSY_HELD || info->expires_in_us <= 0 || info->term == w->preempted_term ||
+	    info->holder_priority >= o->priority || !s->standby_written)
+		return 0;
+	return (w->healthy_since > w->start ? w->healthy_since : w->start) + o->preempt_us;
+}
+
+/* --preempt, when due: the holder's term revoked (one statement); then
+ * the wait goes on as any, and the release wakes it. */
+static enum step sup_preempt(struct sup *s, struct waiting *w, const struct lease_info *info, struct outcome *out)
+{
+	int64_t due = sup_preempt_due(s, w, info);
+	struct worker_result r;
+	enum step st;
+
+	if (due == 0 || timing_now() < due || !sup_health_ok(s) ||
+	    worker_submit_preempt(s->w, info->term, info->holder) < 0)
+		return STEP_ON;
+	/* Once a term: a holder whose priority is not below ours (its row
+	 * changed), or a term just over, is not asked again. */
+	w->preempted_term = info->term;
+	st = sup_await(s, w, &r, out);
+	if (st != STEP_ON)
+		return st;
+	if (r.outcome == LEASE_OK)
+		event_emit(&s->ev, EV_PREEMPTING,
+			   &(struct event){.term = info->term, .by = info->holder, .priority = info->holder_priority});
+	return STEP_ON;
+}
+
 /* Waits until the lease can change, and says how to try next (*OP):
  *   - after an error: back off, then look;
  *   - paused: sleep to the pause's end, never longer than --retry-interval;
@@ -324,6 +374,9 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	*op = WORKER_LOOK;
 	if (r->outcome == LEASE_ERROR)
 		return sup_sleep(s, w, w->pause, out);
+	if (r->info.why == BUSY_PREFERRED)
+		return sup_sleep(s, w, sup_min64(poll, r->info.preferred_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
+				 out);
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
@@ -349,6 +402,9 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 			us = sup_min64(us, poll);
 		if (w->give_up)
 			us = sup_min64(us, w->give_up - timing_now());
+		/* Up for --preempt meanwhile: awake for it. */
+		if (sup_preempt_due(s, w, &r->info) > 0)
+			us = sup_min64(us, sup_preempt_due(s, w, &r->info) - timing_now());
 		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, us > 0 ? us : 0, &how, out);
 		if (st != STEP_ON)
 			return st;
@@ -409,7 +465,31 @@ static enum step sup_health_wait(struct sup *s, struct waiting *w, struct outcom
 		if (w->give_up && timing_now() >= w->give_up)
 			return sup_wait_timed_out(s, w, out);
 	}
+	w->healthy_since = timing_now();
 	return STEP_ON;
+}
+
+/* --spread: after the candidates of the same moment have written their
+ * rows (SPREAD_GATHER_US), the host that spread.h chooses goes first, the
+ * others SPREAD_DEFER_US later: a --no-wait run then finds the lease
+ * taken, a waiting one waits as any. */
+#define SPREAD_GATHER_US (500 * USEC_PER_MSEC)
+#define SPREAD_DEFER_US	 (500 * USEC_PER_MSEC)
+static enum step sup_spread(struct sup *s, struct waiting *w, struct outcome *out)
+{
+	struct worker_result r;
+	enum step st;
+
+	if (!s->standby_written || (w->give_up && w->give_up - timing_now() < 2 * SPREAD_GATHER_US))
+		return STEP_ON;
+	st = sup_sleep(s, w, SPREAD_GATHER_US, out);
+	if (st != STEP_ON || worker_submit(s->w, WORKER_SPREAD, 0, -1) < 0)
+		return st;
+	st = sup_await(s, w, &r, out);
+	if (st != STEP_ON || r.outcome != LEASE_BUSY)
+		return st;
+	event_emit(&s->ev, EV_SPREAD_DEFERRED, &(struct event){.us = SPREAD_DEFER_US});
+	return sup_sleep(s, w, SPREAD_DEFER_US, out);
 }
 
 /* Acquires the lease, waiting for it as the options say. Returns true when
@@ -425,6 +505,15 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 	w.start = timing_now();
 	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
 	w.last.why = BUSY_HELD;
+	/* A candidate with a claim (--priority, --preempt, --spread) writes
+	 * its row before its first attempt: its claim counts from the start,
+	 * and --spread sees who else contends. */
+	if ((o->priority_given || o->preempt || o->spread) && !o->no_wake_hint && o->dsn.nhosts <= 1) {
+		if (sup_standby(s, &w, out) == STEP_END || (o->spread && sup_spread(s, &w, out) == STEP_END))
+			return false;
+		/* Still the first attempt: -w 0 gets its answer. */
+		w.first = true;
+	}
 	for (;;) {
 		if (!sup_health_ok(s) && sup_health_wait(s, &w, out) == STEP_END)
 			return false;
@@ -437,6 +526,8 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 			break;
 		}
 		if (r.outcome == LEASE_BUSY && sup_standby(s, &w, out) == STEP_END)
+			return false;
+		if (r.outcome == LEASE_BUSY && sup_preempt(s, &w, &r.info, out) == STEP_END)
 			return false;
 		if (w.give_up && timing_now() >= w.give_up) {
 			sup_wait_timed_out(s, &w, out);

@@ -12,6 +12,7 @@
 #include "base/bgthread.h"
 #include "base/duration.h"
 #include "base/timing.h"
+#include "lease/choose.h"
 #include "lease/standby.h"
 #include "report/log.h"
 
@@ -20,9 +21,10 @@ struct worker_req {
 	enum worker_op op;
 	uint64_t term;
 	int exit_status;
-	unsigned hint;	 /* WORKER_WAIT: the slot whose hint to block on */
-	int64_t wait_us; /* WORKER_WAIT: how long at most */
-	bool healthy;	 /* WORKER_STANDBY */
+	unsigned hint;			   /* WORKER_WAIT: the slot whose hint to block on */
+	int64_t wait_us;		   /* WORKER_WAIT: how long at most */
+	bool healthy;			   /* WORKER_STANDBY */
+	char holder[LEASE_HOLDER_MAX + 1]; /* WORKER_PREEMPT: the holder of TERM */
 };
 
 struct worker {
@@ -31,10 +33,12 @@ struct worker {
 	struct worker_job job; /* its strings and sql point at the copies below */
 	struct lease_sql sql;
 	char *name, *holder;
-	struct hint hint; /* on this thread's session; only this thread touches it */
-	unsigned slot;	  /* the slot this run holds, once acquired */
-	int64_t slot_us;  /* --once-per: the slot this run contends for, once known */
-	int pipe[2];	  /* [0] polled by the supervisor, [1] written here */
+	struct hint hint;	     /* on this thread's session; only this thread touches it */
+	unsigned slot;		     /* the slot this run holds, once acquired */
+	int64_t slot_us;	     /* --once-per: the slot this run contends for, once known */
+	int pipe[2];		     /* [0] polled by the supervisor, [1] written here */
+	char lock[STANDBY_LOCK_MAX]; /* this run's standby lock (standby.h) */
+	bool choose_said;	     /* the claims' absence was said */
 
 	/* Guarded by t.lock (t.quit: end now; t.detached: abandoned by
 	 * worker_stop, the thread frees it all). quit_after: worker_quit
@@ -58,6 +62,9 @@ static bool worker_reconnect(struct worker *w, struct worker_result *r)
 		return false;
 	}
 	hint_new_session(&w->hint, db_server_info(w->db, &r->server) && r->server.galera);
+	/* Galera refuses named locks, on which the claims stand: none. */
+	if (r->server.galera)
+		choose_off(&w->sql);
 	return true;
 }
 
@@ -177,6 +184,13 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 
 	(void)lease_renew(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
 	worker_result_of(r, &res);
+	/* Revoked: by whom, for the log and the history (a statement only
+	 * then). */
+	if (r->outcome == LEASE_REVOKED && w->sql.choose_on) {
+		char err[256];
+		(void)choose_why_revoked(w->db, &w->sql, w->job.name, q->term, r->handover, sizeof(r->handover),
+					 r->handover_by, sizeof(r->handover_by), err, sizeof(err));
+	}
 	/* A leader that could not take the hint when it acquired (a follower
 	 * held it just then) tries again: one statement a renew, only until
 	 * it has it. */
@@ -222,14 +236,37 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
  * hint's releases. */
 static void worker_run_standby(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
-	char lock[STANDBY_LOCK_MAX];
+	const struct standby_reg reg = {.lease = w->job.name,
+					.holder = w->job.holder,
+					.lock = w->lock,
+					.healthy = q->healthy,
+					.priority = w->job.priority,
+					.spread = w->job.spread,
+					.claims = w->sql.choose_on};
 
-	standby_lock_name(w->sql.table, w->job.name, w->job.holder, lock, sizeof(lock));
-	r->status =
-	    standby_register(w->db, &w->sql, w->job.name, w->job.holder, q->healthy, lock, r->err, sizeof(r->err));
+	r->status = standby_register(w->db, &w->sql, &reg, r->err, sizeof(r->err));
 	r->outcome = r->status == DB_OK ? LEASE_OK : LEASE_ERROR;
 	if (r->status == DB_OK)
-		hint_keep(&w->hint, lock);
+		hint_keep(&w->hint, w->lock);
+}
+
+/* WORKER_PREEMPT. */
+static void worker_run_preempt(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	bool revoked = false;
+
+	r->status = choose_preempt(w->db, &w->sql, w->job.name, w->lock, q->holder, q->term, w->job.priority, &revoked,
+				   r->err, sizeof(r->err));
+	r->outcome = r->status != DB_OK ? LEASE_ERROR : revoked ? LEASE_OK : LEASE_BUSY;
+}
+
+/* WORKER_SPREAD. */
+static void worker_run_spread(struct worker *w, struct worker_result *r)
+{
+	bool mine = true;
+
+	r->status = choose_spread(w->db, &w->sql, w->job.name, w->job.holder, &mine, r->err, sizeof(r->err));
+	r->outcome = r->status != DB_OK ? LEASE_ERROR : mine ? LEASE_OK : LEASE_BUSY;
 }
 
 /* Runs request Q into R. */
@@ -261,6 +298,12 @@ static void worker_run_op(struct worker *w, const struct worker_req *q, struct w
 		break;
 	case WORKER_STANDBY:
 		worker_run_standby(w, q, r);
+		break;
+	case WORKER_PREEMPT:
+		worker_run_preempt(w, q, r);
+		break;
+	case WORKER_SPREAD:
+		worker_run_spread(w, r);
 		break;
 	case WORKER_CALL: /* above */
 		break;
@@ -313,6 +356,13 @@ static void *worker_main(void *arg)
 			r.wake = HINT_OFF;
 		if (lease_sql_older(&w->sql, msg, sizeof(msg)))
 			log_warn("%s", msg);
+		if (w->sql.choose_lost && w->job.choose_asked && !w->choose_said) {
+			w->choose_said = true;
+			log_warn("the standbys' table %s is missing or older than this leaderrun (%s): --priority, "
+				 "--preempt and --spread choose nothing, and switch-overs are not honoured; 'leaderrun "
+				 "--init' upgrades it",
+				 w->sql.standby, w->sql.choose_err);
+		}
 
 		bgthread_lock(&w->t);
 		w->result = r;
@@ -347,6 +397,10 @@ struct worker *worker_start(struct db *db, const struct worker_job *job)
 	w->job.sql = &w->sql;
 	w->job.name = w->name;
 	w->job.holder = w->holder;
+	standby_lock_name(w->sql.table, w->name ? w->name : "", w->holder ? w->holder : "", w->lock, sizeof(w->lock));
+	/* Every run's acquisitions honour the others' claims; its own
+	 * priority counts once its row is written. */
+	choose_render(&w->sql, w->lock, job->priority, job->claim_us);
 	/* The hint's named lock is local to one server: with several hosts
 	 * a follower could wait on another server's. */
 	hint_init(&w->hint, db, &w->sql, job->wake_hint && !job->several_hosts);
@@ -409,6 +463,14 @@ int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)
 	struct worker_req q = {.op = WORKER_CALL};
 
 	return worker_queue(w, &q, fn, arg);
+}
+
+int worker_submit_preempt(struct worker *w, uint64_t term, const char *holder)
+{
+	struct worker_req q = {.op = WORKER_PREEMPT, .term = term, .exit_status = -1};
+
+	snprintf(q.holder, sizeof(q.holder), "%s", holder);
+	return worker_queue(w, &q, NULL, NULL);
 }
 
 int worker_submit_standby(struct worker *w, bool healthy)

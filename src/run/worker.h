@@ -17,7 +17,17 @@
  * only when it is free (a waiter's look: one statement while the lease is
  * held); WORKER_WAIT blocks on the wake-up hint; WORKER_CALL runs a
  * function on the connection (worker_submit_call). */
-enum worker_op { WORKER_ACQUIRE, WORKER_LOOK, WORKER_RENEW, WORKER_RELEASE, WORKER_WAIT, WORKER_CALL, WORKER_STANDBY };
+enum worker_op {
+	WORKER_ACQUIRE,
+	WORKER_LOOK,
+	WORKER_RENEW,
+	WORKER_RELEASE,
+	WORKER_WAIT,
+	WORKER_CALL,
+	WORKER_STANDBY,
+	WORKER_PREEMPT,
+	WORKER_SPREAD,
+};
 
 /* A function run on the worker's thread with its connection. */
 typedef void worker_call_fn(void *arg, struct db *db);
@@ -33,6 +43,13 @@ struct worker_job {
 	unsigned slots;		/* --slots */
 	bool wake_hint;		/* use the GET_LOCK wake-up hint (see lease.h) */
 	bool several_hosts;	/* the DSN names more than one host */
+	/* The candidates' claims (lease/choose.h) in the acquisitions: this
+	 * run's --priority, and how long a favourite has to take a free
+	 * lease. CHOOSE_ASKED: the run named --priority, --preempt or
+	 * --spread, and says when the database cannot hold them. */
+	int priority;
+	int64_t claim_us;
+	bool choose_asked, spread;
 };
 
 struct worker_result {
@@ -53,6 +70,13 @@ struct worker_result {
 	/* The session that held this waiter's standby lock ended: its row
 	 * is to be written again (worker_submit_standby). */
 	bool standby_lost;
+	/* WORKER_RENEW, revoked: why ("preempted", "switched_over"; "" an
+	 * operator's --release), and for whom. WORKER_PREEMPT: LEASE_OK when
+	 * the holder's term was revoked, LEASE_BUSY when not (its priority
+	 * is not below ours, or the term is over). WORKER_SPREAD: LEASE_OK when
+	 * this host is the one to take the lease now (spread.h), else LEASE_BUSY. */
+	char handover[16];
+	char handover_by[LEASE_HOLDER_MAX + 1];
 	char err[384];
 };
 
@@ -84,6 +108,10 @@ int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg);
 /* Queues WORKER_STANDBY: this waiter's row and lock in the standbys'
  * table (standby.h), HEALTHY or not. Returns -1 if busy. */
 int worker_submit_standby(struct worker *w, bool healthy);
+
+/* Queues WORKER_PREEMPT: revokes TERM of HOLDER if its priority is below
+ * this run's (choose_preempt). Returns -1 if busy. */
+int worker_submit_preempt(struct worker *w, uint64_t term, const char *holder);
 
 /* What goes into the release's own transaction (a short run's history
  * row, history_parked_sql): SQL(ARG, BUF, LEN) renders it, or returns

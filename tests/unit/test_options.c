@@ -692,7 +692,7 @@ static void table_spellings(struct spellings *s, bool values_only, bool shorts)
 
 	memset(s, 0, sizeof(*s));
 	for (size_t i = 0; i < n; i++) {
-		if (values_only && !d[i].takes_value)
+		if (values_only && d[i].takes_value != 1)
 			continue;
 		snprintf(w, sizeof(w), "--%s", d[i].name);
 		add_spelling(s, w, strlen(w));
@@ -828,7 +828,7 @@ static enum options_result parse_in_mode(enum options_mode mode, const struct op
 		argv[argc++] = (char *)modes[mode][k];
 	snprintf(opt, sizeof(opt), "--%s", d->name);
 	argv[argc++] = opt;
-	if (d->takes_value)
+	if (d->takes_value == 1)
 		argv[argc++] = strcmp(d->name, "format") == 0 ? "json" : "1";
 	if (mode == MODE_RUN) {
 		argv[argc++] = "--";

@@ -1,0 +1,166 @@
+/* --release --to (switchover.h): the standby found and chosen, the
+ * holder's term revoked, then the lease watched until the standby holds
+ * it. The holder stops (or demotes) at its next renew, and releases; the
+ * chosen standby is woken by the release, and every other candidate's
+ * acquisition refuses while the choice runs (choose.h). */
+#include "switchover.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/duration.h"
+#include "base/timing.h"
+#include "lease/choose.h"
+#include "report/escape.h"
+#include "report/log.h"
+#include "run/runmode.h"
+
+/* The lease's slot 0 as it is now. */
+struct switchover_look {
+	bool found, held;
+	uint64_t term;
+	char holder[LEASE_HOLDER_MAX + 1];
+	int64_t expires_in_us;
+};
+
+static void switchover_row(void *ctx, const struct lease_row *row)
+{
+	struct switchover_look *l = ctx;
+
+	if (row->slot != 0)
+		return;
+	l->found = true;
+	l->held = row->held;
+	l->term = row->term;
+	l->expires_in_us = row->expires_in_us;
+	snprintf(l->holder, sizeof(l->holder), "%s", row->holder);
+}
+
+static enum db_status switchover_look(struct db *db, struct lease_sql *sql, const char *lease,
+				      struct switchover_look *l, char *err, size_t errlen)
+{
+	const struct lease_req q = {.name = lease, .on_row = switchover_row, .ctx = l};
+	struct lease_res res = {0};
+
+	memset(l, 0, sizeof(*l));
+	return lease_status(db, sql, &q, &res, err, errlen);
+}
+
+/* "WHAT LEASE to/by HOLDER REST", the row's text escaped. */
+static void switchover_say(const char *what, const char *holder, const char *lease, const char *rest)
+{
+	char h[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)], l[ESCAPE_TEXT_MAX(LEASE_NAME_MAX)];
+
+	escape_text(h, sizeof(h), holder);
+	escape_text(l, sizeof(l), lease);
+	printf("%s %s %s %s%s\n", what, l, strcmp(what, "revoked lease") == 0 ? "held by" : "to", h, rest);
+}
+
+/* The standby the name means, or why none: OUT set and false. */
+static bool switchover_target(const struct options *o, struct db *db, struct lease_sql *sql, struct choose_target *t,
+			      struct outcome *out)
+{
+	char err[512], n[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)];
+	enum db_status st = choose_find(db, sql, o->lease, o->release_to, t, err, sizeof(err));
+
+	escape_text(n, sizeof(n), o->release_to);
+	if (st != DB_OK) {
+		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it makes the standbys' table)" : "");
+		out->kind = runmode_outcome_of(st);
+		return false;
+	}
+	out->kind = OUTCOME_BUSY;
+	if (t->matches == 0)
+		log_error("no standby '%s' waits for lease %s (a holder id, or the host of one standby: see "
+			  "'leaderrun --status %s'); nothing changed",
+			  n, o->lease, o->lease);
+	else if (t->matches > 1) {
+		log_error("host '%s' has %d standbys of lease %s; name one by its holder id (see 'leaderrun --status "
+			  "%s'); nothing changed",
+			  n, t->matches, o->lease, o->lease);
+		out->kind = OUTCOME_USAGE;
+	} else if (!t->healthy)
+		log_error("standby %s of lease %s is unhealthy (its --health-cmd fails): it would not take the lease; "
+			  "nothing changed",
+			  n, o->lease);
+	return t->matches == 1 && t->healthy;
+}
+
+/* Watches the lease until T holds it, or UNTIL (CLOCK_BOOTTIME us). */
+static void switchover_wait(const struct options *o, struct db *db, struct lease_sql *sql,
+			    const struct choose_target *t, uint64_t from_term, int64_t until, struct outcome *out)
+{
+	const struct timespec step = {0, 100 * 1000 * 1000};
+	struct switchover_look l;
+	char err[512], took[64];
+	int64_t start = timing_now();
+
+	for (;;) {
+		enum db_status st = switchover_look(db, sql, o->lease, &l, err, sizeof(err));
+		if (st != DB_OK) {
+			log_error("--release --to: %s: %s", dberr_name(st), err);
+			out->kind = runmode_outcome_of(st);
+			return;
+		}
+		if (l.held && l.term > from_term && strcmp(l.holder, t->holder) == 0) {
+			char d[32];
+			duration_format(timing_now() - start, d, sizeof(d));
+			snprintf(took, sizeof(took), " (term %" PRIu64 ") in %s", l.term, d);
+			switchover_say("switched over lease", t->holder, o->lease, took);
+			out->kind = OUTCOME_INIT_DONE;
+			return;
+		}
+		if (timing_now() >= until)
+			break;
+		nanosleep(&step, NULL);
+	}
+	log_error("standby %s did not take lease %s in time; the choice ran out, and any candidate may take it now",
+		  t->holder, o->lease);
+	out->kind = OUTCOME_NO;
+}
+
+void switchover_run(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
+{
+	struct choose_target t;
+	struct switchover_look before;
+	char err[512];
+	bool chosen = false;
+	enum db_status st;
+	const struct lease_req q = {.name = o->lease, .slot = 0};
+	struct lease_res res = {0};
+
+	if (!switchover_target(o, db, sql, &t, out))
+		return;
+	if ((st = switchover_look(db, sql, o->lease, &before, err, sizeof(err))) != DB_OK ||
+	    (st = choose_set(db, sql, o->lease, t.holder, SWITCHOVER_WINDOW_US, &chosen, err, sizeof(err))) != DB_OK) {
+		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it upgrades the standbys' table)" : "");
+		out->kind = runmode_outcome_of(st);
+		return;
+	}
+	if (!chosen) {
+		log_error("standby %s stopped waiting for lease %s; nothing changed", t.holder, o->lease);
+		out->kind = OUTCOME_BUSY;
+		return;
+	}
+	/* The holder stops at its next renew, then releases; a lease not
+	 * held is the chosen one's at its next look. */
+	if ((st = lease_revoke(db, sql, &q, &res, err, sizeof(err))) != DB_OK) {
+		log_error("--release --to: %s: %s", dberr_name(st), err);
+		out->kind = runmode_outcome_of(st);
+		return;
+	}
+	if (res.held) {
+		char rest[64];
+		snprintf(rest, sizeof(rest), " (term %" PRIu64 "): it stops at its next renew", res.info.term);
+		switchover_say("revoked lease", res.info.holder, o->lease, rest);
+	}
+	fflush(stdout);
+	switchover_wait(o, db, sql, &t, before.term,
+			timing_now() + (before.expires_in_us > 0 ? before.expires_in_us : 0) + SWITCHOVER_WINDOW_US +
+			    USEC_PER_SEC,
+			out);
+}

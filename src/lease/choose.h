@@ -1,0 +1,71 @@
+/* Choosing the leader: --priority, --preempt, --release --to and --spread,
+ * on the standbys' table (standby.h), whose rows say who waits, with which
+ * priority, and whom an operator chose.
+ *
+ * No coordinator decides: every acquisition carries the candidates'
+ * claims in its own compare-and-set (choose_render puts them into the
+ * lease statements), so the row's one writer is still the one that
+ * matched. A free lease is not this candidate's to take while
+ *   - another live standby is chosen (--release --to) until its
+ *     chosen_until, unless this one is the chosen one;
+ *   - another live, healthy standby has a higher priority, and has had
+ *     less than the claim (max(2 s, 2 x --retry-interval)) to take it
+ *     since it came free (or since that standby began to wait).
+ * A standby is live while its session holds its named lock: a dead or
+ * cut-off favourite stops counting when its session ends, a frozen one
+ * after the claim. Priority decides nothing about safety: the
+ * compare-and-set on expires_at and term does, as ever. */
+#ifndef LEADERRUN_CHOOSE_H
+#define LEADERRUN_CHOOSE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/db.h"
+#include "lease.h"
+
+/* What a switch-over names: a standby of the lease, by holder id or by
+ * host name. */
+struct choose_target {
+	char holder[LEASE_HOLDER_MAX + 1];
+	char host[256];
+	bool healthy;
+	int matches; /* standbys the name matched (a host may have several) */
+};
+
+/* The claims into SQL's acquire and read statements, for this run: LOCK
+ * its standby lock's name (standby_lock_name), PRIORITY, CLAIM_US. */
+void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_t claim_us);
+
+/* No claims (no standbys' table of this build's, Galera): the statements
+ * of before. */
+void choose_off(struct lease_sql *sql);
+
+/* --preempt: marks this candidate's row as preempting TERM, then revokes
+ * TERM of HOLDER if the holder's priority (0 when it keeps no row) is
+ * below PRIORITY. *REVOKED: it was. */
+enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
+			      const char *holder, uint64_t term, int priority, bool *revoked, char *err, size_t errlen);
+
+/* A revoked holder: why (REASON "preempted", "switched_over", or "" for an
+ * operator's plain --release) and for whom (BY). */
+enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
+				  char *reason, size_t rlen, char *by, size_t bylen, char *err, size_t errlen);
+
+/* --release --to: the live standby of LEASE named NAME (holder first, then
+ * host), not the lease's holder. */
+enum db_status choose_find(struct db *db, const struct lease_sql *sql, const char *lease, const char *name,
+			   struct choose_target *t, char *err, size_t errlen);
+
+/* --release --to: chooses HOLDER until the lease's expiry plus WINDOW_US;
+ * *CHOSEN false when its row is gone (it stopped waiting). */
+enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
+			  int64_t window_us, bool *chosen, char *err, size_t errlen);
+
+/* --spread: is this candidate's host (HOLDER's, spread.h) the one to take
+ * LEASE now? *MINE true also when nothing says otherwise. */
+enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
+			     bool *mine, char *err, size_t errlen);
+
+#endif
