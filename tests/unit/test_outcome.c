@@ -229,6 +229,7 @@ Test(outcome, statements_fit_with_the_longest_table_name)
 	lease_sql_render(&sql, table);
 	/* With the candidates' claims at their longest (choose.h). */
 	choose_render(&sql, "leaderrun-standby:0123456789abcdef", -1000000, INT64_MAX / 2);
+	cr_assert(sql.choose_on, "the claims do not fit with the longest names");
 	history_sql_render(&h, hist, table);
 	n = declared_all(&sql, &h, all);
 	cr_assert_eq(n, STMT_COUNT);
@@ -291,6 +292,7 @@ Test(outcome, statements_have_the_parameters_and_columns_declared)
 	lease_sql_render(&sql, "leaderrun_lease");
 	/* The claims add no parameter and no column (choose.h). */
 	choose_render(&sql, "leaderrun-standby:0123456789abcdef", 5, 2000000);
+	cr_assert(sql.choose_on);
 	history_sql_render(&h, "leaderrun_history", "leaderrun_lease");
 	n = declared_all(&sql, &h, all);
 	for (size_t i = 0; i < n; i++) {
