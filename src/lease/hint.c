@@ -175,6 +175,29 @@ enum hint_wake hint_wait(struct hint *h, unsigned slot, uint64_t term, int64_t t
 	return how;
 }
 
+enum hint_wake hint_wait_behind(struct hint *h, const char *lock, int64_t timeout_us)
+{
+	char q[256];
+	int64_t v, ms = timeout_us <= 0 ? 0 : (timeout_us + 999) / 1000;
+	enum db_status st;
+
+	h->woken_for = 0;
+	if (!h->on)
+		return HINT_OFF;
+	/* Taken only to learn that it came free, and given back in the same
+	 * statement: its owner, writing its row again, waits a second for it
+	 * (standby_register). LOCK has standby_lock_name's form (lease.c
+	 * checked the row's). */
+	snprintf(q, sizeof(q), "SELECT IF(GET_LOCK('%s', %lld.%03lld) = 1, RELEASE_LOCK('%s') + 10, 0)", lock,
+		 (long long)(ms / 1000), (long long)(ms % 1000), lock);
+	st = hint_query(h, q, &v);
+	if (st != DB_OK) {
+		hint_failed(h, st);
+		return h->on ? HINT_POLL : HINT_OFF;
+	}
+	return v == 11 ? HINT_BEHIND_GONE : HINT_TIMED_OUT;
+}
+
 bool hint_after_attempt(struct hint *h, enum lease_outcome outcome, const struct lease_info *info)
 {
 	uint64_t woken_for = h->woken_for;
@@ -199,9 +222,11 @@ void hint_drop(struct hint *h)
 	/* All of this session's named locks: a follower woken by the hint
 	 * took it once more when it won the row, and named locks count. The
 	 * one kept is taken again in the same statement (its name is
-	 * standby.h's hex, no user text). */
+	 * standby.h's hex, no user text), waiting a second for it: a
+	 * candidate that waits behind this one (hint_wait_behind) is granted
+	 * it the moment it is let go of, and gives it back at once. */
 	if (h->keep[0])
-		snprintf(q, sizeof(q), "SELECT (RELEASE_ALL_LOCKS() > 0) + GET_LOCK('%s', 0)", h->keep);
+		snprintf(q, sizeof(q), "SELECT (RELEASE_ALL_LOCKS() > 0) + GET_LOCK('%s', 1)", h->keep);
 	else
 		snprintf(q, sizeof(q), "SELECT RELEASE_ALL_LOCKS() > 0");
 	(void)hint_query(h, q, &v);

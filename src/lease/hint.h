@@ -35,6 +35,7 @@ enum hint_wake {
 	HINT_POLL,	  /* nothing to block on (unheld, or not the term's leader's): poll */
 	HINT_KEPT,	  /* this follower keeps a dead leader's hint to the row's expiry */
 	HINT_OFF,	  /* the hint does not work here (refused, Galera, several hosts): poll */
+	HINT_BEHIND_GONE, /* the candidate waited behind stopped waiting (hint_wait_behind): look */
 };
 
 struct hint {
@@ -73,6 +74,14 @@ void hint_took(struct hint *h, const struct lease_with *with, uint64_t term);
 /* Blocks up to TIMEOUT_US (milliseconds, rounded up) on SLOT's hint if
  * TERM's leader holds it. A woken follower holds the hint. */
 enum hint_wake hint_wait(struct hint *h, unsigned slot, uint64_t term, int64_t timeout_us);
+
+/* Blocks up to TIMEOUT_US on LOCK, the standby lock of the waiting
+ * candidate just above this one in priority (lease_info's above): only the
+ * top candidate blocks on the hint, so that a hand-over wakes the one that
+ * may take the lease, not each of the others in turn. HINT_BEHIND_GONE when
+ * that candidate's lock came free (it took the lease and ended, or died),
+ * HINT_TIMED_OUT, or HINT_POLL when the statement failed. */
+enum hint_wake hint_wait_behind(struct hint *h, const char *lock, int64_t timeout_us);
 
 /* After an attempt of this follower that did not win (OUTCOME, the row as
  * INFO): gives the hint back, unless the leader whose end woke it still

@@ -10,6 +10,21 @@
 #include "lease_block.h"
 #include "lease_int.h"
 
+/* The lock a waiter waits behind (lease_info's above), as the row gave
+ * it: only a name of standby_lock_name's form is taken (the row is
+ * anybody's to write). */
+static void lease_above(struct lease_info *dst, const struct db_value *c)
+{
+	static const char prefix[] = "leaderrun-standby:";
+	size_t n = c->is_null ? 0 : strlen(c->buf);
+
+	dst->above[0] = '\0';
+	if (n != sizeof(prefix) - 1 + 16 || strncmp(c->buf, prefix, sizeof(prefix) - 1) != 0 ||
+	    strspn(c->buf + sizeof(prefix) - 1, "0123456789abcdef") != 16)
+		return;
+	memcpy(dst->above, c->buf, n + 1);
+}
+
 /* One row of the look: slot, slots, holder, term, expires in, read_only,
  * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
  * the server's --once-per slot, how long the row is another candidate's
@@ -70,6 +85,7 @@ copy:
 	dst->expires_in_us = expires_in;
 	dst->preferred_us = c[13].is_null ? 0 : c[13].i64;
 	dst->holder_priority = c[14].is_null ? 0 : (int)c[14].i64;
+	lease_above(dst, &c[15]);
 	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
 	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
 }
@@ -83,6 +99,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 			      size_t errlen)
 {
 	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
+	char above[64];
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = period_us / 2},
 	    {.type = DB_I64, .i64 = period_us},
@@ -105,13 +122,15 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	    {.type = DB_I64},
 	    {.type = DB_I64},
 	    {.type = DB_I64},
+	    {.type = DB_STR, .buf = above, .cap = sizeof(above)},
 	};
 	struct db_result r;
 
 	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
 	info->held = 0;
 	info->expires_in_us = info->preferred_us = 0;
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 15, look_row, l, &r, err, errlen);
+	info->above[0] = '\0';
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 16, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
@@ -129,6 +148,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 		info->expires_in_us = l->busy.expires_in_us;
 		info->holder_priority = l->busy.holder_priority;
 		info->preferred_us = 0;
+		memcpy(info->above, l->busy.above, sizeof(info->above));
 		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
 		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
 	}

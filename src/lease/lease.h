@@ -18,7 +18,7 @@
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100	 /* --slots: a waiter's look reads a row a slot */
-#define LEASE_CHOOSE_MAX    1600 /* the claims' SQL in a statement (choose.h) */
+#define LEASE_CHOOSE_MAX    2000 /* the claims' SQL in a statement (choose.h) */
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */
@@ -56,6 +56,10 @@ struct lease_info {
 	uint64_t slot_term;   /* the term that took it */
 	int64_t preferred_us; /* > 0: free, but another candidate's for that long still (choose.h) */
 	int holder_priority;  /* the holder's --priority, as its standby row says (0: none) */
+	/* The lock of the waiting candidate just above this one in priority
+	 * (choose.h): "" when none (this one is the top, and blocks on the
+	 * hint). */
+	char above[48];
 };
 
 /* The statements for one table, rendered once from a validated name: the

@@ -68,8 +68,10 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 
 	(void)gethostname(host, sizeof(host) - 1);
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
-	/* The lock first: a row is never there without its lock. */
-	if (!sqltext_render(q, sizeof(q), &used, "SELECT GET_LOCK(?, 0)", &row[4], 1))
+	/* The lock first: a row is never there without its lock. A second
+	 * for it: a candidate waiting behind this one holds it for the
+	 * moment of its statement (hint_wait_behind). */
+	if (!sqltext_render(q, sizeof(q), &used, "SELECT GET_LOCK(?, 1)", &row[4], 1))
 		return DB_ERROR;
 	if ((st = db_query_int(db, q, &got, err, errlen)) != DB_OK)
 		return st;

@@ -278,17 +278,19 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 	return st == STEP_ON ? sup_judge(s, w, r, out) : st;
 }
 
-/* Blocks on the leader's hint for up to US. *HOW: woken (try the row at
- * once), timed out (look again), or nothing to block on (poll). */
+/* Blocks on the leader's hint for up to US, or behind the candidate
+ * above this one (BEHIND, its standby lock; NULL: the hint). *HOW: woken
+ * (try the row at once), timed out or the one above gone (look again), or
+ * nothing to block on (poll). */
 enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
-static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, int64_t us,
-				   enum block *how, struct outcome *out)
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, const char *behind,
+				   int64_t us, enum block *how, struct outcome *out)
 {
 	struct worker_result r;
 	enum step st;
 
 	*how = BLOCK_POLL;
-	if (worker_submit_wait(s->w, slot, term, us) < 0) {
+	if (worker_submit_wait(s->w, slot, term, behind, us) < 0) {
 		w->hints = false;
 		return STEP_ON;
 	}
@@ -305,6 +307,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 			   &(struct event){.term = term});
 		break;
 	case HINT_TIMED_OUT:
+	case HINT_BEHIND_GONE:
 		*how = BLOCK_TIMED_OUT;
 		break;
 	case HINT_OFF:
@@ -374,9 +377,17 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	*op = WORKER_LOOK;
 	if (r->outcome == LEASE_ERROR)
 		return sup_sleep(s, w, w->pause, out);
-	if (r->info.why == BUSY_PREFERRED)
-		return sup_sleep(s, w, sup_min64(poll, r->info.preferred_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
-				 out);
+	if (r->info.why == BUSY_PREFERRED) {
+		us = r->info.preferred_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
+		/* Behind the candidate above, whose end (it took the lease
+		 * and is done with it) wakes this one; else a poll. */
+		if (w->hints && r->info.above[0]) {
+			st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above, us, &how, out);
+			if (st != STEP_ON || how != BLOCK_POLL)
+				return st;
+		}
+		return sup_sleep(s, w, sup_min64(poll, us), out);
+	}
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
@@ -405,7 +416,10 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		/* Up for --preempt meanwhile: awake for it. */
 		if (sup_preempt_due(s, w, &r->info) > 0)
 			us = sup_min64(us, sup_preempt_due(s, w, &r->info) - timing_now());
-		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, us > 0 ? us : 0, &how, out);
+		/* Below the top candidate: behind the one above, which a
+		 * hand-over to it leaves asleep (hint_wait_behind). */
+		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above[0] ? r->info.above : NULL,
+				       us > 0 ? us : 0, &how, out);
 		if (st != STEP_ON)
 			return st;
 		if (how == BLOCK_WOKEN)

@@ -25,6 +25,7 @@ struct worker_req {
 	int64_t wait_us;		   /* WORKER_WAIT: how long at most */
 	bool healthy;			   /* WORKER_STANDBY */
 	char holder[LEASE_HOLDER_MAX + 1]; /* WORKER_PREEMPT: the holder of TERM */
+	char behind[48];		   /* WORKER_WAIT: a standby's lock to wait behind; "": the hint */
 };
 
 struct worker {
@@ -174,7 +175,8 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	r->outcome = LEASE_OK;
-	r->wake = hint_wait(&w->hint, q->hint, q->term, q->wait_us);
+	r->wake = q->behind[0] ? hint_wait_behind(&w->hint, q->behind, q->wait_us)
+			       : hint_wait(&w->hint, q->hint, q->term, q->wait_us);
 }
 
 static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -451,10 +453,11 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 	return worker_queue(w, &q, NULL, NULL);
 }
 
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us)
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us)
 {
 	struct worker_req q = {.op = WORKER_WAIT, .term = term, .exit_status = -1, .hint = slot, .wait_us = timeout_us};
 
+	snprintf(q.behind, sizeof(q.behind), "%s", behind ? behind : "");
 	return worker_queue(w, &q, NULL, NULL);
 }
 

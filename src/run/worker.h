@@ -96,8 +96,9 @@ int worker_fd(const struct worker *w);
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
 /* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
- * leader holds it. Returns -1 if busy. */
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, int64_t timeout_us);
+ * leader holds it; or, BEHIND not NULL, behind the standby lock BEHIND
+ * (hint_wait_behind). Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us);
 
 /* Queues WORKER_CALL: FN(ARG, db) on the worker's connection as it is,
  * without connecting (FN sees whether it is connected). Only once the
