@@ -193,39 +193,13 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	return STEP_ON;
 }
 
-/* What an attempt's answer means: the lease is ours, the run ends (a
- * skip, a fatal error), or the wait goes on. */
-static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+/* The lease is somebody else's, as the look found it: say so (once per
+ * holder, term or pause), and wait on, or end the run that does not wait. */
+static enum step sup_judge_busy(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
 	const struct options *o = s->o;
 	const struct event d = {.info = &r->info};
 
-	if (r->outcome == LEASE_OK) {
-		s->ev.term = r->info.term;
-		s->ev.slot = r->info.slot;
-		s->acquire_sent_at = r->sent_at;
-		/* Before the acquisition's line: both happened before it. */
-		if (r->fence_ended)
-			event_emit(&s->ev, EV_FENCE_ENDED, &(struct event){.session = r->fence_ended});
-		if (r->fence == FENCE_UNAVAILABLE)
-			event_emit(&s->ev, EV_FENCE_UNAVAILABLE, &(struct event){.status = r->status, .err = r->err});
-		return STEP_TAKEN;
-	}
-	if (r->outcome == LEASE_SLOTS_DIFFER) {
-		/* Before anything runs: one count of slots per lease, or "at
-		 * most N" means nothing. */
-		event_emit(&s->ev, EV_SLOTS_DIFFER, &(struct event){.info = &r->info});
-		out->kind = OUTCOME_USAGE;
-		return STEP_END;
-	}
-	if (r->outcome != LEASE_BUSY)
-		return sup_judge_error(s, w, r, out);
-	if (w->refused && w->last_was_error)
-		event_emit(&s->ev, EV_CONNECTIONS_BACK, NULL);
-	w->last_was_error = false;
-	w->backoff = 500 * USEC_PER_MSEC;
-	w->last = r->info;
-	s->looked_at = timing_now();
 	/* Free, but another candidate's for a moment: looked at again when
 	 * that moment ends, even by a --no-wait run (a favourite that does
 	 * not come leaves it to the others, not to nobody). */
@@ -261,6 +235,39 @@ static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker
 	/* Connected and contending: READY=1 with the first answer. */
 	event_emit(&s->ev, EV_STANDBY, &d);
 	return STEP_ON;
+}
+
+/* What an attempt's answer means: the lease is ours, the run ends (a
+ * skip, a fatal error), or the wait goes on. */
+static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
+{
+	if (r->outcome == LEASE_OK) {
+		s->ev.term = r->info.term;
+		s->ev.slot = r->info.slot;
+		s->acquire_sent_at = r->sent_at;
+		/* Before the acquisition's line: both happened before it. */
+		if (r->fence_ended)
+			event_emit(&s->ev, EV_FENCE_ENDED, &(struct event){.session = r->fence_ended});
+		if (r->fence == FENCE_UNAVAILABLE)
+			event_emit(&s->ev, EV_FENCE_UNAVAILABLE, &(struct event){.status = r->status, .err = r->err});
+		return STEP_TAKEN;
+	}
+	if (r->outcome == LEASE_SLOTS_DIFFER) {
+		/* Before anything runs: one count of slots per lease, or "at
+		 * most N" means nothing. */
+		event_emit(&s->ev, EV_SLOTS_DIFFER, &(struct event){.info = &r->info});
+		out->kind = OUTCOME_USAGE;
+		return STEP_END;
+	}
+	if (r->outcome != LEASE_BUSY)
+		return sup_judge_error(s, w, r, out);
+	if (w->refused && w->last_was_error)
+		event_emit(&s->ev, EV_CONNECTIONS_BACK, NULL);
+	w->last_was_error = false;
+	w->backoff = 500 * USEC_PER_MSEC;
+	w->last = r->info;
+	s->looked_at = timing_now();
+	return sup_judge_busy(s, w, r, out);
 }
 
 /* One attempt at the lease: OP, its answer, and what it means. */
@@ -358,6 +365,54 @@ static enum step sup_preempt(struct sup *s, struct waiting *w, const struct leas
 	return STEP_ON;
 }
 
+/* The lease free but another candidate's for a moment: behind the
+ * candidate above, whose end (it took the lease and is done with it)
+ * wakes this one, up to the moment's end; else a poll. */
+static enum step sup_await_preferred(struct sup *s, struct waiting *w, const struct worker_result *r, int64_t poll,
+				     struct outcome *out)
+{
+	int64_t us = r->info.preferred_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
+	enum block how;
+	enum step st;
+
+	if (w->give_up)
+		us = sup_min64(us, w->give_up - timing_now());
+	if (w->hints && r->info.above[0] && us > 0) {
+		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above, us, &how, out);
+		if (st != STEP_ON || how != BLOCK_POLL)
+			return st;
+	}
+	return sup_sleep(s, w, sup_min64(poll, us > 0 ? us : 0), out);
+}
+
+/* Blocks until the lease held as INFO may change: not a moment before its
+ * expiry, and a little after it (a follower woken by a dead leader's hint
+ * takes the lease then, and the others find it taken). The block is
+ * bounded by the follower's ttl (a holder with a longer one is looked at
+ * once a ttl), --wait-timeout, and --preempt's moment. The top candidate
+ * blocks on the hint, one below it behind the candidate above
+ * (hint_wait_behind), whom a hand-over to it leaves asleep. */
+static enum step sup_block_for_change(struct sup *s, struct waiting *w, const struct lease_info *info, int64_t poll,
+				      enum block *how, struct outcome *out)
+{
+	const struct options *o = s->o;
+	int64_t us = info->expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
+
+	us = sup_min64(us, o->timing.ttl_us + USEC_PER_SEC);
+	/* A named lock has one holder, so each slot has a hint of its own,
+	 * and a waiter blocks on the one that expires first: a release of
+	 * that slot wakes it at once, and another slot that comes free is
+	 * seen at the next look, a --retry-interval on. */
+	if (o->slots > 1)
+		us = sup_min64(us, poll);
+	if (w->give_up)
+		us = sup_min64(us, w->give_up - timing_now());
+	if (sup_preempt_due(s, w, info) > 0)
+		us = sup_min64(us, sup_preempt_due(s, w, info) - timing_now());
+	return sup_block_on_hint(s, w, info->slot, info->term, info->above[0] ? info->above : NULL, us > 0 ? us : 0,
+				 how, out);
+}
+
 /* Waits until the lease can change, and says how to try next (*OP):
  *   - after an error: back off, then look;
  *   - paused: sleep to the pause's end, never longer than --retry-interval;
@@ -369,7 +424,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 				  struct outcome *out)
 {
 	const struct options *o = s->o;
-	int64_t poll = sup_jitter(s, o->retry_us * 19 / 20, o->retry_us * 21 / 20), us;
+	int64_t poll = sup_jitter(s, o->retry_us * 19 / 20, o->retry_us * 21 / 20);
 	int64_t past_expiry = r->info.expires_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
 	enum block how;
 	enum step st;
@@ -377,17 +432,8 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 	*op = WORKER_LOOK;
 	if (r->outcome == LEASE_ERROR)
 		return sup_sleep(s, w, w->pause, out);
-	if (r->info.why == BUSY_PREFERRED) {
-		us = r->info.preferred_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC);
-		/* Behind the candidate above, whose end (it took the lease
-		 * and is done with it) wakes this one; else a poll. */
-		if (w->hints && r->info.above[0]) {
-			st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above, us, &how, out);
-			if (st != STEP_ON || how != BLOCK_POLL)
-				return st;
-		}
-		return sup_sleep(s, w, sup_min64(poll, us), out);
-	}
+	if (r->info.why == BUSY_PREFERRED)
+		return sup_await_preferred(s, w, r, poll, out);
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
@@ -398,28 +444,7 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		 * it wins. */
 		return sup_sleep(s, w, o->slots > 1 ? sup_min64(poll, past_expiry) : past_expiry, out);
 	if (w->hints) {
-		/* Not a moment before the expiry, and a little after it: a
-		 * follower woken by a dead leader's hint takes the lease then,
-		 * and the others find it taken. The block is bounded by the
-		 * follower's ttl (a holder with a longer one is looked at once
-		 * a ttl), and --wait-timeout. */
-		us = r->info.expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
-		us = sup_min64(us, o->timing.ttl_us + USEC_PER_SEC);
-		/* A named lock has one holder, so each slot has a hint of its
-		 * own, and a waiter blocks on the one that expires first: a
-		 * release of that slot wakes it at once, and another slot that
-		 * comes free is seen at the next look, a --retry-interval on. */
-		if (o->slots > 1)
-			us = sup_min64(us, poll);
-		if (w->give_up)
-			us = sup_min64(us, w->give_up - timing_now());
-		/* Up for --preempt meanwhile: awake for it. */
-		if (sup_preempt_due(s, w, &r->info) > 0)
-			us = sup_min64(us, sup_preempt_due(s, w, &r->info) - timing_now());
-		/* Below the top candidate: behind the one above, which a
-		 * hand-over to it leaves asleep (hint_wait_behind). */
-		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above[0] ? r->info.above : NULL,
-				       us > 0 ? us : 0, &how, out);
+		st = sup_block_for_change(s, w, &r->info, poll, &how, out);
 		if (st != STEP_ON)
 			return st;
 		if (how == BLOCK_WOKEN)
