@@ -198,6 +198,19 @@ enum hint_wake hint_wait_behind(struct hint *h, const char *lock, int64_t timeou
 	return v == 11 ? HINT_BEHIND_GONE : HINT_TIMED_OUT;
 }
 
+void hint_nudge(struct hint *h)
+{
+	char q[160];
+	int64_t v;
+
+	if (!h->keep[0] || !db_connected(h->db))
+		return;
+	snprintf(q, sizeof(q), "SELECT RELEASE_LOCK('%s') + GET_LOCK('%s', 1)", h->keep, h->keep);
+	(void)hint_query(h, q, &v);
+	if (v != 2)
+		h->keep_lost = true;
+}
+
 bool hint_after_attempt(struct hint *h, enum lease_outcome outcome, const struct lease_info *info)
 {
 	uint64_t woken_for = h->woken_for;

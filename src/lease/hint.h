@@ -83,6 +83,12 @@ enum hint_wake hint_wait(struct hint *h, unsigned slot, uint64_t term, int64_t t
  * HINT_TIMED_OUT, or HINT_POLL when the statement failed. */
 enum hint_wake hint_wait_behind(struct hint *h, const char *lock, int64_t timeout_us);
 
+/* A switch-over chose another standby: the standby lock kept is let go of
+ * and taken back (a second at most), which wakes the candidate waiting
+ * behind this one (hint_wait_behind) to look in its turn, until the chosen
+ * one does. */
+void hint_nudge(struct hint *h);
+
 /* After an attempt of this follower that did not win (OUTCOME, the row as
  * INFO): gives the hint back, unless the leader whose end woke it still
  * holds the row, unexpired: then that leader died with the lease, and the

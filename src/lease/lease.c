@@ -86,6 +86,7 @@ copy:
 	dst->preferred_us = c[13].is_null ? 0 : c[13].i64;
 	dst->holder_priority = c[14].is_null ? 0 : (int)c[14].i64;
 	lease_above(dst, &c[15]);
+	dst->other_chosen = !c[16].is_null && c[16].i64 != 0;
 	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
 	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
 }
@@ -123,6 +124,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	    {.type = DB_I64},
 	    {.type = DB_I64},
 	    {.type = DB_STR, .buf = above, .cap = sizeof(above)},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
@@ -130,7 +132,8 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	info->held = 0;
 	info->expires_in_us = info->preferred_us = 0;
 	info->above[0] = '\0';
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 16, look_row, l, &r, err, errlen);
+	info->other_chosen = false;
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 17, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
@@ -149,6 +152,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 		info->holder_priority = l->busy.holder_priority;
 		info->preferred_us = 0;
 		memcpy(info->above, l->busy.above, sizeof(info->above));
+		info->other_chosen = l->busy.other_chosen;
 		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
 		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
 	}

@@ -18,7 +18,7 @@
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100	 /* --slots: a waiter's look reads a row a slot */
-#define LEASE_CHOOSE_MAX    2000 /* the claims' SQL in a statement (choose.h) */
+#define LEASE_CHOOSE_MAX    2400 /* the claims' SQL in a statement (choose.h) */
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */
@@ -60,6 +60,7 @@ struct lease_info {
 	 * (choose.h): "" when none (this one is the top, and blocks on the
 	 * hint). */
 	char above[48];
+	bool other_chosen; /* another standby is chosen by --release --to */
 };
 
 /* The statements for one table, rendered once from a validated name: the

@@ -138,7 +138,7 @@ static struct cols cols_of(int schema)
 		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
 	    .insert_rows = "(name, slot, slots) VALUES (?, ?, ?)",
 	    .choose = "",
-	    .choose_read = "NULL, NULL, NULL",
+	    .choose_read = "NULL, NULL, NULL, NULL",
 	};
 
 	if (schema < 5) {
@@ -355,8 +355,11 @@ void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_
 		      * hold the lease. */
 		     "(SELECT a.lock_name FROM %s a WHERE a.lease = l.name AND a.lock_name <> '%s' AND a.priority > %d "
 		     "AND a.healthy AND a.since <= UTC_TIMESTAMP(6) AND a.holder <> l.holder AND "
-		     "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1)",
-		     (long long)claim_us, t, rd, t, t, lock, priority);
+		     "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1), "
+		     "(SELECT COUNT(*) > 0 FROM %s c WHERE c.lease = l.name AND c.lock_name <> '%s' AND "
+		     "c.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND "
+		     "IS_USED_LOCK(c.lock_name) IS NOT NULL)",
+		     (long long)claim_us, t, rd, t, t, lock, priority, t, lock);
 	/* A claim cut short would be another statement: none then. */
 	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) || n2 < 0 || (size_t)n2 >= sizeof(sql->choose_read))
 		return;

@@ -168,6 +168,8 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 			hint_take(&w->hint, w->slot, r->info.term);
 	} else if (hint_after_attempt(&w->hint, r->outcome, &r->info))
 		r->wake = HINT_KEPT;
+	else if (r->outcome == LEASE_BUSY && r->info.why == BUSY_PREFERRED && r->info.other_chosen)
+		hint_nudge(&w->hint);
 }
 
 /* WORKER_WAIT: blocks on the hint of slot Q->hint while Q->term's leader

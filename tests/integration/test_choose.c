@@ -178,29 +178,37 @@ Test(choose, a_holder_of_a_higher_priority_is_not_preempted)
 Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
 {
 	const char *lease = h_lease("switch"), *log = h_path("probe.log"), *lock = h_path("probe.lock");
-	struct h_proc a, b, c, op;
+	struct h_proc a, b, c, d, op;
 	char term_before[32];
+	int64_t t0;
 
 	LR(&a, "-l", lease, "--holder", "A", "--", h_probe(), log, lock, "60");
 	wait_holder(lease, "A", 10000);
 	LR(&b, "-l", lease, "--holder", "B", "--priority", "5", "--", h_probe(), log, lock, "60");
-	LR(&c, "-l", lease, "--holder", "C", "--", h_probe(), log, lock, "60");
-	wait_standbys(lease, 2);
+	LR(&c, "-l", lease, "--holder", "C", "--priority", "1", "--", h_probe(), log, lock, "60");
+	LR(&d, "-l", lease, "--holder", "D", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 3);
 	snprintf(term_before, sizeof(term_before), "%s",
 		 h_sql("SELECT term FROM leaderrun_lease WHERE name = '%s'", lease));
-	/* C has the lowest priority: only the choice gets it the lease. */
-	LR(&op, "--release", lease, "--to", "C");
+	/* D has the lowest priority: only the choice gets it the lease. */
+	t0 = h_now_ms();
+	LR(&op, "--release", lease, "--to", "D");
 	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
-	cr_assert_str_eq(holder_of(lease), "C");
+	/* A stops at its next renew (5 s at the default ttl) and releases;
+	 * B, woken first, and C, behind it, hand on to D at once, not at A's
+	 * expiry (15 s). */
+	cr_assert_lt(h_now_ms() - t0, 9000, "the switch-over took %lld ms", (long long)(h_now_ms() - t0));
+	cr_assert_str_eq(holder_of(lease), "D");
 	wait_starts(log, 2);
 	cr_assert(strstr(h_slurp(op.out), "switched over lease "), "%s", h_slurp(op.out));
 	cr_assert_gt(atoll(h_sql("SELECT term FROM leaderrun_lease WHERE name = '%s'", lease)), atoll(term_before));
 	cr_assert_eq(h_finish(&a, 10000), 76, "%s", h_slurp(a.err));
-	cr_assert(strstr(h_slurp(a.err), "lease switched over to C"), "%s", h_slurp(a.err));
+	cr_assert(strstr(h_slurp(a.err), "lease switched over to D"), "%s", h_slurp(a.err));
 	cr_assert_str_eq(h_sql("SELECT outcome FROM leaderrun_history WHERE lease = '%s' AND holder = 'A'", lease),
 			 "switched_over");
 	stop(&b);
 	stop(&c);
+	stop(&d);
 	cr_assert_eq(h_probe_check(log, NULL, NULL, 4), 2);
 }
 
