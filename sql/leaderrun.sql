@@ -67,14 +67,17 @@ CREATE TABLE IF NOT EXISTS `leaderrun_standby` (
   lock_name   VARCHAR(64) CHARACTER SET ascii NOT NULL,
   -- Choosing the leader (leaderrun(1), CHOOSING THE LEADER): the waiter's
   -- --priority, a switch-over's choice of it (--release --to) until
-  -- chosen_until, the term it preempted (--preempt), and --spread. A
-  -- table made by 0.9 gains them with `leaderrun --init`, or:
+  -- chosen_until or the term after chosen_term, the term it preempted
+  -- (--preempt), and --spread. A table made by 0.9 gains them with
+  -- `leaderrun --init`, or:
   --   ALTER TABLE leaderrun_standby ADD COLUMN priority INT NOT NULL DEFAULT 0,
   --     ADD COLUMN chosen_until DATETIME(6) NULL,
+  --     ADD COLUMN chosen_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
   --     ADD COLUMN preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
   --     ADD COLUMN spread BOOLEAN NOT NULL DEFAULT FALSE;
   priority     INT NOT NULL DEFAULT 0,
   chosen_until DATETIME(6) NULL,
+  chosen_term  BIGINT UNSIGNED NOT NULL DEFAULT 0,
   preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0,
   spread       BOOLEAN NOT NULL DEFAULT FALSE,
   PRIMARY KEY (lease, holder(191))

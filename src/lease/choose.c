@@ -168,11 +168,13 @@ enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char
 		return st;
 	used = 0;
 	/* Until the holder's lease would expire (a revoked term is renewed
-	 * no more), and the window past it. */
+	 * no more), and the window past it; spent by the next term, whoever
+	 * takes it (the claims compare the lease's term with chosen_term). */
 	if (!sqltext_append(q, sizeof(q), &used,
-			    "UPDATE %s s SET s.chosen_until = GREATEST(UTC_TIMESTAMP(6), COALESCE((SELECT "
+			    "UPDATE %s s SET s.chosen_term = COALESCE((SELECT MAX(y.term) FROM %s y WHERE y.name = "
+			    "s.lease), 0), s.chosen_until = GREATEST(UTC_TIMESTAMP(6), COALESCE((SELECT "
 			    "MAX(x.expires_at) FROM %s x WHERE x.name = s.lease), UTC_TIMESTAMP(6))) ",
-			    s, l) ||
+			    s, l, l) ||
 	    !sqltext_render(q, sizeof(q), &used,
 			    "+ INTERVAL ? MICROSECOND WHERE s.lease = ? AND s.holder = ? AND "
 			    "IS_USED_LOCK(s.lock_name) IS NOT NULL",

@@ -322,12 +322,13 @@ static bool choose_cond(char *out, size_t len, const char *t, const char *o, con
 	    snprintf(out, len,
 		     "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
 		     "s.since <= UTC_TIMESTAMP(6) AND "
-		     "(s.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY OR "
+		     "((s.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND "
+		     "%sterm <= s.chosen_term) OR "
 		     "(s.priority > %d AND s.healthy AND "
 		     "GREATEST(%sexpires_at, s.since) + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
 		     "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND "
-		     "m.chosen_until > UTC_TIMESTAMP(6))))",
-		     o, lock, priority, o, claim_us, t, o, lock);
+		     "m.chosen_until > UTC_TIMESTAMP(6) AND %sterm <= m.chosen_term)))",
+		     o, lock, o, priority, o, claim_us, t, o, lock, o);
 
 	return n > 0 && (size_t)n < len;
 }
@@ -344,22 +345,24 @@ void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_
 	n1 = snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
 	/* How long the row is another's still: a chosen one's to its
 	 * chosen_until, a favourite's to its claim's end. */
-	n2 =
-	    snprintf(sql->choose_read, sizeof(sql->choose_read),
-		     "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6), "
-		     "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE "
-		     "%s), (SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
-		     "IS_USED_LOCK(h.lock_name) IS NOT NULL), "
-		     /* The waiter this one waits behind: the lowest priority
-		      * above its own, of the live, healthy ones that do not
-		      * hold the lease. */
-		     "(SELECT a.lock_name FROM %s a WHERE a.lease = l.name AND a.lock_name <> '%s' AND a.priority > %d "
-		     "AND a.healthy AND a.since <= UTC_TIMESTAMP(6) AND a.holder <> l.holder AND "
-		     "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1), "
-		     "(SELECT COUNT(*) > 0 FROM %s c WHERE c.lease = l.name AND c.lock_name <> '%s' AND "
-		     "c.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND "
-		     "IS_USED_LOCK(c.lock_name) IS NOT NULL)",
-		     (long long)claim_us, t, rd, t, t, lock, priority, t, lock);
+	n2 = snprintf(
+	    sql->choose_read, sizeof(sql->choose_read),
+	    "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6) AND "
+	    "l.term <= s.chosen_term, "
+	    "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE "
+	    "%s), (SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
+	    "IS_USED_LOCK(h.lock_name) IS NOT NULL), "
+	    /* The waiter this one waits behind: the lowest priority
+	     * above its own, of the live, healthy ones that do not
+	     * hold the lease. */
+	    "(SELECT a.lock_name FROM %s a WHERE a.lease = l.name AND a.lock_name <> '%s' AND a.priority > %d "
+	    "AND a.healthy AND a.since <= UTC_TIMESTAMP(6) AND a.holder <> l.holder AND "
+	    "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1), "
+	    "(SELECT COUNT(*) > 0 FROM %s c WHERE c.lease = l.name AND c.lock_name <> '%s' AND "
+	    "c.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND l.term <= c.chosen_term "
+	    "AND "
+	    "IS_USED_LOCK(c.lock_name) IS NOT NULL)",
+	    (long long)claim_us, t, rd, t, t, lock, priority, t, lock);
 	/* A claim cut short would be another statement: none then. */
 	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) || n2 < 0 || (size_t)n2 >= sizeof(sql->choose_read))
 		return;

@@ -48,6 +48,7 @@ void standby_upgrade_sql(const struct lease_sql *sql, char *out, size_t len)
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
 	snprintf(out, len,
 		 "ALTER TABLE %s ADD COLUMN priority INT NOT NULL DEFAULT 0, ADD COLUMN chosen_until DATETIME(6) NULL, "
+		 "ADD COLUMN chosen_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
 		 "ADD COLUMN preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "
 		 "ADD COLUMN spread BOOLEAN NOT NULL DEFAULT FALSE",
 		 t);
@@ -141,10 +142,13 @@ static bool standby_list_sql(const struct lease_sql *sql, const char *lease, boo
 	 * that took the lease keeps its row and lock until it waits again. */
 	return sqltext_append(q, len, &used,
 			      "SELECT s.lease, s.holder, s.host, DATE_FORMAT(s.since, '%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ'), "
-			      "s.healthy%s FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
+			      "s.healthy%s%s%s FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
 			      "(SELECT 1 FROM %s x WHERE x.name = s.lease AND x.holder = s.holder AND x.expires_at > "
 			      "UTC_TIMESTAMP(6))",
-			      claims ? ", s.priority, s.chosen_until > UTC_TIMESTAMP(6)" : "", t, l) &&
+			      claims ? ", s.priority, s.chosen_until > UTC_TIMESTAMP(6) AND s.chosen_term >= (SELECT "
+				       "MAX(y.term) FROM "
+				     : "",
+			      claims ? l : "", claims ? " y WHERE y.name = s.lease)" : "", t, l) &&
 	       (!lease || sqltext_render(q, len, &used, " AND s.lease = ?", &name, 1)) &&
 	       sqltext_append(q, len, &used, " ORDER BY s.lease, %ss.since, s.holder",
 			      claims ? "s.priority DESC, " : "");

@@ -36,10 +36,12 @@ struct standby_row {
 void standby_lock_name(const char *table, const char *lease, const char *holder, char *out, size_t len);
 
 /* The columns of the claims (choose.h): a waiter's --priority and
- * --spread, the switch-over's choice, the term it preempted. */
+ * --spread, the switch-over's choice (until when, and the term it was made
+ * in: the next term spends it), the term it preempted. */
 #define STANDBY_CLAIMS_COLUMNS                                                                                         \
 	"priority INT NOT NULL DEFAULT 0, chosen_until DATETIME(6) NULL, "                                             \
-	"preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0, spread BOOLEAN NOT NULL DEFAULT FALSE"
+	"chosen_term BIGINT UNSIGNED NOT NULL DEFAULT 0, preempt_term BIGINT UNSIGNED NOT NULL DEFAULT 0, "            \
+	"spread BOOLEAN NOT NULL DEFAULT FALSE"
 
 /* The table's CREATE TABLE IF NOT EXISTS, into OUT. */
 void standby_create_sql(const struct lease_sql *sql, char *out, size_t len);

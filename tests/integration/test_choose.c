@@ -212,6 +212,33 @@ Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
 	cr_assert_eq(h_probe_check(log, NULL, NULL, 4), 2);
 }
 
+Test(choose, a_switch_over_is_spent_once_the_chosen_standby_holds_the_lease)
+{
+	const char *lease = h_lease("spent");
+	struct h_proc a, b, f, op;
+
+	/* Services: a preempted one stands by again, and would take the
+	 * lease back while the choice of it ran. */
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--service", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--service", "--", "sleep", "60");
+	LR(&f, "-t", "3s", "-l", lease, "--holder", "F", "--priority", "10", "--preempt=4s", "--service", "--", "sleep",
+	   "60");
+	wait_standbys(lease, 2);
+	LR(&op, "--release", lease, "--to", "B");
+	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
+	/* F's --preempt then takes the lease from B, and keeps it: the
+	 * choice of B ended with B's term, not at its window's end. */
+	wait_holder(lease, "F", 12000);
+	h_sleep_ms(3000);
+	cr_assert_str_eq(holder_of(lease), "F");
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM leaderrun_history WHERE lease = '%s' AND holder = 'B'", lease),
+			 "1");
+	stop(&a);
+	stop(&b);
+	stop(&f);
+}
+
 Test(choose, release_to_a_name_that_is_not_waiting_exits_75_and_changes_nothing)
 {
 	const char *lease = h_lease("switchnone");
@@ -309,14 +336,15 @@ Test(choose, init_gives_a_standbys_table_of_0_9_the_columns_of_priority)
 	struct h_proc p;
 
 	h_sql("CREATE TABLE old_standby LIKE leaderrun_standby");
-	h_sql("ALTER TABLE old_standby DROP COLUMN priority, DROP COLUMN chosen_until, DROP COLUMN preempt_term, "
+	h_sql("ALTER TABLE old_standby DROP COLUMN priority, DROP COLUMN chosen_until, DROP COLUMN chosen_term, "
+	      "DROP COLUMN preempt_term, "
 	      "DROP COLUMN spread");
 	h_sql("CREATE TABLE old_lease LIKE leaderrun_lease");
 	h_start(&p, (const char *const[]){h_bin(), "-d", h_dsn_root(), "--table", "old_lease", "--init", NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
 			       "TABLE_NAME = 'old_standby' AND COLUMN_NAME IN ('priority', 'chosen_until', "
-			       "'preempt_term', 'spread')"),
-			 "4");
+			       "'chosen_term', 'preempt_term', 'spread')"),
+			 "5");
 }
 HARNESS_MAIN
