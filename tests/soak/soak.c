@@ -170,6 +170,10 @@ struct contender {
 	struct proxy *proxy;
 	int restarts;
 	char faketime[32]; /* a libfaketime spec it runs under, or "" */
+	/* --holder: soak-cI-G, a new G at every start, so that no two runs
+	 * share a holder id. */
+	char holder[32];
+	int gen;
 };
 
 struct stats {
@@ -310,55 +314,62 @@ static void start_contender(struct soak *s, int i)
 	char dsn[512], ttl[32], errpath[320], slots[16], port[16];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	char *argv[] = {
-	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
-	    (char *)s->probe, s->log, s->lock, "3600", NULL};
-	char *slot_argv[] = {(char *)s->bin, "-v",  "-d",   dsn,       "-t",  ttl,  "--retry-interval",
-			     "200ms",	     "-l",  LEASE,  "--slots", slots, "--", (char *)s->slot_probe,
-			     s->dir,	     slots, "3600", NULL};
-	char *fenced_argv[] = {(char *)s->bin,
-			       "-v",
-			       "-d",
-			       dsn,
-			       "-t",
-			       ttl,
-			       "--retry-interval",
-			       "200ms",
-			       "-l",
-			       LEASE,
-			       "--fence-user",
-			       "soakjob",
-			       "--",
-			       (char *)s->fenced_job,
-			       port,
-			       s->dbname,
-			       (char *)s->probe,
-			       s->log,
-			       s->lock,
-			       "3600",
-			       NULL};
-	char *service_argv[] = {(char *)s->bin,
-				"-v",
-				"-d",
-				dsn,
-				"-t",
-				ttl,
-				"--retry-interval",
-				"200ms",
-				"-l",
-				LEASE,
-				"--service",
-				"--on-promote",
-				s->promote,
-				"--on-demote",
-				s->demote,
-				"--",
-				(char *)s->service,
-				s->log,
-				s->lock,
-				s->dir,
-				NULL};
-	char **args = s->service ? service_argv : s->slots ? slot_argv : s->fenced_job ? fenced_argv : argv;
+	char *args[40];
+	int na = 0;
+
+	/* Every mode's start, then its holder id, then the mode's own
+	 * options and command. */
+	snprintf(s->c[i].holder, sizeof(s->c[i].holder), "soak-c%d-%d", i, s->c[i].gen++);
+	args[na++] = (char *)s->bin;
+	args[na++] = "-v";
+	args[na++] = "-d";
+	args[na++] = dsn;
+	args[na++] = "-t";
+	args[na++] = ttl;
+	args[na++] = "--retry-interval";
+	args[na++] = "200ms";
+	args[na++] = "-l";
+	args[na++] = LEASE;
+	args[na++] = "--holder";
+	args[na++] = s->c[i].holder;
+	if (s->service) {
+		args[na++] = "--service";
+		args[na++] = "--on-promote";
+		args[na++] = s->promote;
+		args[na++] = "--on-demote";
+		args[na++] = s->demote;
+		args[na++] = "--";
+		args[na++] = (char *)s->service;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = s->dir;
+	} else if (s->slots) {
+		args[na++] = "--slots";
+		args[na++] = slots;
+		args[na++] = "--";
+		args[na++] = (char *)s->slot_probe;
+		args[na++] = s->dir;
+		args[na++] = slots;
+		args[na++] = "3600";
+	} else if (s->fenced_job) {
+		args[na++] = "--fence-user";
+		args[na++] = "soakjob";
+		args[na++] = "--";
+		args[na++] = (char *)s->fenced_job;
+		args[na++] = port;
+		args[na++] = s->dbname;
+		args[na++] = (char *)s->probe;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = "3600";
+	} else {
+		args[na++] = "--";
+		args[na++] = (char *)s->probe;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = "3600";
+	}
+	args[na] = NULL;
 
 	if (s->galera) {
 		/* Each contender its own node first, the others after. */
@@ -500,7 +511,16 @@ static struct probe_state probe_read(struct soak *s)
 	return p;
 }
 
-/* The contender whose command runs now (by the lease row's holder pid),
+/* The contender whose holder id HOLDER is (the live run's), or -1. */
+static int contender_named(struct soak *s, const char *holder)
+{
+	for (int i = 0; i < s->ncont; i++)
+		if (strcmp(s->c[i].holder, holder) == 0)
+			return i;
+	return -1;
+}
+
+/* The contender whose command runs now (by the lease row's holder id),
  * once its probe has logged the start of that term: between the acquire and
  * that line the episode would not know which command to watch. */
 static int current_holder(struct soak *s, int timeout_ms)
@@ -515,11 +535,10 @@ static int current_holder(struct soak *s, int timeout_ms)
 			out, sizeof(out)) == 0 &&
 		    out[0]) {
 			unsigned long long term = strtoull(out, NULL, 10);
-			char *colon = strchr(out, ':');
-			long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
-			for (int i = 0; i < s->ncont; i++)
-				if (s->c[i].pid == pid && probe_read(s).last_term == term)
-					return i;
+			char *tab = strchr(out, '\t');
+			int i = tab ? contender_named(s, tab + 1) : -1;
+			if (i >= 0 && probe_read(s).last_term == term)
+				return i;
 		}
 		if (procs_now_ms() >= end)
 			return -1;
@@ -527,7 +546,7 @@ static int current_holder(struct soak *s, int timeout_ms)
 	}
 }
 
-/* -S: the contender in each slot (HOLD[K], by the rows' holder pids), once
+/* -S: the contender in each slot (HOLD[K], by the rows' holder ids), once
  * every one of the N slots is held and each slot's probe has logged the
  * start of its term. Returns 0, or -1 if that did not happen in time. */
 static int slot_holders(struct soak *s, int timeout_ms, int hold[MAX_SLOTS])
@@ -545,16 +564,13 @@ static int slot_holders(struct soak *s, int timeout_ms, int hold[MAX_SLOTS])
 			for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 				unsigned slot;
 				unsigned long long term;
-				char *colon = strchr(l, ':');
-				long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
+				char *tab = strrchr(l, '\t');
+				int i = tab ? contender_named(s, tab + 1) : -1;
 				if (sscanf(l, "%u %llu", &slot, &term) != 2 || slot >= (unsigned)s->slots ||
-				    p.slot[slot].term != term)
+				    p.slot[slot].term != term || i < 0)
 					continue;
-				for (int i = 0; i < s->ncont; i++)
-					if (s->c[i].pid == pid) {
-						hold[slot] = i;
-						held++;
-					}
+				hold[slot] = i;
+				held++;
 			}
 			if (held == s->slots)
 				return 0;
@@ -705,21 +721,27 @@ static void check_slots_after(struct soak *s, enum fault f, const struct probe_s
 	}
 }
 
+/* An operator's DSN: straight to the server, not through a contender's
+ * proxy. */
+static void operator_dsn(struct soak *s, char *dsn, size_t len)
+{
+	if (s->gr)
+		/* Only the primary takes writes: the DSN finds it. */
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user, s->password,
+			 s->node_port[0], s->node_port[1], s->node_port[2], s->dbname);
+	else if (s->galera)
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0], s->dbname);
+	else
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port, s->dbname);
+}
+
 /* `leaderrun --release` of the lease (-S: of slot HS alone), straight to
  * the server, not through a contender's proxy, as an operator would. */
 static void operator_release(struct soak *s, int hs)
 {
 	char dsn[512], out[512], slot[16];
 
-	if (s->gr)
-		/* Only the primary takes writes: the DSN finds it. */
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user,
-			 s->password, s->node_port[0], s->node_port[1], s->node_port[2], s->dbname);
-	else if (s->galera)
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0],
-			 s->dbname);
-	else
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port, s->dbname);
+	operator_dsn(s, dsn, sizeof(dsn));
 	snprintf(out, sizeof(out), "%s/release.out", s->dir);
 	snprintf(slot, sizeof(slot), "%d", hs);
 	if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
