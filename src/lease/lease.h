@@ -18,7 +18,7 @@
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100	 /* --slots: a waiter's look reads a row a slot */
-#define LEASE_CHOOSE_MAX    1400 /* the claims' SQL in a statement (choose.h) */
+#define LEASE_CHOOSE_MAX    1600 /* the claims' SQL in a statement (choose.h) */
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */

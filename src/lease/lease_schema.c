@@ -104,9 +104,11 @@ enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *tr
 	/* A failed --status prepare called its ON_ROW for no row. */
 	r->status = try(db, sql, q, r, err, errlen);
 	/* The claims name the standbys' table and its columns of this
-	 * build: without them (a database --init'ed by an older build) the
-	 * statements go as before, and the run says so (choose_lost). */
-	if (r->status == DB_NO_TABLE && sql->choose_on && db_connected(db)) {
+	 * build: without them (a database --init'ed by an older build, an
+	 * account without SELECT on it) the statements go as before, and the
+	 * run says so (choose_lost). A denial that is the lease table's own
+	 * comes back from the retry. */
+	if ((r->status == DB_NO_TABLE || r->status == DB_DENIED) && sql->choose_on && db_connected(db)) {
 		choose_off(sql);
 		sql->choose_lost = true;
 		snprintf(sql->choose_err, sizeof(sql->choose_err), "%s", err);

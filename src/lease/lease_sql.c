@@ -312,35 +312,46 @@ int64_t lease_slot_of(int64_t now_us, int64_t period_us)
 }
 
 /* The condition on a standby S that keeps a free lease from this
- * candidate (choose.h); O, the lease row's qualifier ("" or "l."). */
-static void choose_cond(char *out, size_t len, const char *t, const char *o, const char *lock, int priority,
+ * candidate (choose.h); O, the lease row's qualifier ("" or "l."). A row
+ * dated in the future, or chosen for longer than a day, claims nothing:
+ * whoever writes the table cannot keep a lease from everyone for long. */
+static bool choose_cond(char *out, size_t len, const char *t, const char *o, const char *lock, int priority,
 			long long claim_us)
 {
-	snprintf(out, len,
-		 "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
-		 "(s.chosen_until > UTC_TIMESTAMP(6) OR (s.priority > %d AND s.healthy AND "
-		 "GREATEST(%sexpires_at, s.since) + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
-		 "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND "
-		 "m.chosen_until > UTC_TIMESTAMP(6))))",
-		 o, lock, priority, o, claim_us, t, o, lock);
+	int n = snprintf(out, len,
+			 "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
+			 "s.since <= UTC_TIMESTAMP(6) AND "
+			 "(s.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY OR "
+			 "(s.priority > %d AND s.healthy AND "
+			 "GREATEST(%sexpires_at, s.since) + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
+			 "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND "
+			 "m.chosen_until > UTC_TIMESTAMP(6))))",
+			 o, lock, priority, o, claim_us, t, o, lock);
+
+	return n > 0 && (size_t)n < len;
 }
 
 void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_t claim_us)
 {
-	char t[LEASE_TABLE_MAX + 8], acq[720], rd[720];
+	char t[LEASE_TABLE_MAX + 24], acq[1000], rd[1000];
+	int n1, n2;
 
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
-	choose_cond(acq, sizeof(acq), t, "", lock, priority, (long long)claim_us);
-	choose_cond(rd, sizeof(rd), t, "l.", lock, priority, (long long)claim_us);
-	snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
+	if (!choose_cond(acq, sizeof(acq), t, "", lock, priority, (long long)claim_us) ||
+	    !choose_cond(rd, sizeof(rd), t, "l.", lock, priority, (long long)claim_us))
+		return;
+	n1 = snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
 	/* How long the row is another's still: a chosen one's to its
 	 * chosen_until, a favourite's to its claim's end. */
-	snprintf(sql->choose_read, sizeof(sql->choose_read),
-		 "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6), "
-		 "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE %s), "
-		 "(SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
-		 "IS_USED_LOCK(h.lock_name) IS NOT NULL)",
-		 (long long)claim_us, t, rd, t);
+	n2 = snprintf(sql->choose_read, sizeof(sql->choose_read),
+		      "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6), "
+		      "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE "
+		      "%s), (SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
+		      "IS_USED_LOCK(h.lock_name) IS NOT NULL)",
+		      (long long)claim_us, t, rd, t);
+	/* A claim cut short would be another statement: none then. */
+	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) || n2 < 0 || (size_t)n2 >= sizeof(sql->choose_read))
+		return;
 	sql->choose_on = true;
 	lease_sql_render_schema(sql, sql->table, sql->schema);
 }

@@ -198,7 +198,8 @@ struct init_report {
 	char fence[LEASE_TABLE_MAX + 16];    /* the fence's table (schema 6) */
 	struct lease_fence_init fi;	     /* what --init did to the fence, or why it could not */
 	bool fence_step;		     /* a denial came from the fence's step: ERR says it all */
-	char standbys[LEASE_TABLE_MAX + 16]; /* the standbys' table, when made now */
+	char standbys[LEASE_TABLE_MAX + 16]; /* the standbys' table, when made (or upgraded) now */
+	bool standbys_upgraded;		     /* given the claims' columns, not made */
 };
 
 /* ALTER TABLE needs CREATE and INSERT besides ALTER (the MySQL manual,
@@ -232,6 +233,7 @@ static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, st
 			return;
 		standby_upgrade_sql(sql, create, sizeof(create));
 		st = db_query(db, create, err, sizeof(err));
+		r->standbys_upgraded = st == DB_OK;
 		if (st == DB_OK)
 			snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
 		else if (!strstr(err, "(error 1060)")) /* another --init added them meanwhile */
@@ -346,7 +348,10 @@ static void runmode_init_report(const struct options *o, enum db_status st, cons
 			 LEASE_SCHEMA);
 	else if (r->standbys[0] && !r->fi.done[0] && !r->history_made)
 		log_event(LOG_NOTICE, NULL,
-			  "--init: table %s is current (schema %d); made (or upgraded) the standbys' table %s",
+			  r->standbys_upgraded
+			      ? "--init: table %s is current (schema %d); gave the standbys' table %s the "
+				"columns of --priority"
+			      : "--init: table %s is current (schema %d); made the standbys' table %s",
 			  runmode_qualified(o, o->table, t, sizeof(t)), LEASE_SCHEMA,
 			  runmode_qualified(o, r->standbys, h, sizeof(h)));
 	else if (r->fi.done[0] && !r->history_made)

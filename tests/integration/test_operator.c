@@ -362,9 +362,12 @@ Test(operator, status_lists_each_waiting_standby_with_host_and_health)
 	cr_assert(strstr(status_of(lease, "text"), line), "%s", status_of(lease, "text"));
 	cr_assert(strstr(status_of(lease, "text"), ", unhealthy"), "%s", status_of(lease, "text"));
 	cr_assert(strstr(status_of(lease, "json"), "\"holder\": \"C\", \"host\": "), "%s", status_of(lease, "json"));
-	cr_assert(strstr(status_of(lease, "json"), "\"healthy\": false}"), "%s", status_of(lease, "json"));
-	snprintf(line, sizeof(line), "leaderrun_lease_standby_info{lease=\"%s\",holder=\"B\",host=\"%s\",healthy=\"true\"} 1",
-		 lease, host);
+	cr_assert(strstr(status_of(lease, "json"), "\"healthy\": false, \"priority\": 0, \"chosen\": false}"), "%s",
+		  status_of(lease, "json"));
+	snprintf(
+	    line, sizeof(line),
+	    "leaderrun_lease_standby_info{lease=\"%s\",holder=\"B\",host=\"%s\",healthy=\"true\",priority=\"0\"} 1",
+	    lease, host);
 	cr_assert(strstr(status_of(lease, "prometheus"), line), "%s", status_of(lease, "prometheus"));
 	/* The holder is no standby. */
 	cr_assert_null(strstr(status_of(lease, "json"), "\"holder\": \"A\", \"host\""));

@@ -129,6 +129,57 @@ Test(service, leading_never_overlaps_across_release_sigkill_and_freeze)
 	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 4);
 }
 
+/* An instance with --priority P (and --preempt=1s when PREEMPT). */
+static void svc_start_prio(struct h_proc *p, const struct svc *s, const char *lease, const char *holder,
+			   const char *prio, bool preempt)
+{
+	LR(p, "-t", "2s", "-l", lease, "--holder", holder, "--priority", prio, preempt ? "--preempt=1s" : "-v",
+	   "--service", "--on-promote", s->promote, "--on-demote", s->demote, "--", s->service, s->log, s->lock,
+	   s->dir);
+}
+
+Test(service, a_preferred_instance_takes_over_and_fails_back_and_a_switch_over_moves_the_lead)
+{
+	const char *lease = h_lease("svc_prio");
+	struct h_proc p[3], op;
+	struct svc s;
+
+	svc_init(&s);
+	svc_start_prio(&p[1], &s, lease, "B", "1", false);
+	svc_wait_starts(&s, 1, 15000);
+	/* The favourite arrives: after a second waiting it preempts B, which
+	 * demotes (its service runs on) before A promotes. */
+	svc_start_prio(&p[0], &s, lease, "A", "10", true);
+	svc_wait_starts(&s, 2, 15000);
+	cr_assert_eq(svc_leader(&s, p, 2), 0);
+	cr_assert(h_alive(p[1].pid), "the preempted instance ended:\n%s", h_slurp(p[1].err));
+	/* A dies: B leads; A comes back, and the lead fails back to it. */
+	kill(p[0].pid, SIGKILL);
+	h_wait(&p[0], 5000);
+	svc_wait_starts(&s, 3, 20000);
+	cr_assert_eq(svc_leader(&s, p, 2), 1);
+	svc_start_prio(&p[2], &s, lease, "A", "10", true);
+	svc_wait_starts(&s, 4, 20000);
+	cr_assert_eq(svc_leader(&s, p, 3), 2);
+	/* A planned switch-over to B: B leads, until A's --preempt takes the
+	 * lead back a second later. */
+	for (int64_t end = h_now_ms() + 15000;
+	     atoi(h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND holder = 'B' AND "
+			"IS_USED_LOCK(lock_name) IS NOT NULL",
+			lease)) != 1;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "B does not stand by");
+	h_start(&op, (const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, "--to", "B", NULL}, NULL);
+	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
+	svc_wait_starts(&s, 6, 20000);
+	cr_assert_eq(svc_leader(&s, p, 3), 2);
+	for (int i = 1; i < 3; i++) {
+		kill(p[i].pid, SIGTERM);
+		h_wait(&p[i], 10000);
+	}
+	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 6);
+}
+
 Test(service, a_standby_keeps_its_service_across_failovers)
 {
 	const char *lease = h_lease("svc_pid");

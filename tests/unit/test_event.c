@@ -61,10 +61,9 @@ Test(event, every_row_does_something_and_says_it_one_way)
 /* leaderrun-monitoring(7), JSON LOGS: the JSON "event" names and their levels. */
 Test(event, json_events_and_their_levels_are_the_manuals)
 {
-	static const char *const info[] = {"waiting",	    "acquired",	       "exited",    "released",
-					   "busy",	    "service_started", "promoting", "promoted",
-					   "stepping_down", "demoted",	       "health_ok", "preferred",
-					   "spread_deferred", NULL};
+	static const char *const info[] = {
+	    "waiting",	"acquired",	 "exited",  "released",	 "busy",      "service_started", "promoting",
+	    "promoted", "stepping_down", "demoted", "health_ok", "preferred", "spread_deferred", NULL};
 	static const char *const warn[] = {"renew_failed", "server", "health_failing", NULL};
 	static const char *const error[] = {"lost", "revoked", "timed_out", "promote_failed", "demote_failed", NULL};
 	static const char *const notice[] = {"paused", "slot_used", "preempting", "preempted", "switched_over", NULL};
@@ -90,12 +89,13 @@ Test(event, json_events_and_their_levels_are_the_manuals)
 Test(event, receivers_events_are_the_documented_ones)
 {
 	static const char *const told[] = {
-	    "acquired",	     "start",	"exited",	 "released",	   "lost",	"timed_out",
-	    "busy",	     "paused",	"slot_used",	 "promoting",	   "promoted",	"promote_failed",
-	    "stepping_down", "demoted", "demote_failed", "health_failing", "health_ok", "preempting", NULL};
-	static const char *const outcomes[] = {HISTORY_EXITED,	  HISTORY_SIGNALED,	HISTORY_LOST, HISTORY_REVOKED,
-					       HISTORY_TIMED_OUT, HISTORY_STEPPED_DOWN, HISTORY_PREEMPTED,
-					       HISTORY_SWITCHED_OVER, NULL};
+	    "acquired",	      "start",		"exited",	 "released",  "lost",
+	    "timed_out",      "busy",		"paused",	 "slot_used", "promoting",
+	    "promoted",	      "promote_failed", "stepping_down", "demoted",   "demote_failed",
+	    "health_failing", "health_ok",	"preempting",	 NULL};
+	static const char *const outcomes[] = {HISTORY_EXITED,	  HISTORY_SIGNALED,	 HISTORY_LOST,
+					       HISTORY_REVOKED,	  HISTORY_TIMED_OUT,	 HISTORY_STEPPED_DOWN,
+					       HISTORY_PREEMPTED, HISTORY_SWITCHED_OVER, NULL};
 
 	for (int i = 0; i < EV_COUNT; i++) {
 		const struct event_row *r = row_of(i);

@@ -6,6 +6,7 @@
 
 #include "db/dberr.h"
 #include "lease/history_sql.h"
+#include "lease/choose.h"
 #include "lease/lease.h"
 #include "run/outcome.h"
 
@@ -226,12 +227,17 @@ Test(outcome, statements_fit_with_the_longest_table_name)
 	snprintf(hist, sizeof(hist), "%.65s%.56s_history", table, table + 65);
 	cr_assert_eq(lease_table_validate(hist, NULL, 0), 0);
 	lease_sql_render(&sql, table);
+	/* With the candidates' claims at their longest (choose.h). */
+	choose_render(&sql, "leaderrun-standby:0123456789abcdef", -1000000, INT64_MAX / 2);
+	cr_assert(sql.choose_on, "the claims do not fit with the longest names");
 	history_sql_render(&h, hist, table);
 	n = declared_all(&sql, &h, all);
 	cr_assert_eq(n, STMT_COUNT);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		cr_assert_lt(strlen(all[i].text), all[i].cap - 1, "statement %s fills its buffer (%zu bytes)",
 			     all[i].id, all[i].cap);
+		cr_assert_lt(strlen(all[i].text), DB_MAX_SQL, "statement %s is longer than db_exec sends", all[i].id);
+	}
 }
 
 /* How many '?' TEXT has outside its string literals. */
@@ -284,6 +290,9 @@ Test(outcome, statements_have_the_parameters_and_columns_declared)
 	size_t n;
 
 	lease_sql_render(&sql, "leaderrun_lease");
+	/* The claims add no parameter and no column (choose.h). */
+	choose_render(&sql, "leaderrun-standby:0123456789abcdef", 5, 2000000);
+	cr_assert(sql.choose_on);
 	history_sql_render(&h, "leaderrun_history", "leaderrun_lease");
 	n = declared_all(&sql, &h, all);
 	for (size_t i = 0; i < n; i++) {

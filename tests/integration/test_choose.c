@@ -1,0 +1,314 @@
+/* Choosing the leader: --priority, --preempt, --release --to and --spread,
+ * against the real binary and server, with probe.sh's flock as the overlap
+ * checker wherever a lease changes hands. */
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "harness.h"
+
+#define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
+
+/* The lease's holder now ("" when not held), by the server's clock. */
+static const char *holder_of(const char *lease)
+{
+	return h_sql("SELECT COALESCE(MAX(IF(expires_at > UTC_TIMESTAMP(6), holder, NULL)), '') FROM leaderrun_lease "
+		     "WHERE name = '%s'",
+		     lease);
+}
+
+/* Waits until HOLDER holds LEASE; fails the test after TIMEOUT_MS. */
+static void wait_holder(const char *lease, const char *holder, int timeout_ms)
+{
+	int64_t end = h_now_ms() + timeout_ms;
+
+	while (strcmp(holder_of(lease), holder) != 0) {
+		cr_assert(h_now_ms() < end, "%s does not hold %s (holder: '%s')", holder, lease, holder_of(lease));
+		h_sleep_ms(50);
+	}
+}
+
+/* Waits until LEASE has N standbys alive. */
+static void wait_standbys(const char *lease, int n)
+{
+	int64_t end = h_now_ms() + 15000;
+
+	while (atoi(h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND IS_USED_LOCK(lock_name) IS "
+			  "NOT NULL AND holder <> (SELECT holder FROM leaderrun_lease WHERE name = '%s' AND slot = 0)",
+			  lease, lease)) != n) {
+		cr_assert(h_now_ms() < end, "not %d standbys of %s", n, lease);
+		h_sleep_ms(50);
+	}
+}
+
+/* Waits until probe.sh's LOG says N starts: a holder's command runs. */
+static void wait_starts(const char *log, int n)
+{
+	int64_t end = h_now_ms() + 10000;
+
+	for (;;) {
+		const char *at = h_slurp(log);
+		int k = 0;
+		while ((at = strstr(at, "start ")) != NULL) {
+			k++;
+			at++;
+		}
+		if (k >= n)
+			return;
+		cr_assert(h_now_ms() < end, "not %d starts:\n%s", n, h_slurp(log));
+		h_sleep_ms(20);
+	}
+}
+
+static void stop(struct h_proc *p)
+{
+	kill(p->pid, SIGKILL);
+	(void)h_wait(p, 10000);
+}
+
+Test(choose, the_highest_priority_live_candidate_wins_each_time_the_holder_is_killed)
+{
+	const char *lease = h_lease("prio"), *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	struct h_proc p1, p5, p10, again;
+
+	LR(&p1, "-t", "2s", "-l", lease, "--holder", "p1", "--priority", "1", "--", h_probe(), log, lock, "60");
+	wait_holder(lease, "p1", 10000);
+	wait_starts(log, 1);
+	LR(&p5, "-t", "2s", "-l", lease, "--holder", "p5", "--priority", "5", "--", h_probe(), log, lock, "60");
+	LR(&p10, "-t", "2s", "-l", lease, "--holder", "p10", "--priority", "10", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 2);
+	/* Killed, the holder's command dies with its watcher; the favourite
+	 * takes the lease at its expiry, whoever the hint woke first. */
+	stop(&p1);
+	wait_holder(lease, "p10", 10000);
+	wait_starts(log, 2);
+	LR(&p1, "-t", "2s", "-l", lease, "--holder", "p1", "--priority", "1", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 2);
+	stop(&p10);
+	wait_holder(lease, "p5", 10000);
+	wait_starts(log, 3);
+	LR(&again, "-t", "2s", "-l", lease, "--holder", "p10", "--priority", "10", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 2);
+	/* No --preempt: p10 waits for p5's end. */
+	h_sleep_ms(3000);
+	cr_assert_str_eq(holder_of(lease), "p5");
+	stop(&p5);
+	wait_holder(lease, "p10", 10000);
+	wait_starts(log, 4);
+	stop(&again);
+	wait_holder(lease, "p1", 10000);
+	wait_starts(log, 5);
+	stop(&p1);
+	/* p1, p10, p5, p10 again, p1: one at a time, terms growing. */
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 8), 5);
+}
+
+Test(choose, a_frozen_favourite_holds_the_lease_up_no_longer_than_its_claim)
+{
+	const char *lease = h_lease("frozen");
+	struct h_proc holder, fav, low;
+	int64_t killed, took;
+
+	LR(&holder, "-t", "2s", "-l", lease, "--holder", "A", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&fav, "-t", "2s", "-l", lease, "--holder", "fav", "--priority", "10", "--", "sleep", "60");
+	LR(&low, "-v", "-t", "2s", "-l", lease, "--holder", "low", "--priority", "1", "--", "sleep", "60");
+	wait_standbys(lease, 2);
+	/* Frozen: its session, and so its claim, lives on. */
+	kill(fav.pid, SIGSTOP);
+	killed = h_now_ms();
+	stop(&holder);
+	wait_holder(lease, "low", 15000);
+	took = h_now_ms() - killed;
+	/* The expiry (2 s), then the claim (max(2 s, 2 x 1 s)): not before,
+	 * and not much after. */
+	cr_assert_geq(took, 3500, "low took the lease %lld ms after the kill, inside the favourite's claim",
+		      (long long)took);
+	cr_assert_lt(took, 8000, "low waited %lld ms for a frozen favourite", (long long)took);
+	cr_assert(strstr(h_slurp(low.err), "lease free, but left to another candidate"), "%s", h_slurp(low.err));
+	kill(fav.pid, SIGCONT);
+	stop(&fav);
+	stop(&low);
+}
+
+Test(choose, preemption_with_fail_back_stops_the_holder_before_the_favourite_starts)
+{
+	const char *lease = h_lease("preempt"), *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	struct h_proc fav, low, back;
+	unsigned long long terms[4];
+
+	LR(&fav, "-t", "3s", "-l", lease, "--holder", "fav", "--priority", "10", "--preempt=1s", "--", h_probe(), log,
+	   lock, "60");
+	wait_holder(lease, "fav", 10000);
+	LR(&low, "-t", "3s", "-l", lease, "--holder", "low", "--priority", "1", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 1);
+	wait_starts(log, 1);
+	stop(&fav);
+	wait_holder(lease, "low", 10000);
+	wait_starts(log, 2);
+	/* The favourite comes back: after 1 s waiting it takes the lease
+	 * over, and the holder's command is stopped first. */
+	LR(&back, "-t", "3s", "-l", lease, "--holder", "fav", "--priority", "10", "--preempt=1s", "--", h_probe(), log,
+	   lock, "60");
+	wait_holder(lease, "fav", 15000);
+	wait_starts(log, 3);
+	cr_assert_eq(h_finish(&low, 10000), 76, "%s", h_slurp(low.err));
+	cr_assert(strstr(h_slurp(low.err), "lease preempted by fav"), "%s", h_slurp(low.err));
+	cr_assert(strstr(h_slurp(back.err), "preempting low (its priority 1, ours 10)"), "%s", h_slurp(back.err));
+	cr_assert_str_eq(h_sql("SELECT outcome FROM leaderrun_history WHERE lease = '%s' AND holder = 'low'", lease),
+			 "preempted");
+	stop(&back);
+	cr_assert_eq(h_probe_check(log, NULL, terms, 4), 3);
+}
+
+Test(choose, a_holder_of_a_higher_priority_is_not_preempted)
+{
+	const char *lease = h_lease("nopreempt");
+	struct h_proc top, mid;
+
+	LR(&top, "-t", "3s", "-l", lease, "--holder", "top", "--priority", "10", "--", "sleep", "60");
+	wait_holder(lease, "top", 10000);
+	LR(&mid, "-t", "3s", "-l", lease, "--holder", "mid", "--priority", "5", "--preempt=0", "-w", "4s", "--",
+	   "true");
+	cr_assert_eq(h_finish(&mid, 15000), 75, "%s", h_slurp(mid.err));
+	cr_assert_str_eq(holder_of(lease), "top");
+	cr_assert_str_eq(h_sql("SELECT revoked_term = term FROM leaderrun_lease WHERE name = '%s'", lease), "0");
+	stop(&top);
+}
+
+Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
+{
+	const char *lease = h_lease("switch"), *log = h_path("probe.log"), *lock = h_path("probe.lock");
+	struct h_proc a, b, c, op;
+	char term_before[32];
+
+	LR(&a, "-l", lease, "--holder", "A", "--", h_probe(), log, lock, "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-l", lease, "--holder", "B", "--priority", "5", "--", h_probe(), log, lock, "60");
+	LR(&c, "-l", lease, "--holder", "C", "--", h_probe(), log, lock, "60");
+	wait_standbys(lease, 2);
+	snprintf(term_before, sizeof(term_before), "%s",
+		 h_sql("SELECT term FROM leaderrun_lease WHERE name = '%s'", lease));
+	/* C has the lowest priority: only the choice gets it the lease. */
+	LR(&op, "--release", lease, "--to", "C");
+	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
+	cr_assert_str_eq(holder_of(lease), "C");
+	wait_starts(log, 2);
+	cr_assert(strstr(h_slurp(op.out), "switched over lease "), "%s", h_slurp(op.out));
+	cr_assert_gt(atoll(h_sql("SELECT term FROM leaderrun_lease WHERE name = '%s'", lease)), atoll(term_before));
+	cr_assert_eq(h_finish(&a, 10000), 76, "%s", h_slurp(a.err));
+	cr_assert(strstr(h_slurp(a.err), "lease switched over to C"), "%s", h_slurp(a.err));
+	cr_assert_str_eq(h_sql("SELECT outcome FROM leaderrun_history WHERE lease = '%s' AND holder = 'A'", lease),
+			 "switched_over");
+	stop(&b);
+	stop(&c);
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 4), 2);
+}
+
+Test(choose, release_to_a_name_that_is_not_waiting_exits_75_and_changes_nothing)
+{
+	const char *lease = h_lease("switchnone");
+	struct h_proc a, b, op;
+	char before[128];
+
+	LR(&a, "-l", lease, "--holder", "A", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-l", lease, "--holder", "B", "--", "sleep", "60");
+	wait_standbys(lease, 1);
+	snprintf(
+	    before, sizeof(before), "%s",
+	    h_sql("SELECT CONCAT(holder, ' ', term, ' ', revoked_term) FROM leaderrun_lease WHERE name = '%s'", lease));
+	LR(&op, "--release", lease, "--to", "nobody");
+	cr_assert_eq(h_finish(&op, 10000), 75, "%s", h_slurp(op.err));
+	cr_assert(strstr(h_slurp(op.err), "no standby 'nobody' waits for lease"), "%s", h_slurp(op.err));
+	/* The holder itself is no standby either. */
+	LR(&op, "--release", lease, "--to", "A");
+	cr_assert_eq(h_finish(&op, 10000), 75, "%s", h_slurp(op.err));
+	cr_assert_str_eq(
+	    h_sql("SELECT CONCAT(holder, ' ', term, ' ', revoked_term) FROM leaderrun_lease WHERE name = '%s'", lease),
+	    before);
+	cr_assert_str_eq(
+	    h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND chosen_until IS NOT NULL", lease),
+	    "0");
+	stop(&a);
+	stop(&b);
+}
+
+Test(choose, twenty_spread_leases_on_four_hosts_leave_no_host_more_than_eight)
+{
+	static struct h_proc p[20][4];
+	char lease[20][64], host[8];
+	int per_host[4] = {0};
+
+	for (int l = 0; l < 20; l++)
+		snprintf(lease[l], sizeof(lease[l]), "%s-%d", h_lease("spread"), l);
+	/* All at once: each host's run of each lease. */
+	for (int l = 0; l < 20; l++)
+		for (int k = 0; k < 4; k++) {
+			snprintf(host, sizeof(host), "h%d", k);
+			LR(&p[l][k], "-n", "--spread", "-l", lease[l], "--holder", host, "--", "sleep", "4");
+		}
+	for (int l = 0; l < 20; l++) {
+		int ran = 0;
+		for (int k = 0; k < 4; k++) {
+			int rc = h_finish(&p[l][k], 30000);
+			cr_assert(rc == 0 || rc == 75, "lease %d host %d: %d %s", l, k, rc, h_slurp(p[l][k].err));
+			if (rc == 0) {
+				ran++;
+				per_host[k]++;
+			}
+		}
+		cr_assert_eq(ran, 1, "lease %d ran %d times", l, ran);
+	}
+	for (int k = 0; k < 4; k++)
+		cr_assert_leq(per_host[k], 8, "host h%d took %d of the 20 leases (%d %d %d %d)", k, per_host[k],
+			      per_host[0], per_host[1], per_host[2], per_host[3]);
+}
+
+Test(choose, a_waiting_candidate_with_a_priority_costs_what_a_plain_one_does)
+{
+	const char *lease = h_lease("prio-cost");
+	struct h_proc holder, waiter;
+	long n;
+
+	LR(&holder, "-l", lease, "--holder", "A", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&waiter, "-l", lease, "--holder", "W", "--priority", "5", "--preempt", "--", "true");
+	wait_standbys(lease, 1);
+	h_sleep_ms(1000);
+	/* At the default ttl (15 s): a look a ttl at most, 0.2 a second. */
+	n = h_follower_statements(lease, 20);
+	cr_assert_leq(n, 4, "a waiting candidate with --priority and --preempt sent %ld statements in 20 s", n);
+	stop(&holder);
+	stop(&waiter);
+}
+
+Test(choose, preempt_without_a_priority_is_a_usage_error)
+{
+	struct h_proc p;
+
+	LR(&p, "--preempt", "--", "true");
+	cr_assert_eq(h_finish(&p, 10000), 64);
+	cr_assert(strstr(h_slurp(p.err), "give this candidate --priority N"), "%s", h_slurp(p.err));
+	LR(&p, "--priority", "high", "--", "true");
+	cr_assert_eq(h_finish(&p, 10000), 64);
+	cr_assert(strstr(h_slurp(p.err), "--priority 'high' must be a whole number"), "%s", h_slurp(p.err));
+	LR(&p, "--release", "x", "--to", "B", "--force");
+	cr_assert_eq(h_finish(&p, 10000), 64);
+}
+
+Test(choose, init_gives_a_standbys_table_of_0_9_the_columns_of_priority)
+{
+	struct h_proc p;
+
+	h_sql("CREATE TABLE old_standby LIKE leaderrun_standby");
+	h_sql("ALTER TABLE old_standby DROP COLUMN priority, DROP COLUMN chosen_until, DROP COLUMN preempt_term, "
+	      "DROP COLUMN spread");
+	h_sql("CREATE TABLE old_lease LIKE leaderrun_lease");
+	h_start(&p, (const char *const[]){h_bin(), "-d", h_dsn_root(), "--table", "old_lease", "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND "
+			       "TABLE_NAME = 'old_standby' AND COLUMN_NAME IN ('priority', 'chosen_until', "
+			       "'preempt_term', 'spread')"),
+			 "4");
+}
+HARNESS_MAIN
