@@ -51,6 +51,22 @@
  *              what arrives late) or between two (its next fence arrives
  *              late): the holder stops, 76, and the statements it had sent
  *              reach the server after the takeover
+ *   preempt    a waiting contender started again with a --priority above
+ *              the holder's (0) and --preempt (at once, after 300 ms or
+ *              1 s): the holder stops its command at its next renew and
+ *              exits 76, as for release; the preemptor leads a larger
+ *              term, the old command dead before its starts, and both
+ *              logs say so. Then the preemptor hands over (SIGTERM, 143),
+ *              its command dead before the next starts, and contends on
+ *              as an ordinary contender
+ *   switchover `leaderrun --release LEASE --to NAME`, an operator's,
+ *              naming a waiting contender (each run has a holder id of its
+ *              own, --holder soak-cI-G): it exits 0 once NAME holds the
+ *              lease under a larger term; the holder stops its command,
+ *              76, and its log says it was switched over
+ *
+ * preempt and switchover need one server and no -S (priorities ride on one
+ * server's named locks, and not with --slots).
  *
  * Fenced writes (LR_FENCED_JOB, one server, not with -S): every command is
  * tests/soak/fenced-job.sh, the probe plus a writer in the job's group that
@@ -94,6 +110,14 @@
  * database fault hits every holder: dblong stops all N, each slot taken over
  * afterwards; --release names the slot (--slot K). Terms grow per slot. Not
  * with -g.
+ *
+ * With -V the contenders run --service (LR_SERVICE, tests/integration/
+ * service.sh, and its hooks): leading, from the promote's start to the
+ * demote's end, takes the probe's lock. The faults: kill9, freeze, stoplr,
+ * blackhole, release, hangdemote (the demote hangs: killed, 76),
+ * failpromote (the standbys' next promotes fail), and preempt and
+ * switchover, after which the old leader demotes and stands by, its
+ * service the same process. No standby's service restarts.
  *
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
@@ -145,21 +169,24 @@ enum fault {
 	F_LATE,
 	F_HANGDEMOTE,
 	F_FAILPROMOTE,
+	F_PREEMPT,
+	F_SWITCHOVER,
 	F_COUNT
 };
-static const char *const fault_names[F_COUNT] = {"kill9",    "blackhole", "noreply",	"slow",	      "killconn",
-						 "dbshort",  "dblong",	  "freeze",	"stoplr",     "nodekill",
-						 "nodepart", "release",	  "clockrate",	"dbhint",     "escape",
-						 "cut",	     "late",	  "hangdemote", "failpromote"};
+static const char *const fault_names[F_COUNT] = {
+    "kill9",  "blackhole", "noreply",  "slow",	     "killconn",    "dbshort",	 "dblong",
+    "freeze", "stoplr",	   "nodekill", "nodepart",   "release",	    "clockrate", "dbhint",
+    "escape", "cut",	   "late",     "hangdemote", "failpromote", "preempt",	 "switchover"};
 /* The faults of each mode. */
-static const enum fault single_faults[] = {F_KILL9,	F_BLACKHOLE, F_NOREPLY, F_SLOW,	  F_KILLCONN,
-					   F_DBSHORT,	F_DBLONG,    F_FREEZE,	F_STOPLR, F_RELEASE,
-					   F_CLOCKRATE, F_DBHINT,    F_ESCAPE,	F_CUT,	  F_LATE};
+static const enum fault single_faults[] = {F_KILL9,  F_BLACKHOLE, F_NOREPLY, F_SLOW,	F_KILLCONN,  F_DBSHORT,
+					   F_DBLONG, F_FREEZE,	  F_STOPLR,  F_RELEASE, F_CLOCKRATE, F_DBHINT,
+					   F_ESCAPE, F_CUT,	  F_LATE,    F_PREEMPT, F_SWITCHOVER};
 static const enum fault galera_faults[] = {F_KILL9, F_FREEZE, F_STOPLR, F_NODEKILL, F_NODEPART, F_RELEASE};
 /* -V: a service's faults: the leader killed, frozen, cut off, released,
- * its demote hanging, a standby's promote failing. */
-static const enum fault service_faults[] = {F_KILL9,   F_FREEZE,     F_STOPLR,	   F_BLACKHOLE,
-					    F_RELEASE, F_HANGDEMOTE, F_FAILPROMOTE};
+ * its demote hanging, a standby's promote failing, preempted, switched
+ * over. */
+static const enum fault service_faults[] = {F_KILL9,	  F_FREEZE,	 F_STOPLR,  F_BLACKHOLE, F_RELEASE,
+					    F_HANGDEMOTE, F_FAILPROMOTE, F_PREEMPT, F_SWITCHOVER};
 
 #define MAX_CONTENDERS 5
 #define MAX_SLOTS      (MAX_CONTENDERS - 1) /* -S: one contender waits at least */
@@ -170,6 +197,13 @@ struct contender {
 	struct proxy *proxy;
 	int restarts;
 	char faketime[32]; /* a libfaketime spec it runs under, or "" */
+	/* --holder: soak-cI-G, a new G at every start, so that a switch-over
+	 * can name it and no two runs share a holder id. */
+	char holder[32];
+	int gen;
+	/* The next start only (preempt): --priority and --preempt=DELAY. */
+	int priority;
+	char preempt[16];
 };
 
 struct stats {
@@ -307,58 +341,74 @@ static int sql(struct soak *s, const char *q, char *out, size_t len)
 
 static void start_contender(struct soak *s, int i)
 {
-	char dsn[512], ttl[32], errpath[320], slots[16], port[16];
+	char dsn[512], ttl[32], errpath[320], slots[16], port[16], prio[16], preempt[32];
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
-	char *argv[] = {
-	    (char *)s->bin,   "-v",   "-d",    dsn,    "-t", ttl, "--retry-interval", "200ms", "-l", LEASE, "--",
-	    (char *)s->probe, s->log, s->lock, "3600", NULL};
-	char *slot_argv[] = {(char *)s->bin, "-v",  "-d",   dsn,       "-t",  ttl,  "--retry-interval",
-			     "200ms",	     "-l",  LEASE,  "--slots", slots, "--", (char *)s->slot_probe,
-			     s->dir,	     slots, "3600", NULL};
-	char *fenced_argv[] = {(char *)s->bin,
-			       "-v",
-			       "-d",
-			       dsn,
-			       "-t",
-			       ttl,
-			       "--retry-interval",
-			       "200ms",
-			       "-l",
-			       LEASE,
-			       "--fence-user",
-			       "soakjob",
-			       "--",
-			       (char *)s->fenced_job,
-			       port,
-			       s->dbname,
-			       (char *)s->probe,
-			       s->log,
-			       s->lock,
-			       "3600",
-			       NULL};
-	char *service_argv[] = {(char *)s->bin,
-				"-v",
-				"-d",
-				dsn,
-				"-t",
-				ttl,
-				"--retry-interval",
-				"200ms",
-				"-l",
-				LEASE,
-				"--service",
-				"--on-promote",
-				s->promote,
-				"--on-demote",
-				s->demote,
-				"--",
-				(char *)s->service,
-				s->log,
-				s->lock,
-				s->dir,
-				NULL};
-	char **args = s->service ? service_argv : s->slots ? slot_argv : s->fenced_job ? fenced_argv : argv;
+	char *args[40];
+	int na = 0;
+
+	/* Every mode's start, then its holder id, a preemptor's priority,
+	 * then the mode's own options and command. */
+	snprintf(s->c[i].holder, sizeof(s->c[i].holder), "soak-c%d-%d", i, s->c[i].gen++);
+	args[na++] = (char *)s->bin;
+	args[na++] = "-v";
+	args[na++] = "-d";
+	args[na++] = dsn;
+	args[na++] = "-t";
+	args[na++] = ttl;
+	args[na++] = "--retry-interval";
+	args[na++] = "200ms";
+	args[na++] = "-l";
+	args[na++] = LEASE;
+	args[na++] = "--holder";
+	args[na++] = s->c[i].holder;
+	if (s->c[i].priority) {
+		snprintf(prio, sizeof(prio), "%d", s->c[i].priority);
+		snprintf(preempt, sizeof(preempt), "--preempt=%s", s->c[i].preempt);
+		args[na++] = "--priority";
+		args[na++] = prio;
+		args[na++] = preempt;
+		/* This start only: a restart is an ordinary contender. */
+		s->c[i].priority = 0;
+	}
+	if (s->service) {
+		args[na++] = "--service";
+		args[na++] = "--on-promote";
+		args[na++] = s->promote;
+		args[na++] = "--on-demote";
+		args[na++] = s->demote;
+		args[na++] = "--";
+		args[na++] = (char *)s->service;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = s->dir;
+	} else if (s->slots) {
+		args[na++] = "--slots";
+		args[na++] = slots;
+		args[na++] = "--";
+		args[na++] = (char *)s->slot_probe;
+		args[na++] = s->dir;
+		args[na++] = slots;
+		args[na++] = "3600";
+	} else if (s->fenced_job) {
+		args[na++] = "--fence-user";
+		args[na++] = "soakjob";
+		args[na++] = "--";
+		args[na++] = (char *)s->fenced_job;
+		args[na++] = port;
+		args[na++] = s->dbname;
+		args[na++] = (char *)s->probe;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = "3600";
+	} else {
+		args[na++] = "--";
+		args[na++] = (char *)s->probe;
+		args[na++] = s->log;
+		args[na++] = s->lock;
+		args[na++] = "3600";
+	}
+	args[na] = NULL;
 
 	if (s->galera) {
 		/* Each contender its own node first, the others after. */
@@ -500,7 +550,16 @@ static struct probe_state probe_read(struct soak *s)
 	return p;
 }
 
-/* The contender whose command runs now (by the lease row's holder pid),
+/* The contender whose holder id HOLDER is (the live run's), or -1. */
+static int contender_named(struct soak *s, const char *holder)
+{
+	for (int i = 0; i < s->ncont; i++)
+		if (strcmp(s->c[i].holder, holder) == 0)
+			return i;
+	return -1;
+}
+
+/* The contender whose command runs now (by the lease row's holder id),
  * once its probe has logged the start of that term: between the acquire and
  * that line the episode would not know which command to watch. */
 static int current_holder(struct soak *s, int timeout_ms)
@@ -515,11 +574,10 @@ static int current_holder(struct soak *s, int timeout_ms)
 			out, sizeof(out)) == 0 &&
 		    out[0]) {
 			unsigned long long term = strtoull(out, NULL, 10);
-			char *colon = strchr(out, ':');
-			long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
-			for (int i = 0; i < s->ncont; i++)
-				if (s->c[i].pid == pid && probe_read(s).last_term == term)
-					return i;
+			char *tab = strchr(out, '\t');
+			int i = tab ? contender_named(s, tab + 1) : -1;
+			if (i >= 0 && probe_read(s).last_term == term)
+				return i;
 		}
 		if (procs_now_ms() >= end)
 			return -1;
@@ -527,7 +585,7 @@ static int current_holder(struct soak *s, int timeout_ms)
 	}
 }
 
-/* -S: the contender in each slot (HOLD[K], by the rows' holder pids), once
+/* -S: the contender in each slot (HOLD[K], by the rows' holder ids), once
  * every one of the N slots is held and each slot's probe has logged the
  * start of its term. Returns 0, or -1 if that did not happen in time. */
 static int slot_holders(struct soak *s, int timeout_ms, int hold[MAX_SLOTS])
@@ -545,16 +603,13 @@ static int slot_holders(struct soak *s, int timeout_ms, int hold[MAX_SLOTS])
 			for (char *save = NULL, *l = strtok_r(out, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 				unsigned slot;
 				unsigned long long term;
-				char *colon = strchr(l, ':');
-				long pid = colon ? strtol(colon + 1, NULL, 10) : 0;
+				char *tab = strrchr(l, '\t');
+				int i = tab ? contender_named(s, tab + 1) : -1;
 				if (sscanf(l, "%u %llu", &slot, &term) != 2 || slot >= (unsigned)s->slots ||
-				    p.slot[slot].term != term)
+				    p.slot[slot].term != term || i < 0)
 					continue;
-				for (int i = 0; i < s->ncont; i++)
-					if (s->c[i].pid == pid) {
-						hold[slot] = i;
-						held++;
-					}
+				hold[slot] = i;
+				held++;
 			}
 			if (held == s->slots)
 				return 0;
@@ -705,27 +760,224 @@ static void check_slots_after(struct soak *s, enum fault f, const struct probe_s
 	}
 }
 
+/* An operator's DSN: straight to the server, not through a contender's
+ * proxy. */
+static void operator_dsn(struct soak *s, char *dsn, size_t len)
+{
+	if (s->gr)
+		/* Only the primary takes writes: the DSN finds it. */
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user, s->password,
+			 s->node_port[0], s->node_port[1], s->node_port[2], s->dbname);
+	else if (s->galera)
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0], s->dbname);
+	else
+		snprintf(dsn, len, "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port, s->dbname);
+}
+
 /* `leaderrun --release` of the lease (-S: of slot HS alone), straight to
  * the server, not through a contender's proxy, as an operator would. */
 static void operator_release(struct soak *s, int hs)
 {
 	char dsn[512], out[512], slot[16];
 
-	if (s->gr)
-		/* Only the primary takes writes: the DSN finds it. */
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/%s", s->user,
-			 s->password, s->node_port[0], s->node_port[1], s->node_port[2], s->dbname);
-	else if (s->galera)
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%d/%s", s->user, s->password, s->node_port[0],
-			 s->dbname);
-	else
-		snprintf(dsn, sizeof(dsn), "mysql://%s:%s@127.0.0.1:%s/%s", s->user, s->password, s->port, s->dbname);
+	operator_dsn(s, dsn, sizeof(dsn));
 	snprintf(out, sizeof(out), "%s/release.out", s->dir);
 	snprintf(slot, sizeof(slot), "%d", hs);
 	if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
 			       : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
 		      out) != 0)
 		fail(s, "release: leaderrun --release failed");
+}
+
+/* ---- Choosing the leader: preempt and switchover ---- */
+
+/* A contender other than H, at random: one that waits. */
+static int other_contender(struct soak *s, int h)
+{
+	return (h + 1 + (int)(rnd(s) % (uint64_t)(s->ncont - 1))) % s->ncont;
+}
+
+/* Waits up to TIMEOUT_MS until contender I stands by: its standby row,
+ * healthy, its named lock held (the session alive). */
+static bool wait_standby(struct soak *s, int i, int timeout_ms)
+{
+	int64_t end = procs_now_ms() + timeout_ms;
+	char q[512], out[64];
+
+	snprintf(q, sizeof(q),
+		 "SELECT COUNT(*) FROM leaderrun_standby WHERE lease='" LEASE
+		 "' AND holder='%s' AND healthy AND IS_USED_LOCK(lock_name) IS NOT NULL",
+		 s->c[i].holder);
+	for (;;) {
+		if (sql(s, q, out, sizeof(out)) == 0 && atoi(out) > 0)
+			return true;
+		if (procs_now_ms() >= end)
+			return false;
+		procs_sleep_ms(50);
+	}
+}
+
+/* Lines of contender I's log (all its runs') that contain NEEDLE. */
+static int log_count(struct soak *s, int i, const char *needle)
+{
+	char path[340], line[1024];
+	int n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/contender%d.err", s->dir, i);
+	if (!(f = fopen(path, "r")))
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* After a preemption or a switch-over: the holder H stopped for it. A job's
+ * leaderrun exits 76, as for --release, and starts again; a service's
+ * demotes and stands by, the same process, its service too. */
+static void handover_holder(struct soak *s, int h, enum fault f, pid_t svc)
+{
+	int st;
+
+	if (!s->service) {
+		expect_exit(s, h, 76, fault_names[f]);
+		restart(s, h);
+		return;
+	}
+	if ((st = contender_status(s, h, 0)) >= 0) {
+		fail(s, "%s: the leader %d exited %d instead of standing by", fault_names[f], (int)s->c[h].pid, st);
+		restart(s, h);
+	} else if (svc > 0 && !procs_alive(svc))
+		fail(s, "%s: the old leader's service %d did not survive its demote", fault_names[f], (int)svc);
+}
+
+/* After a preemption or a switch-over: contender W leads a term above
+ * BEFORE's (the row's holder, the probe's last start), and the old
+ * command is dead (a job's; a service's lives on, standing by). Returns
+ * when W's command started (CLOCK_MONOTONIC ms), or -1. */
+static int64_t handover_check(struct soak *s, int w, enum fault f, const struct probe_state *before)
+{
+	int64_t t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 15000);
+	int j;
+
+	if (t1 < 0) {
+		fail(s, "%s: contender %d (%s) never led", fault_names[f], w, s->c[w].holder);
+		return -1;
+	}
+	if ((j = current_holder(s, 5000)) != w)
+		fail(s, "%s: contender %d leads term %llu, not contender %d (%s)", fault_names[f], j,
+		     probe_read(s).last_term, w, s->c[w].holder);
+	if (!s->service && before->last_pid > 0 && procs_alive(before->last_pid))
+		fail(s, "%s: the old command %d survived", fault_names[f], (int)before->last_pid);
+	return t1;
+}
+
+/* The preempt fault: a waiting contender W comes back with a priority
+ * above the holder H's (0) and --preempt (at once, or after a short
+ * wait); H stops its command or demotes, and W leads a larger term. Then
+ * back to normal: W hands over (SIGTERM), its command dies before
+ * another starts, and it contends on as an ordinary contender. SVC: H's
+ * service (-V). *PREEMPTOR: W. Returns when W's command started, or -1. */
+static int64_t preempt(struct soak *s, int h, const struct probe_state *before, pid_t svc, int *preemptor)
+{
+	static const char *const delays[] = {"0", "0", "300ms", "1s"};
+	int w = other_contender(s, h), st;
+	struct probe_state p;
+	int64_t t1;
+
+	char hname[32], said[64];
+	int said_before = log_count(s, h, "lease preempted by ");
+
+	*preemptor = w;
+	snprintf(hname, sizeof(hname), "%s", s->c[h].holder);
+	kill(s->c[w].pid, SIGTERM);
+	if (contender_status(s, w, 10000) < 0) {
+		fail(s, "preempt: the waiting contender %d did not exit on SIGTERM", (int)s->c[w].pid);
+		kill(s->c[w].pid, SIGKILL);
+		contender_status(s, w, 5000);
+	}
+	s->c[w].priority = 1 + (int)(rnd(s) % 9);
+	snprintf(s->c[w].preempt, sizeof(s->c[w].preempt), "%s", delays[rnd(s) % 4]);
+	printf("soak: preempt: contender %d again with --priority %d --preempt=%s\n", w, s->c[w].priority,
+	       s->c[w].preempt);
+	fflush(stdout);
+	restart(s, w);
+	handover_holder(s, h, F_PREEMPT, svc);
+	if ((t1 = handover_check(s, w, F_PREEMPT, before)) < 0)
+		return -1;
+	/* Their logs say it: a preemption, not some other end. */
+	snprintf(said, sizeof(said), "preempting %s ", hname);
+	if (log_count(s, h, "lease preempted by ") == said_before)
+		fail(s, "preempt: the holder %s's log does not say it was preempted", hname);
+	if (log_count(s, w, said) == 0)
+		fail(s, "preempt: the preemptor %s's log does not say '%s'", s->c[w].holder, said);
+	/* Back to normal: the preemptor hands over as any holder may. */
+	p = probe_read(s);
+	kill(s->c[w].pid, SIGTERM);
+	if ((st = contender_status(s, w, s->ttl_ms * 3 + 5000)) < 0) {
+		fail(s, "preempt: the preemptor %d did not exit on SIGTERM", (int)s->c[w].pid);
+		kill(s->c[w].pid, SIGKILL);
+		contender_status(s, w, 5000);
+	} else if (!s->service && st != 143)
+		/* The probe dies of the forwarded SIGTERM: 128 + 15. */
+		fail(s, "preempt: the preemptor %d exited %d on SIGTERM, want 143", (int)s->c[w].pid, st);
+	if (wait_new_start(s, p.last_term, s->ttl_ms * 4 + 15000) < 0)
+		fail(s, "preempt: nobody led after the preemptor handed over");
+	if (p.last_pid > 0 && procs_alive(p.last_pid))
+		fail(s, "preempt: the preemptor's %s %d survived it", s->service ? "service" : "command",
+		     (int)p.last_pid);
+	restart(s, w);
+	return t1;
+}
+
+/* The switchover fault: `leaderrun --release LEASE --to NAME` names a
+ * waiting contender W; it exits 0 once W holds the lease, under a term
+ * above the holder H's, and H stops its command or demotes. SVC: H's
+ * service (-V). *T0: when the switch-over began. Returns when W's command
+ * started, or -1. */
+static int64_t switchover(struct soak *s, int h, const struct probe_state *before, pid_t svc, int64_t *t0)
+{
+	int w = other_contender(s, h), rc, said_before = log_count(s, h, "lease switched over to ");
+	char dsn[512], out[340], row[512] = "";
+	int64_t t1;
+	unsigned long long term;
+	const char *tab;
+	FILE *f;
+
+	if (!wait_standby(s, w, s->ttl_ms * 3 + 10000)) {
+		fail(s, "switchover: contender %d (%s) never stood by", w, s->c[w].holder);
+		return -1;
+	}
+	operator_dsn(s, dsn, sizeof(dsn));
+	snprintf(out, sizeof(out), "%s/switchover.out", s->dir);
+	printf("soak: switchover to contender %d (%s)\n", w, s->c[w].holder);
+	fflush(stdout);
+	*t0 = procs_now_ms();
+	rc = run_quiet((char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--to", s->c[w].holder, NULL}, out);
+	if (rc != 0) {
+		if ((f = fopen(out, "r"))) {
+			if (!fgets(row, sizeof(row), f))
+				row[0] = '\0';
+			fclose(f);
+		}
+		row[strcspn(row, "\n")] = '\0';
+		fail(s, "switchover: leaderrun --release " LEASE " --to %s exited %d, want 0 (%s)", s->c[w].holder, rc,
+		     row);
+	} else {
+		/* Its 0 says the standby holds the lease: the row says so now. */
+		sql(s, "SELECT term, holder FROM leaderrun_lease WHERE name='" LEASE "'", row, sizeof(row));
+		term = strtoull(row, NULL, 10);
+		tab = strchr(row, '\t');
+		if (!tab || strcmp(tab + 1, s->c[w].holder) != 0 || term <= before->last_term)
+			fail(s, "switchover: after its exit 0 the lease is '%s', not %s's above term %llu", row,
+			     s->c[w].holder, before->last_term);
+	}
+	handover_holder(s, h, F_SWITCHOVER, svc);
+	t1 = handover_check(s, w, F_SWITCHOVER, before);
+	if (log_count(s, h, "lease switched over to ") == said_before)
+		fail(s, "switchover: the holder's log does not say it was switched over");
+	return t1;
 }
 
 /* The escapers' pids (the setsid'd shells) in the probe log, the first
@@ -1097,12 +1349,14 @@ static void service_flag(struct soak *s, const char *name, pid_t pid)
 /* -V: one fault on the service's leader H (a standby's promote for
  * failpromote); what must follow: another term leads, the leader's exit
  * where the fault ends its run (restarted then), and every standby keeps
- * its service. */
+ * its service (preempt and switchover: the old leader's too, standing
+ * by; the preemptor's is new, started again twice). */
 static void episode_service(struct soak *s, int h, enum fault f, const struct probe_state *before, int64_t t0)
 {
 	pid_t svc[MAX_CONTENDERS];
-	int other = (h + 1) % s->ncont, st;
-	int64_t t1;
+	int other = (h + 1) % s->ncont, st, w = -1;
+	bool handover = f == F_PREEMPT || f == F_SWITCHOVER;
+	int64_t t1 = -1;
 
 	/* Every contender runs, each with its service: one that ended on
 	 * its own (a standby that lost its service, say) is a failure. */
@@ -1164,13 +1418,23 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 		s->st.promotes_failed++;
 		operator_release(s, 0);
 		break;
+	case F_PREEMPT:
+		/* The preemptor starts again twice: a new service. */
+		t1 = preempt(s, h, before, svc[h], &w);
+		svc[w] = 0;
+		break;
+	case F_SWITCHOVER:
+		t1 = switchover(s, h, before, svc[h], &t0);
+		break;
 	default:
 		break;
 	}
-	t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
-	if (t1 < 0)
-		fail(s, "%s: no instance led again", fault_names[f]);
-	else if (s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
+	if (!handover)
+		t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
+	if (t1 < 0) {
+		if (!handover) /* preempt and switchover said why */
+			fail(s, "%s: no instance led again", fault_names[f]);
+	} else if (s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
 		s->st.takeovers++;
 		s->st.failover_ms[s->st.nfailover++] = t1 - t0;
 	}
@@ -1196,9 +1460,10 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 			procs_sleep_ms(100);
 		}
 	}
-	/* A standby's service never restarts for a change of leader. */
+	/* A standby's service never restarts for a change of leader (nor,
+	 * preempted or switched over, the old leader's: it stands by). */
 	for (int i = 0; i < s->ncont; i++)
-		if (i != h && svc[i] > 0 && !procs_alive(svc[i])) {
+		if ((i != h || handover) && svc[i] > 0 && !procs_alive(svc[i])) {
 			s->st.standby_restarts++;
 			fail(s, "%s: standby %d's service %d did not survive", fault_names[f], i, (int)svc[i]);
 		}
@@ -1216,7 +1481,7 @@ static void episode(struct soak *s)
 		f = s->service	? service_faults[rnd(s) % (sizeof(service_faults) / sizeof(service_faults[0]))]
 		    : s->galera ? galera_faults[rnd(s) % (sizeof(galera_faults) / sizeof(galera_faults[0]))]
 				: single_faults[rnd(s) % (sizeof(single_faults) / sizeof(single_faults[0]))];
-	while ((f == F_NODEPART && !s->root) || (f == F_ESCAPE && s->slots) ||
+	while ((f == F_NODEPART && !s->root) || ((f == F_ESCAPE || f == F_PREEMPT || f == F_SWITCHOVER) && s->slots) ||
 	       ((f == F_CUT || f == F_LATE) && !s->fenced_job) || (s->only >= 0 && f != (enum fault)s->only));
 	struct probe_state before;
 	int64_t t0, t1, outage_ms = 0, phase_ms = 0;
@@ -1386,6 +1651,14 @@ static void episode(struct soak *s)
 	case F_FAILPROMOTE:
 		/* -V's alone (episode_service). */
 		break;
+	case F_PREEMPT: {
+		int w;
+		t1 = preempt(s, h, &before, 0, &w);
+		break;
+	}
+	case F_SWITCHOVER:
+		t1 = switchover(s, h, &before, 0, &t0);
+		break;
 	case F_CLOCKRATE: {
 		static const char *const rates[] = {"+0 x0.9", "+0 x0.95", "+0 x1.05", "+0 x1.1"};
 		if (!s->faketime_lib) {
@@ -1419,7 +1692,14 @@ static void episode(struct soak *s)
 	}
 
 	/* Outcomes. */
-	if ((f == F_NODEKILL || f == F_NODEPART) && s->c[h].restarts == restarts_before) {
+	if (f == F_PREEMPT || f == F_SWITCHOVER) {
+		/* Checked as they went: the takeover is the preemptor's, or the
+		 * named standby's. */
+		if (t1 >= 0 && s->st.nfailover < (int)(sizeof(s->st.failover_ms) / sizeof(s->st.failover_ms[0]))) {
+			s->st.takeovers++;
+			s->st.failover_ms[s->st.nfailover++] = t1 - t0;
+		}
+	} else if ((f == F_NODEKILL || f == F_NODEPART) && s->c[h].restarts == restarts_before) {
 		/* Kept through another node: the same command still runs. */
 		if (!procs_alive(command))
 			fail(s, "%s: the holder kept its lease but its command %d is gone", fault_names[f],
@@ -1634,6 +1914,11 @@ int main(int argc, char *argv[])
 	/* Fenced writes on one server: the slots' and the clusters' jobs are
 	 * the probes alone. */
 	s.fenced_job = s.slots || s.galera || s.service ? NULL : getenv("LR_FENCED_JOB");
+	if ((s.only == F_PREEMPT || s.only == F_SWITCHOVER) && (s.galera || s.slots)) {
+		/* Priorities need one server's named locks, and no --slots. */
+		fprintf(stderr, "soak: -f %s: one server, no -S\n", fault_names[s.only]);
+		return 64;
+	}
 	if ((s.only == F_CUT || s.only == F_LATE) && !s.fenced_job) {
 		fprintf(stderr, "soak: -f %s needs fenced writes: LR_FENCED_JOB, one server, no -S\n",
 			fault_names[s.only]);
