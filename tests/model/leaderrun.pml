@@ -67,6 +67,12 @@
 #ifndef ROUNDS
 #define ROUNDS 1	/* runs of leaderrun per contender (safety) */
 #endif
+/* --preempt: revocations the waiting contender of the higher priority
+ * (contender PREEMPTOR) sends, in all. */
+#ifndef PREEMPTS
+#define PREEMPTS 1
+#endif
+#define PREEMPTOR 1
 #ifdef LIVENESS
 #define MAXTERM 255	/* liveness: terms are not checked */
 #else
@@ -106,12 +112,14 @@
 #define ACQ 1		/* lease_acquire */
 #define RNW 2		/* lease_renew */
 #define REL 3		/* lease_release */
+#define REV 4		/* --preempt: the revocation of the holder's term */
 
 /* The row (one lease name). Rows survive a server restart: commits are
  * durable. row_exp counts server ticks until expires_at; 0 is expired. */
 byte row_holder;	/* 0: nobody yet, else contender + 1 */
 byte row_term;
 byte row_exp;
+bool row_revoked;	/* revoked_term = term: the term renews no more */
 byte drifted;		/* server ticks gained or lost so far */
 byte faults;
 byte crashes;
@@ -127,12 +135,16 @@ byte rnw[N];		/* ticks to next_renew (RELEASING: to give_up) */
 byte gr[N];		/* ticks to the SIGKILL after the kill signal */
 byte wt[N];		/* a follower's ticks of sleep left */
 bool stop_sent[N], killed[N], lost[N], draining[N], aborted[N];
+bool revoked[N];	/* a renew found our term revoked: HOLD_REVOKED */
+byte seen[N];		/* the preemptor: the holder's term its last read saw */
+byte preempts;		/* revocations sent */
 byte pz[N];		/* ticks of pause left: the supervisor is frozen */
 
 byte sq[N], sop[N], sdl[N], sterm[N];
 byte age[N];		/* ticks since the worker sent the statement */
 byte rres[N];		/* affected rows of the statement */
-byte rid[N];		/* its LAST_INSERT_ID() */
+byte rid[N];		/* its LAST_INSERT_ID(); for a 0-row renew, renew_why:
+			 * 1 if the term is held but revoked */
 byte rexp[N];		/* the expiry a 0-row acquire read (lease_read) */
 /* A statement whose attempt was abandoned may still reach the server. */
 byte lop[N], ldl[N], lterm[N];
@@ -160,6 +172,13 @@ byte tx_term[N];	/* the LEADERRUN_TERM it fences with */
 byte mv[N];
 bool fencing[N];	/* acquired; the command waits for the move */
 
+/* --preempt: the waiting preemptor, not frozen, its connection idle,
+ * having read the holder's term, may send its one revocation at any time
+ * (any priority rule picks some such moment). */
+#define PREEMPTING(i) (i == PREEMPTOR && preempts < PREEMPTS)
+#define PREEMPT_OK(i) \
+	(PREEMPTING(i) && ph[i] == WAITING && sq[i] == IDLE && pz[i] == 0 && seen[i] != 0)
+
 /* Named in the assertions, so that a trail says which property failed. */
 hidden byte mutual_exclusion, terms_grow, release_after_reap, fenced_writes;
 
@@ -179,6 +198,7 @@ inline srv_exec(op, i, t, res, iid, ex)
 			row_term++;
 #endif
 			row_exp = TTL;
+			row_revoked = false;	/* revoked_term <> the new term */
 			res = 1;
 			iid = row_term
 		:: else ->
@@ -189,10 +209,31 @@ inline srv_exec(op, i, t, res, iid, ex)
 			ex = row_exp
 		fi
 	:: op == RNW ->
-		/* WHERE holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6) */
+		/* WHERE holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)
+		 * AND revoked_term <> term. After 0 rows, lease_renew asks
+		 * why (renew_why): held but revoked, or lost. (One step here:
+		 * asked a moment later, the row can only have expired since,
+		 * which answers "lost", the safe side.) */
 		if
-		:: row_holder == i + 1 && row_term == t && row_exp > 0 ->
+		:: row_holder == i + 1 && row_term == t && row_exp > 0 && !row_revoked ->
 			row_exp = TTL;
+			res = 1
+		:: else ->
+			res = 0;
+			iid = (row_holder == i + 1 && row_term == t && row_exp > 0 -> 1 : 0)
+		fi
+	:: op == REV ->
+		/* --preempt: UPDATE SET revoked_term=term WHERE holder=H AND
+		 * term=T AND expires_at > UTC_TIMESTAMP(6); H is the other
+		 * contender, T the term the preemptor read. */
+		if
+		:: row_holder == 2 - i && row_term == t && row_exp > 0 && !row_revoked ->
+#ifdef MUTANT_PREEMPT_FORCE
+			/* expires_at=UTC_TIMESTAMP(6), as --release --force */
+			row_exp = 0;
+#else
+			row_revoked = true;
+#endif
 			res = 1
 		:: else -> res = 0
 		fi
@@ -373,6 +414,7 @@ inline finish(i)
 	stop_sent[i] = false; killed[i] = false; lost[i] = false;
 	draining[i] = false; spawned[i] = false; term[i] = 0;
 	fencing[i] = false; mv[i] = MV_NONE;
+	revoked[i] = false; seen[i] = 0;
 	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0
 }
 
@@ -402,7 +444,19 @@ inline start_command(i)
 inline sup_wait(i)
 {
 	if
-	:: sq[i] == ANSWERED ->
+	:: sq[i] == ANSWERED && sop[i] == REV ->
+		/* --preempt: revoked or not, it waits on as a follower; only
+		 * its own acquisition lets its command start. */
+#ifdef MUTANT_PREEMPT_EARLY
+		/* the command starts once the revocation committed, before
+		 * the holder stopped, without an acquisition */
+		if
+		:: rres[i] == 1 -> assert(mutual_exclusion || !RUNNING(1 - i))
+		:: else
+		fi;
+#endif
+		clear(i)
+	:: sq[i] == ANSWERED && sop[i] == ACQ ->
 #ifdef MUTANT_TERM_FROM_0_ROWS
 		/* The term, and the success, read from LAST_INSERT_ID()
 		 * whatever the affected-row count. */
@@ -418,6 +472,7 @@ inline sup_wait(i)
 			dl[i] = (age[i] < DLEN -> DLEN - age[i] : 0);
 			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0);
 			ph[i] = HOLD;
+			seen[i] = 0;
 #ifdef MUTANT_NO_FENCE_MOVE
 			/* The fence is not moved: only created, with the
 			 * first term, on first use. */
@@ -430,11 +485,16 @@ inline sup_wait(i)
 #endif
 		:: else ->
 			/* Busy: sleep to the expiry read, at most the retry
-			 * interval (the hint may wake it sooner). */
-			wt[i] = (rexp[i] < WAIT -> rexp[i] : WAIT)
+			 * interval (the hint may wake it sooner). The
+			 * preemptor remembers whose term it waits for. */
+			wt[i] = (rexp[i] < WAIT -> rexp[i] : WAIT);
+			if :: PREEMPTING(i) -> seen[i] = rid[i] :: else fi
 		fi;
 		clear(i)
-	:: sq[i] == LOST ->
+	:: sq[i] == LOST && sop[i] == REV ->
+		/* a failed revocation: it just waits on */
+		abandon(i)
+	:: sq[i] == LOST && sop[i] == ACQ ->
 		/* An error, retried. (An acquire is not cut off: it waits for
 		 * its answer, which comes within 2 * DELAY or is lost.) */
 		abandon(i);
@@ -459,8 +519,13 @@ inline sup_hold(i)
 	if
 	:: sq[i] == ANSWERED ->
 		if
-		:: lost[i]
-		:: !lost[i] && rres[i] == 1 ->
+		:: lost[i] || revoked[i]
+#ifdef MUTANT_RENEW_REVOKED
+		/* a revoked term's 0-row renew taken for a renewed one */
+		:: !lost[i] && !revoked[i] && (rres[i] == 1 || rid[i] == 1) ->
+#else
+		:: !lost[i] && !revoked[i] && rres[i] == 1 ->
+#endif
 #ifdef MUTANT_REPLY_DEADLINE
 			/* the deadline counted from the reply */
 			dl[i] = DLEN;
@@ -468,7 +533,20 @@ inline sup_hold(i)
 			if :: age[i] < DLEN && DLEN - age[i] > dl[i] -> dl[i] = DLEN - age[i] :: else fi;
 #endif
 			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0)
-		:: !lost[i] && rres[i] == 0 ->
+#ifndef MUTANT_RENEW_REVOKED
+		:: !lost[i] && !revoked[i] && rres[i] == 0 && rid[i] == 1 ->
+			/* on_revoked: still ours until we let go; renews stop,
+			 * the command is stopped the normal way (the kill
+			 * signal, SIGKILL after the grace or at the deadline),
+			 * and once all is reaped it is released. Not yet
+			 * started (the fence moving): it does not start. */
+			revoked[i] = true;
+			if
+			:: !stop_sent[i] && !killed[i] -> stop_sent[i] = true; gr[i] = GRACE
+			:: else
+			fi
+#endif
+		:: !lost[i] && !revoked[i] && rres[i] == 0 && rid[i] == 0 ->
 			/* someone else may hold it: SIGKILL at once */
 			lost[i] = true;
 			killed[i] = true;
@@ -531,14 +609,14 @@ inline sup_hold(i)
 	fi;
 	if :: gch[i] == ZOMBIE -> gch[i] = NONE :: else fi;
 	if
-	:: lost[i]
+	:: lost[i] || revoked[i]	/* hold_renewing() false */
 #ifndef MUTANT_LATE_RENEW
-	:: !lost[i] && (sq[i] == SENT || sq[i] == EXECD) && age[i] >= BUDGET ->
+	:: !lost[i] && !revoked[i] && (sq[i] == SENT || sq[i] == EXECD) && age[i] >= BUDGET ->
 		/* worker_abort: cut off, so a retry fits */
 		abandon(i);
 		rnw[i] = RETRY
 #endif
-	:: !lost[i] && sq[i] == IDLE && rnw[i] == 0 ->
+	:: !lost[i] && !revoked[i] && sq[i] == IDLE && rnw[i] == 0 ->
 		send(i, RNW, term[i])
 	:: else
 	fi;
@@ -607,7 +685,8 @@ inline crash(i)
 	dl[i] = 0; rnw[i] = 0; gr[i] = 0; wt[i] = 0; term[i] = 0; pz[i] = 0;
 	stop_sent[i] = false; killed[i] = false; lost[i] = false;
 	draining[i] = false; spawned[i] = false;
-	fencing[i] = false; mv[i] = MV_NONE
+	fencing[i] = false; mv[i] = MV_NONE;
+	revoked[i] = false; seen[i] = 0
 #else
 	pz[i] = 0;
 	finish(i)
@@ -627,6 +706,10 @@ active proctype leaderrun()
 end:	do
 	:: atomic { CRASH_OK(0) -> crash(0) }
 	:: atomic { CRASH_OK(1) -> crash(1) }
+	:: atomic { PREEMPT_OK(PREEMPTOR) ->
+		preempts++;
+		send(PREEMPTOR, REV, seen[PREEMPTOR]);
+		seen[PREEMPTOR] = 0 }
 	od
 }
 
