@@ -53,6 +53,9 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 	return DB_OK;
 }
 
+/* A standby S chosen for the term of the lease row X, the choice running. */
+#define CHOSEN_NOW "(s.chosen_until > UTC_TIMESTAMP(6) AND x.term <= s.chosen_term)"
+
 struct choose_why {
 	char *reason, *by;
 	size_t rlen, bylen;
@@ -81,16 +84,16 @@ enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, co
 	lease_sql_quote_table(l, sizeof(l), sql->table);
 	/* A switch-over's chosen standby, else the preemptor of this term;
 	 * never the revoked holder itself (a standby chosen before, whose
-	 * choice has not run out). */
+	 * choice has not run out), nor a choice a newer term has spent (the
+	 * chosen one took the lease, then lost it, and another preempts). */
 	if (!sqltext_append(q, sizeof(q), &used,
-			    "SELECT IF(s.chosen_until > UTC_TIMESTAMP(6), 'switched_over', 'preempted'), s.holder "
-			    "FROM %s s JOIN %s x ON x.name = s.lease AND x.slot = 0 AND x.holder <> s.holder ",
+			    "SELECT IF(" CHOSEN_NOW ", 'switched_over', 'preempted'), s.holder FROM %s s JOIN %s x ON "
+			    "x.name = s.lease AND x.slot = 0 AND x.holder <> s.holder ",
 			    s, l) ||
-	    !sqltext_render(
-		q, sizeof(q), &used,
-		"WHERE s.lease = ? AND (s.preempt_term = ? OR s.chosen_until > UTC_TIMESTAMP(6)) AND "
-		"IS_USED_LOCK(s.lock_name) IS NOT NULL ORDER BY s.chosen_until > UTC_TIMESTAMP(6) DESC LIMIT 1",
-		v, 2))
+	    !sqltext_render(q, sizeof(q), &used,
+			    "WHERE s.lease = ? AND (s.preempt_term = ? OR " CHOSEN_NOW
+			    ") AND IS_USED_LOCK(s.lock_name) IS NOT NULL ORDER BY " CHOSEN_NOW " DESC LIMIT 1",
+			    v, 2))
 		return DB_ERROR;
 	return db_query_rows(db, q, 2, choose_why_row, &w, err, errlen);
 }

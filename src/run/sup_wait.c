@@ -464,18 +464,21 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 static enum step sup_standby(struct sup *s, struct waiting *w, struct outcome *out)
 {
 	struct worker_result r;
+	bool healthy = sup_health_ok(s);
 	enum step st;
 
 	/* Without the hint (Galera, several hosts) a named lock proves nothing
 	 * across servers, and Galera refuses it: no row. */
 	if (!w->hints)
 		s->standby_off = true;
-	if (s->standby_written || s->standby_off || worker_submit_standby(s->w, sup_health_ok(s)) < 0)
+	if (s->standby_written || s->standby_off || worker_submit_standby(s->w, healthy) < 0)
 		return STEP_ON;
 	st = sup_await(s, w, &r, out);
 	if (st != STEP_ON)
 		return st;
-	s->standby_written = r.outcome == LEASE_OK;
+	/* A check that changed the health while the row went out has the
+	 * row written again (it said the health of before). */
+	s->standby_written = r.outcome == LEASE_OK && healthy == sup_health_ok(s);
 	/* Asked again only after a lost connection: anything else (no table,
 	 * no grant, a server that refuses named locks) would cost a failed
 	 * statement at every look. */

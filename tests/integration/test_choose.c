@@ -239,6 +239,44 @@ Test(choose, a_switch_over_is_spent_once_the_chosen_standby_holds_the_lease)
 	stop(&f);
 }
 
+Test(choose, a_preemption_after_a_spent_switch_over_is_said_as_a_preemption)
+{
+	const char *lease = h_lease("label"), *flag = h_path("unhealthy");
+	struct h_proc a, b, c, f, op;
+	char check[300];
+	struct h_proc *y;
+
+	snprintf(check, sizeof(check), "test ! -e %s", flag);
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--service", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--health-cmd", check, "--health-interval", "100ms",
+	   "--health-retries", "1", "--service", "--", "sleep", "60");
+	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--service", "--", "sleep", "60");
+	wait_standbys(lease, 2);
+	for (int64_t end = h_now_ms() + 10000;
+	     strcmp(h_sql("SELECT COALESCE(MAX(healthy), 0) FROM leaderrun_standby WHERE lease = '%s' AND holder = 'B'",
+			  lease),
+		    "1") != 0;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "B is not a healthy standby");
+	LR(&op, "--release", lease, "--to", "B");
+	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
+	/* B steps down, alive, its choice spent by its term; another leads. */
+	fclose(fopen(flag, "w"));
+	for (int64_t end = h_now_ms() + 10000; strcmp(holder_of(lease), "A") != 0 && strcmp(holder_of(lease), "C") != 0;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "nobody took over from B (holder '%s')", holder_of(lease));
+	y = strcmp(holder_of(lease), "A") == 0 ? &a : &c;
+	LR(&f, "-t", "3s", "-l", lease, "--holder", "F", "--priority", "10", "--preempt=0", "--service", "--", "sleep",
+	   "60");
+	wait_holder(lease, "F", 10000);
+	cr_assert(strstr(h_slurp(y->err), "lease preempted by F"), "%s", h_slurp(y->err));
+	stop(&a);
+	stop(&b);
+	stop(&c);
+	stop(&f);
+}
+
 Test(choose, release_to_a_name_that_is_not_waiting_exits_75_and_changes_nothing)
 {
 	const char *lease = h_lease("switchnone");
