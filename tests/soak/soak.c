@@ -1310,8 +1310,13 @@ static pid_t service_of(struct soak *s, int i)
 	char cmd[512], out[64] = "";
 	FILE *f;
 
-	snprintf(cmd, sizeof(cmd), "grep -l ' %d$' %s/service.* 2>/dev/null | tail -1 | sed 's/.*service\\.//'",
-		 (int)s->c[i].pid, s->dir);
+	/* The live one: pids wrap, and a dead service's file may name an
+	 * older leaderrun of the same pid. */
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "for f in $(grep -l ' %d$' %s/service.* 2>/dev/null); do p=${f##*.}; kill -0 $p 2>/dev/null && echo $p; "
+	    "done | tail -1",
+	    (int)s->c[i].pid, s->dir);
 	if (!(f = popen(cmd, "r")))
 		return 0;
 	if (!fgets(out, sizeof(out), f))
