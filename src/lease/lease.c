@@ -25,6 +25,34 @@ static void lease_above(struct lease_info *dst, const struct db_value *c)
 	memcpy(dst->above, c->buf, n + 1);
 }
 
+/* The lease's own state, as slot 0's row has it: the pause, the last
+ * --once-per slot, the server's slot now. */
+static void look_lease(struct lease_info *info, const struct db_value *c)
+{
+	info->paused_in_us = c[7].is_null ? 0 : c[7].i64;
+	snprintf(info->paused_until, sizeof(info->paused_until), "%s", c[8].buf);
+	snprintf(info->paused_by, sizeof(info->paused_by), "%s", c[9].buf);
+	info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
+	info->slot_term = c[11].is_null ? 0 : c[11].u64;
+	if (!c[12].is_null && info->slot_us == 0)
+		info->slot_us = c[12].i64;
+}
+
+/* One slot's row into DST: who holds it, until when, and the claims. */
+static void look_copy(struct lease_info *dst, const struct db_value *c, int64_t expires_in)
+{
+	dst->slot = (unsigned)c[0].i64;
+	dst->slots = (unsigned)c[1].i64;
+	dst->term = c[3].u64;
+	dst->expires_in_us = expires_in;
+	dst->preferred_us = c[13].is_null ? 0 : c[13].i64;
+	dst->holder_priority = c[14].is_null ? 0 : (int)c[14].i64;
+	lease_above(dst, &c[15]);
+	dst->other_chosen = !c[16].is_null && c[16].i64 != 0;
+	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
+	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
+}
+
 /* One row of the look: slot, slots, holder, term, expires in, read_only,
  * expires_at, paused in, paused_until, paused_by, last_slot, slot_term,
  * the server's --once-per slot, how long the row is another candidate's
@@ -32,7 +60,6 @@ static void lease_above(struct lease_info *dst, const struct db_value *c)
 static void look_row(void *ctx, const struct db_value *c)
 {
 	struct look *l = ctx;
-	struct lease_info *dst;
 	unsigned slot = (unsigned)c[0].i64, slots = (unsigned)c[1].i64;
 	int64_t expires_in = c[4].is_null ? 0 : c[4].i64;
 
@@ -44,21 +71,13 @@ static void look_row(void *ctx, const struct db_value *c)
 	l->read_only = l->read_only || c[5].i64 != 0;
 	if (expires_in > 0 && slot < slots)
 		l->info->held++;
-	if (slot == 0) {
-		/* The lease's own state lives in every row; slot 0 always exists. */
-		l->info->paused_in_us = c[7].is_null ? 0 : c[7].i64;
-		snprintf(l->info->paused_until, sizeof(l->info->paused_until), "%s", c[8].buf);
-		snprintf(l->info->paused_by, sizeof(l->info->paused_by), "%s", c[9].buf);
-		l->info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
-		l->info->slot_term = c[11].is_null ? 0 : c[11].u64;
-		if (!c[12].is_null && l->info->slot_us == 0)
-			l->info->slot_us = c[12].i64;
-	}
+	/* The lease's own state lives in every row; slot 0 always exists. */
+	if (slot == 0)
+		look_lease(l->info, c);
 	if (l->only >= 0) {
 		if (slot == (unsigned)l->only) {
 			l->rows++;
-			dst = l->info;
-			goto copy;
+			look_copy(l->info, c, expires_in);
 		}
 		return;
 	}
@@ -70,25 +89,26 @@ static void look_row(void *ctx, const struct db_value *c)
 		 * that look at the same moment mostly try different slots. */
 		l->nfree++;
 		l->pick = l->pick * UINT64_C(6364136223846793005) + UINT64_C(1442695040888963407);
-		if ((l->pick >> 33) % l->nfree != 0)
-			return;
-		dst = l->info;
-	} else {
-		if (l->busy.slots && expires_in >= l->busy.expires_in_us)
-			return;
-		dst = &l->busy;
-	}
-copy:
-	dst->slot = slot;
-	dst->slots = slots;
-	dst->term = c[3].u64;
-	dst->expires_in_us = expires_in;
-	dst->preferred_us = c[13].is_null ? 0 : c[13].i64;
-	dst->holder_priority = c[14].is_null ? 0 : (int)c[14].i64;
-	lease_above(dst, &c[15]);
-	dst->other_chosen = !c[16].is_null && c[16].i64 != 0;
-	snprintf(dst->holder, sizeof(dst->holder), "%s", c[2].buf);
-	snprintf(dst->expires_at, sizeof(dst->expires_at), "%s", c[6].buf);
+		if ((l->pick >> 33) % l->nfree == 0)
+			look_copy(l->info, c, expires_in);
+	} else if (!l->busy.slots || expires_in < l->busy.expires_in_us)
+		look_copy(&l->busy, c, expires_in);
+}
+
+/* None free: whom the contender waits for, and until when (the held
+ * slot BUSY that look_copy kept), into INFO, which keeps the lease's own
+ * state. */
+static void look_held(struct lease_info *info, const struct lease_info *busy)
+{
+	info->slot = busy->slot;
+	info->term = busy->term;
+	info->expires_in_us = busy->expires_in_us;
+	info->preferred_us = 0;
+	info->holder_priority = busy->holder_priority;
+	info->other_chosen = busy->other_chosen;
+	memcpy(info->above, busy->above, sizeof(info->above));
+	memcpy(info->holder, busy->holder, sizeof(info->holder));
+	memcpy(info->expires_at, busy->expires_at, sizeof(info->expires_at));
 }
 
 /* Reads the rows of NAME for a contender with N slots into INFO: a free
@@ -144,18 +164,8 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 		return LEASE_ERROR;
 	}
 	info->slots = l->max_slots;
-	if (l->nfree == 0 && l->busy.slots) {
-		/* None free: whom the contender waits for, and until when. */
-		info->slot = l->busy.slot;
-		info->term = l->busy.term;
-		info->expires_in_us = l->busy.expires_in_us;
-		info->holder_priority = l->busy.holder_priority;
-		info->preferred_us = 0;
-		memcpy(info->above, l->busy.above, sizeof(info->above));
-		info->other_chosen = l->busy.other_chosen;
-		memcpy(info->holder, l->busy.holder, sizeof(info->holder));
-		memcpy(info->expires_at, l->busy.expires_at, sizeof(info->expires_at));
-	}
+	if (l->nfree == 0 && l->busy.slots)
+		look_held(info, &l->busy);
 	return LEASE_OK;
 }
 
