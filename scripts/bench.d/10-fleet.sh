@@ -12,14 +12,6 @@ fleet_n=${fleet_n:-1000}
 fleet_window=${fleet_window:-60}
 declare -A FL
 
-ticks_of() { # ticks_of PID...: utime+stime of the processes, in ticks (gone ones count 0)
-    local p sum=0 t
-    for p in "$@"; do
-        t=$(awk '{ print $14 + $15 }' "/proc/$p/stat" 2>/dev/null) || t=0
-        sum=$((sum + t))
-    done
-    echo "$sum"
-}
 pss_kib() { # pss_kib PID...: the processes' proportional set size, summed (KiB)
     local p sum=0 k
     for p in "$@"; do
@@ -36,8 +28,8 @@ tree_pids() { # tree_pids PID...: the processes and all below them
         [[ -r /proc/$p/task/$p/children ]] && tree_pids $(cat "/proc/$p/task/$p/children" 2>/dev/null)
     done
 }
-cpu_pct() { # cpu_pct TICKS: share of one CPU over the window
-    awk -v t="$1" -v hz="$HZ" -v w="$fleet_window" 'BEGIN { printf "%.1f %%", 100 * t / hz / w }'
+cpu_pct() { # cpu_pct NS WALL_NS: share of one CPU over the window
+    awk -v t="$1" -v w="$2" 'BEGIN { printf "%.1f %%", 100 * t / w }'
 }
 
 fleet_leaderrun() {
@@ -64,16 +56,21 @@ fleet_leaderrun() {
     nap 6 # every holder past its first renew
     mapfile -t all < <(tree_pids "${pids[@]}")
     local ts0 ts1
-    ts0=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
-    t0=$(now_ns) c0=$(ticks_of "${all[@]}") s0=$(ticks_of "$srv")
+    # One window for the CPU and the renews: from before the first
+    # samples to after the last. CPU from schedstat (sched_ns, section
+    # 3): stat's utime+stime are whole ticks per process, and a holder's
+    # minute of renews is less than one (the run at 0.10.0 summed 1,000
+    # zeros).
+    ts0=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) t0=$(now_ns)
+    c0=$(sched_ns "${all[@]}") s0=$(sched_ns "$srv")
     nap "$fleet_window"
-    t1=$(now_ns) c1=$(ticks_of "${all[@]}") s1=$(ticks_of "$srv")
-    ts1=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ)
+    c1=$(sched_ns "${all[@]}") s1=$(sched_ns "$srv")
+    ts1=$(date -u +%Y-%m-%dT%H:%M:%S.%3NZ) t1=$(now_ns)
     # The window's lines of every holder (ISO times compare as text).
     cat "$dir"/log/* | awk -v a="$ts0" -v b="$ts1" '{ t = substr($0, 8, 24) } t >= a && t < b' >"$dir/window"
     FL[lr_held]=$held
-    FL[lr_srv_cpu]=$(cpu_pct $((s1 - s0)))
-    FL[lr_cli_cpu]=$(cpu_pct $((c1 - c0)))
+    FL[lr_srv_cpu]=$(cpu_pct $((s1 - s0)) $((t1 - t0)))
+    FL[lr_cli_cpu]=$(cpu_pct $((c1 - c0)) $((t1 - t0)))
     FL[lr_cli_mem]=$(mib "$(pss_kib "${all[@]}")")
     FL[lr_srv_mem]=$(mib "$(pss_kib "$srv")")
     FL[lr_conns]=$(eval "$env"; mariadb --no-defaults -S "$LR_DB_SOCKET" -uroot -N -B -e "SHOW GLOBAL STATUS LIKE 'Threads_connected'" | cut -f2)
@@ -82,7 +79,7 @@ fleet_leaderrun() {
         awk 'function at(q, i) { i = int(NR * q); return v[i > 0 ? i : 1] }
             { v[NR] = $1 } END { if (!NR) { print 0, "-", "-", "-"; exit }
             printf "%d %.2f %.2f %.2f\n", NR, at(0.5), at(0.99), v[NR] }')
-    FL[lr_expected]=$((fleet_n * fleet_window / 5))
+    FL[lr_expected]=$(((t1 - t0) * fleet_n / 5000000000))
     FL[lr_failed]=$(grep -c '"msg":"renew\( attempt [0-9]*\)\? failed\|"level":"error"' "$dir/window" || true)
     FL[lr_wall]=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.0f", (b - a) / 1e9 }')
     kill -TERM "${pids[@]}" 2>/dev/null || true
@@ -123,18 +120,21 @@ fleet_etcd() {
     nap 6
     mapfile -t all < <(tree_pids "${holders[@]}")
     exp0=$(curl -s "$ep/metrics" | awk '/^etcd_debugging_server_lease_expired_total/ { print $2 }')
-    t0=$(now_ns) c0=$(ticks_of "${all[@]}") s0=$(ticks_of "$srv")
+    t0=$(now_ns) c0=$(sched_ns "${all[@]}") s0=$(sched_ns "$srv")
     nap "$fleet_window"
-    t1=$(now_ns) c1=$(ticks_of "${all[@]}") s1=$(ticks_of "$srv")
+    c1=$(sched_ns "${all[@]}") s1=$(sched_ns "$srv") t1=$(now_ns)
     exp1=$(curl -s "$ep/metrics" | awk '/^etcd_debugging_server_lease_expired_total/ { print $2 }')
     FL[e_held]=$held
-    FL[e_srv_cpu]=$(cpu_pct $((s1 - s0)))
-    FL[e_cli_cpu]=$(cpu_pct $((c1 - c0)))
+    FL[e_srv_cpu]=$(cpu_pct $((s1 - s0)) $((t1 - t0)))
+    FL[e_cli_cpu]=$(cpu_pct $((c1 - c0)) $((t1 - t0)))
     FL[e_cli_mem]=$(mib "$(pss_kib "${all[@]}")")
     FL[e_srv_mem]=$(mib "$(pss_kib "$srv")")
     FL[e_expired]=$(awk -v a="${exp0:-0}" -v b="${exp1:-0}" 'BEGIN { printf "%d", b - a }')
-    # etcdctl waits for its command: the whole tree goes.
+    # etcdctl waits for its command: the whole tree goes, and what
+    # ignores TERM for 10 s is killed (the run at 0.10.0 hung here on 532
+    # etcdctl that were still alive).
     kill -TERM "${all[@]}" 2>/dev/null || true
+    wait_gone 10 "${all[@]}" || kill -KILL "${all[@]}" 2>/dev/null || true
     wait "${holders[@]}" 2>/dev/null || true
     kill -TERM "$srv" 2>/dev/null || true
     wait "$srv" 2>/dev/null || true

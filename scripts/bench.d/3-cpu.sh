@@ -3,11 +3,13 @@
 # Sourced by scripts/bench.
 
 ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-sched_ns() { # on-CPU time of every thread, in ns (finer than the ticks)
-    local t sum=0 ns
-    for t in /proc/"$1"/task/*/schedstat; do
-        read -r ns _ <"$t" 2>/dev/null || continue
-        sum=$((sum + ns))
+sched_ns() { # sched_ns PID...: on-CPU time of every thread of each, in ns (finer than the ticks; gone ones count 0)
+    local p t sum=0 ns
+    for p in "$@"; do
+        for t in /proc/"$p"/task/*/schedstat; do
+            read -r ns _ <"$t" 2>/dev/null || continue
+            sum=$((sum + ns))
+        done
     done
     echo "$sum"
 }
