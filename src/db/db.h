@@ -70,6 +70,9 @@ struct db_value {
 	int64_t i64;
 	uint64_t u64;
 	bool is_null; /* a NULL parameter; for result columns, set by the fetch */
+	/* sqltext.h: rendered as '?', its value given when the block that
+	 * holds it is executed (db_block_execute). */
+	bool kept;
 };
 
 struct db_result {
@@ -158,6 +161,31 @@ bool db_blocks(const struct db *db);
  * literals (sqltext.h), never escaped by hand. */
 enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
 			char *err, size_t errlen);
+
+/* Blocks prepared on the server beforehand (PREPARE), for a block that
+ * must go at once when its moment comes: a waiter woken by the hint has
+ * its acquisition parsed, and the stored routine it calls read, while it
+ * waited, and a holder its release while its command ran, off the
+ * hand-over's path (after an idle wait the server's parse of a block
+ * costs as much as its statements). By ID, one body each; forgotten with
+ * the connection. */
+enum db_prepared { DB_PREPARED_ACQUIRE, DB_PREPARED_RELEASE, DB_PREPARED_MAX };
+
+/* Prepares BODY (db_block's, with a '?' for each value that
+ * db_block_execute gives) as ID on the live connection, and WARM beside
+ * it (NULL: none), a statement prepared only for what its prepare loads
+ * (the routine that BODY calls) and dropped again, in one round trip. Not
+ * where db_blocks is off, nor before the connection's probe. */
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, char *err,
+				size_t errlen);
+
+/* Was BODY prepared as ID on the live connection? */
+bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body);
+
+/* Runs the block prepared as ID with ARGS for its '?'s, as db_block runs
+ * one. A failure forgets it: the next goes as db_block. */
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
+				struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen);
 
 /* The version the server's greeting gave ("" when not connected): a proxy
  * may put its own name there. */

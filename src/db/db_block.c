@@ -1,6 +1,8 @@
 /* Compound statements (db_block): several statements and one commit in
- * one round trip, with the probe riding along on a connection's first. */
+ * one round trip, with the probe riding along on a connection's first;
+ * and the same prepared on the server beforehand (db_block_prepare). */
 #include "db_int.h"
+#include "sqltext.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,6 +152,112 @@ enum db_status db_block(struct db *db, const char *body, struct db_value *cols, 
 	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK) {
 		snprintf(err, errlen, "no compound statements on a Galera node");
 		st = DB_ERROR;
+	}
+	return st;
+}
+
+/* The server's names of the prepared blocks, and of what warms each. */
+static const char *const prepared_name[DB_PREPARED_MAX] = {"lr_acquire", "lr_release"};
+static const char *const warm_name[DB_PREPARED_MAX] = {"lr_acquire_warm", "lr_release_warm"};
+
+/* "PREPARE NAME FROM TEXT; " with TEXT as a literal (sqltext.h: never
+ * escaped by hand) into Q. */
+static bool db_prepare_text(char *q, size_t len, size_t *used, const char *name, const char *text)
+{
+	struct db_value v = {.type = DB_STR, .str = text};
+
+	return sqltext_append(q, len, used, "PREPARE %s FROM ", name) && sqltext_literal(q, len, used, &v) &&
+	       sqltext_append(q, len, used, "; ");
+}
+
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, char *err,
+				size_t errlen)
+{
+	/* Each byte of the block twice as hex, and as much again for WARM
+	 * and the words around them. */
+	char *text = NULL, *q = NULL, *copy = strdup(body);
+	size_t len = 0, used = 0;
+	enum db_status st = DB_ERROR;
+	bool armed, fits;
+
+	if (!db->mysql || db->unprobed || !db_blocks(db)) {
+		free(copy);
+		snprintf(err, errlen, "no compound statements on this connection");
+		return DB_ERROR;
+	}
+	text = db_block_text(db, body, false);
+	if (text && copy) {
+		len = 2 * strlen(text) + (warm ? 2 * strlen(warm) : 0) + 256;
+		q = malloc(len);
+	}
+	if (!q) {
+		free(text);
+		free(copy);
+		snprintf(err, errlen, "out of memory");
+		return DB_ERROR;
+	}
+	free(db->prepared[id]);
+	db->prepared[id] = NULL;
+	/* WARM is dropped again at once: what its prepare loaded stays. */
+	fits = sqltext_append(q, len, &used, "BEGIN NOT ATOMIC ") &&
+	       db_prepare_text(q, len, &used, prepared_name[id], text) &&
+	       (!warm || (db_prepare_text(q, len, &used, warm_name[id], warm) &&
+			  sqltext_append(q, len, &used, "DEALLOCATE PREPARE %s; ", warm_name[id]))) &&
+	       sqltext_append(q, len, &used, "END");
+	free(text);
+	if (fits) {
+		armed = db_arm_io(db);
+		st = lib.mysql_query(db->mysql, q) == 0
+			 ? DB_OK
+			 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+		db_disarm(armed);
+	} else
+		snprintf(err, errlen, "internal error: a prepared block did not fit");
+	free(q);
+	if (st == DB_OK && db->mysql)
+		db->prepared[id] = copy;
+	else
+		free(copy);
+	return st;
+}
+
+bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body)
+{
+	return db->mysql && db->prepared[id] && strcmp(db->prepared[id], body) == 0;
+}
+
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
+				struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
+{
+	char q[DB_MAX_SQL];
+	size_t used = 0;
+	bool fits, probe = false, armed;
+	int64_t read_only = 0;
+	enum db_status st;
+
+	memset(res, 0, sizeof(*res));
+	if (!db->mysql || !db->prepared[id]) {
+		snprintf(err, errlen, "not connected");
+		return DB_UNAVAILABLE;
+	}
+	fits = sqltext_append(q, sizeof(q), &used, "EXECUTE %s", prepared_name[id]);
+	for (unsigned i = 0; fits && i < nargs; i++)
+		fits = sqltext_append(q, sizeof(q), &used, i ? ", " : " USING ") &&
+		       sqltext_literal(q, sizeof(q), &used, &args[i]);
+	if (!fits) {
+		snprintf(err, errlen, "internal error: the values of a prepared block did not fit");
+		return DB_ERROR;
+	}
+	armed = db_arm_io(db);
+	st = lib.mysql_query(db->mysql, q) == 0
+		 ? db_block_results(db, &probe, &read_only, cols, ncols, res, err, errlen)
+		 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+	db_disarm(armed);
+	/* Whatever went wrong, the next goes as a block of text: a prepared
+	 * statement is only ever a shortcut. */
+	if (st != DB_OK && db->mysql) {
+		free(db->prepared[id]);
+		db->prepared[id] = NULL;
 	}
 	return st;
 }

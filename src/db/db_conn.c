@@ -115,6 +115,10 @@ void db_disconnect(struct db *db)
 			lib.mysql_stmt_close(db->stmts[i]);
 		db->stmts[i] = NULL;
 	}
+	for (unsigned i = 0; i < DB_PREPARED_MAX; i++) {
+		free(db->prepared[i]);
+		db->prepared[i] = NULL;
+	}
 	db->mysql = NULL;
 	db_disarm(armed);
 }

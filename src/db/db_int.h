@@ -127,6 +127,9 @@ struct db {
 	 * statement; never tried again on this handle. */
 	bool unprobed, blocks_off;
 	int64_t wait_timeout_s; /* the session's, as the probe read it */
+	/* The bodies of the blocks prepared on the live connection
+	 * (db_block_prepare), by id; NULL: none. */
+	char *prepared[DB_PREPARED_MAX];
 	/* The call in progress on this handle (db_arm): the handle that
 	 * mysql_real_connect is building, the absolute deadline of the call
 	 * (CLOCK_BOOTTIME us) and whether it ran out. Only the thread that

@@ -28,6 +28,8 @@ bool sqltext_literal(char *out, size_t len, size_t *used, const struct db_value 
 {
 	static const char hex[] = "0123456789ABCDEF";
 
+	if (v->kept)
+		return sqltext_append(out, len, used, "?");
 	if (v->is_null || (v->type == DB_STR && !v->str))
 		return sqltext_append(out, len, used, "NULL");
 	if (v->type == DB_I64)

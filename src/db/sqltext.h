@@ -15,7 +15,8 @@
 #include "db.h"
 
 /* Appends V as an SQL literal to OUT (of LEN bytes, holding *USED bytes
- * and a NUL). Returns false, leaving OUT cut short, when it does not fit. */
+ * and a NUL); V kept: a '?'. Returns false, leaving OUT cut short, when it
+ * does not fit. */
 bool sqltext_literal(char *out, size_t len, size_t *used, const struct db_value *v);
 
 /* Appends SQL to OUT with its N '?' placeholders replaced by PARAMS, in

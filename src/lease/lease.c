@@ -237,6 +237,15 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
+				     size_t errlen)
+{
+	if (q->slots != 1 || !q->with || !lease_block_ok(db, sql))
+		return DB_OK;
+	return lease_block_prepare_acquire(db, sql, q->period_us > 0 ? sql->acquire_slot : sql->acquire, q->name, 0,
+					   q->with, err, errlen);
+}
+
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
  * schema 5 a lease is one row, the name's. */
 enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
@@ -545,21 +554,37 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	return c[1].i64 == 1 ? LEASE_REVOKED : LEASE_LOST;
 }
 
+/* The release's parameters for Q, in stmts.def's order: the exit status
+ * second. */
+static void lease_release_params(const struct lease_req *q, struct db_value p[6])
+{
+	p[0] = (struct db_value){.type = DB_I64, .i64 = q->min_hold_us};
+	p[1] = (struct db_value){.type = DB_I64, .i64 = q->exit_status, .is_null = q->exit_status < 0};
+	p[2] = (struct db_value){.type = DB_STR, .str = q->name};
+	p[3] = (struct db_value){.type = DB_I64, .i64 = q->slot};
+	p[4] = (struct db_value){.type = DB_STR, .str = q->holder};
+	p[5] = (struct db_value){.type = DB_U64, .u64 = q->term};
+}
+
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
+				     size_t errlen)
+{
+	struct db_value p[6];
+
+	if (!q->release_with || !lease_block_ok(db, sql))
+		return DB_OK;
+	lease_release_params(q, p);
+	return lease_block_prepare_release(db, sql->release, p, 6, q->release_with, err, errlen);
+}
+
 static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
 					     struct lease_res *res, char *err, size_t errlen)
 {
-	const char *name = q->name, *holder = q->holder;
-	unsigned slot = q->slot;
-	uint64_t term = q->term;
-	int64_t min_hold_us = q->min_hold_us;
-	int exit_status = q->exit_status;
 	struct lease_release_with *with = q->release_with;
 	enum db_status *st = &res->status;
-	struct db_value p[] = {
-	    {.type = DB_I64, .i64 = min_hold_us}, {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0},
-	    {.type = DB_STR, .str = name},	  {.type = DB_I64, .i64 = slot},
-	    {.type = DB_STR, .str = holder},	  {.type = DB_U64, .u64 = term},
-	};
+	struct db_value p[6];
+
+	lease_release_params(q, p);
 	struct db_value no_exit[] = {p[0], p[2], p[3], p[4], p[5]}; /* schema 1: no last_exit */
 	struct db_result r;
 

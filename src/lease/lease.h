@@ -182,6 +182,11 @@ struct lease_with {
  * after the commit. RAN: it went that way. */
 struct lease_release_with {
 	const char *also;
+	/* ALSO with its values that are known only at the end as '?'s, and
+	 * those values (history_close_kept), for a release prepared while the
+	 * command ran (lease_prepare_release); NULL: none. */
+	const char *also_kept;
+	struct db_value also_vals[3];
 	bool drop_hints;
 	bool ran;
 	unsigned also_errno;
@@ -240,6 +245,20 @@ struct lease_res {
  * follower woken by the hint, which expects to win). */
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
 				 char *err, size_t errlen);
+
+/* A waiter's, before it blocks: prepares on the server the acquisition
+ * that lease_acquire would make for Q once woken (one slot, Q->with, as a
+ * block), so that it goes parsed then. Nothing where it would not go as a
+ * block. Its failure costs nothing but the shortcut. */
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
+				     size_t errlen);
+
+/* A holder's, while its command runs: prepares on the server the release
+ * that lease_release would send for Q as a block (its exit status, and
+ * Q->release_with's also_kept values, as '?'s), so that it goes parsed
+ * when the command ends. Nothing where it would not go as a block. */
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
+				     size_t errlen);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */

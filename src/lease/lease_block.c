@@ -78,6 +78,8 @@ static bool block_hint(char *q, size_t len, size_t *used, const struct lease_sql
 	    hint);
 }
 
+/* The acquisition's block; P NULL: CAS's placeholders kept, to be
+ * prepared (lease_block_prepare_acquire). */
 static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql, const char *cas,
 			       const struct db_value *p, unsigned np, const char *name, unsigned slot,
 			       const struct lease_with *with)
@@ -88,7 +90,7 @@ static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql,
 			      "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_t BIGINT UNSIGNED DEFAULT 0; "
 			      "DECLARE lr_h INT DEFAULT NULL; DECLARE lr_m VARCHAR(512) DEFAULT ''; "
 			      "START TRANSACTION; ") &&
-	       sqltext_render(q, len, &used, cas, p, np) &&
+	       (p ? sqltext_render(q, len, &used, cas, p, np) : sqltext_append(q, len, &used, "%s", cas)) &&
 	       /* The term only from a statement that matched one row: after
 		* none LAST_INSERT_ID() may hold a stranger's. */
 	       sqltext_append(q, len, &used,
@@ -135,8 +137,18 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	with->ran = with->hint_got = with->hint_failed = with->alone = false;
 	with->fence_errno = 0;
 	with->fence_err[0] = '\0';
-	st = block_run(db, q, q && block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with),
-		       "the acquisition", c, 5, r, err, errlen);
+	/* Prepared while it waited: the same block, parsed already. */
+	if (q && block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, np, name, slot, with) &&
+	    db_block_prepared(db, DB_PREPARED_ACQUIRE, q)) {
+		free(q);
+		st = db_block_execute(db, DB_PREPARED_ACQUIRE, p, np, c, 5, r, err, errlen);
+		if (st == DB_OK && !r->have_row) {
+			snprintf(err, errlen, "the server gave no result for the acquisition");
+			st = DB_ERROR;
+		}
+	} else
+		st = block_run(db, q, q && block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with),
+			       "the acquisition", c, 5, r, err, errlen);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;
@@ -163,33 +175,121 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	return DB_OK;
 }
 
+enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
+					   const char *name, unsigned slot, const struct lease_with *with, char *err,
+					   size_t errlen)
+{
+	char *q = malloc(BLOCK_MAX), warm[256];
+	enum db_status st = DB_OK;
+
+	if (!q) {
+		snprintf(err, errlen, "out of memory for the acquisition");
+		return DB_ERROR;
+	}
+	/* The fence's routine, read into the session's cache by its
+	 * prepare: its first call would read and parse it. */
+	snprintf(warm, sizeof(warm), "CALL %s(?, ?, ?, ?)", sql->fence_routine[FENCE_R_MOVE]);
+	if (!block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, 0, name, slot, with)) {
+		snprintf(err, errlen, "internal error: the acquisition's statement did not fit");
+		st = DB_ERROR;
+	} else if (!db_block_prepared(db, DB_PREPARED_ACQUIRE, q))
+		st = db_block_prepare(db, DB_PREPARED_ACQUIRE, q, warm, err, errlen);
+	free(q);
+	return st;
+}
+
+/* The release's block into Q; KEEP: the values known only at the end (the
+ * command's status, P[1], and WITH's also_kept ones) as '?'s, to be
+ * prepared. */
+static bool block_release_text(char *q, size_t len, const char *rel, const struct db_value *p, unsigned np,
+			       const struct lease_release_with *with, bool keep)
+{
+	const char *also = keep ? with->also_kept : with->also;
+	struct db_value v[6];
+	size_t used = 0;
+
+	if (np > 6)
+		return false;
+	memcpy(v, p, np * sizeof(*p));
+	v[1].kept = keep;
+	return sqltext_append(q, len, &used,
+			      "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_m VARCHAR(512) DEFAULT ''; "
+			      "START TRANSACTION; ") &&
+	       (!also || sqltext_append(q, len, &used, "BEGIN " BLOCK_CATCH "%s END; ", also)) &&
+	       sqltext_render(q, len, &used, rel, v, np) &&
+	       /* After the commit nothing may fail the block: a committed
+		* release read as failed would be retried, its row written
+		* twice (RELEASE_ALL_LOCKS: MariaDB 10.5.2). */
+	       sqltext_append(q, len, &used, "; SET lr_n = ROW_COUNT(); COMMIT; %sSELECT lr_n, lr_e, lr_m;",
+			      with->drop_hints ? "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
+						 "DO RELEASE_ALL_LOCKS(); END; "
+					       : "");
+}
+
+enum db_status lease_block_prepare_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
+					   const struct lease_release_with *with, char *err, size_t errlen)
+{
+	char *q = malloc(BLOCK_MAX);
+	enum db_status st = DB_OK;
+
+	if (!q) {
+		snprintf(err, errlen, "out of memory for the release");
+		return DB_ERROR;
+	}
+	if (!block_release_text(q, BLOCK_MAX, rel, p, np, with, true)) {
+		snprintf(err, errlen, "internal error: the release's statement did not fit");
+		st = DB_ERROR;
+	} else if (!db_block_prepared(db, DB_PREPARED_RELEASE, q))
+		st = db_block_prepare(db, DB_PREPARED_RELEASE, q, NULL, err, errlen);
+	free(q);
+	return st;
+}
+
+/* The release as the block prepared while the command ran, if it is that
+ * block: its values that came at the end as its arguments. A history row
+ * that cannot be kept (ALSO with no ALSO_KEPT) goes as text, never left
+ * out. *RAN: it went so. */
+static enum db_status block_release_prepared(struct db *db, char *q, const char *rel, const struct db_value *p,
+					     unsigned np, const struct lease_release_with *with, struct db_value *c,
+					     struct db_result *r, bool *ran, char *err, size_t errlen)
+{
+	struct db_value args[4];
+	unsigned n = 0;
+
+	*ran = false;
+	if ((with->also && !with->also_kept) || !block_release_text(q, BLOCK_MAX, rel, p, np, with, true) ||
+	    !db_block_prepared(db, DB_PREPARED_RELEASE, q))
+		return DB_OK;
+	*ran = true;
+	for (unsigned i = 0; with->also_kept && i < 3; i++)
+		args[n++] = with->also_vals[i];
+	args[n++] = p[1];
+	return db_block_execute(db, DB_PREPARED_RELEASE, args, n, c, 3, r, err, errlen);
+}
+
 enum db_status lease_block_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
 				   struct lease_release_with *with, struct db_result *r, char *err, size_t errlen)
 {
 	char *q = malloc(BLOCK_MAX);
 	struct db_value c[] = {
 	    {.type = DB_U64}, {.type = DB_I64}, {.type = DB_STR, .buf = with->also_err, .cap = sizeof(with->also_err)}};
-	size_t used = 0;
-	bool fits;
-	enum db_status st;
+	bool ran = false;
+	enum db_status st = DB_OK;
 
 	with->ran = false;
 	with->also_errno = 0;
 	with->also_err[0] = '\0';
-	fits = q &&
-	       sqltext_append(
-		   q, BLOCK_MAX, &used,
-		   "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_m VARCHAR(512) DEFAULT ''; START TRANSACTION; ") &&
-	       (!with->also || sqltext_append(q, BLOCK_MAX, &used, "BEGIN " BLOCK_CATCH "%s END; ", with->also)) &&
-	       sqltext_render(q, BLOCK_MAX, &used, rel, p, np) &&
-	       /* After the commit nothing may fail the block: a committed
-		* release read as failed would be retried, its row written
-		* twice (RELEASE_ALL_LOCKS: MariaDB 10.5.2). */
-	       sqltext_append(q, BLOCK_MAX, &used, "; SET lr_n = ROW_COUNT(); COMMIT; %sSELECT lr_n, lr_e, lr_m;",
-			      with->drop_hints ? "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
-						 "DO RELEASE_ALL_LOCKS(); END; "
-					       : "");
-	st = block_run(db, q, fits, "the release", c, 3, r, err, errlen);
+	if (q)
+		st = block_release_prepared(db, q, rel, p, np, with, c, r, &ran, err, errlen);
+	if (ran) {
+		free(q);
+		if (st == DB_OK && !r->have_row) {
+			snprintf(err, errlen, "the server gave no result for the release");
+			st = DB_ERROR;
+		}
+	} else
+		st = block_run(db, q, q && block_release_text(q, BLOCK_MAX, rel, p, np, with, false), "the release", c,
+			       3, r, err, errlen);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;

@@ -473,6 +473,41 @@ int history_finish(struct history *h, int64_t until)
 	return 0;
 }
 
+/* The close of the row inserted at the start into OUT, its outcome,
+ * exit status and signal as literals, or (KEEP) as '?'s, with their
+ * values into KEPT[0..3) if not NULL. Lock held. */
+static bool history_close_text(struct history *h, char *out, size_t len, bool keep, struct db_value *kept)
+{
+	struct db_value v[] = {
+	    {.type = DB_STR, .str = h->outcome},
+	    {.type = DB_I64, .i64 = h->exit_status, .is_null = h->exit_status < 0},
+	    {.type = DB_I64, .i64 = h->sig, .is_null = h->sig < 0},
+	    {.type = DB_STR, .str = h->lease},
+	    {.type = DB_I64, .i64 = h->slot},
+	    {.type = DB_U64, .u64 = h->term},
+	    {.type = DB_STR, .str = h->holder},
+	};
+	size_t used = 0;
+
+	for (int i = 0; keep && i < 3; i++) {
+		if (kept)
+			kept[i] = v[i];
+		v[i].kept = true;
+	}
+	return sqltext_render(out, len, &used, h->sql.close, v, 7) && sqltext_append(out, len, &used, "; ");
+}
+
+bool history_close_kept(void *arg, char *out, size_t len, struct db_value kept[3])
+{
+	struct history *h = arg;
+	bool fits;
+
+	bgthread_lock(&h->t);
+	fits = h->inserted && (!kept || h->parked) && history_close_text(h, out, len, true, kept);
+	bgthread_unlock(&h->t);
+	return fits;
+}
+
 bool history_parked_sql(void *arg, char *out, size_t len)
 {
 	struct history *h = arg;
@@ -497,14 +532,12 @@ bool history_parked_sql(void *arg, char *out, size_t len)
 	    status,
 	    signo,
 	};
-	struct db_value close_p[] = {whole[6], status, signo, whole[0], whole[1], whole[2], whole[3]};
 	struct db_value prune[] = {whole[0], whole[1], {.type = DB_U64, .u64 = h->term - h->keep}};
 
 	out[0] = '\0';
 	if (h->inserted) {
 		/* The start pruned already. */
-		fits =
-		    sqltext_render(out, len, &used, h->sql.close, close_p, 7) && sqltext_append(out, len, &used, "; ");
+		fits = history_close_text(h, out, len, false, NULL);
 		bgthread_unlock(&h->t);
 		return fits;
 	}

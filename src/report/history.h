@@ -80,6 +80,13 @@ void history_write_parked(void *arg, struct db *db);
 bool history_parked_sql(void *arg, char *out, size_t len);
 void history_parked_done(void *arg, struct db *db, unsigned errnum, const char *msg);
 
+/* The close of the row inserted at the run's start, as history_parked_sql
+ * gives it, but with its outcome, exit status and signal as '?'s (in that
+ * order), for a release prepared while the command runs: KEPT NULL, before
+ * the run has ended; else, once it has (parked), their values into KEPT.
+ * False when the row is not in (or, KEPT given, not parked). */
+bool history_close_kept(void *arg, char *out, size_t len, struct db_value kept[3]);
+
 /* The run is over: the thread ends once nothing is left for it to write
  * (a parked row keeps it, for history_finish), without waiting for it. */
 void history_quit(struct history *h);

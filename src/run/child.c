@@ -78,10 +78,10 @@ int child_precheck(const char *command, char *err, size_t errlen)
 
 /* In the vfork(2) child, which borrows the parent's memory and stack until
  * it execs: only system calls from here on, and no return. */
-static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_terminal, int watch_fd,
+static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_terminal, int watch_fd, int64_t deadline,
 						 volatile int *exec_errno, char *const argv[], char *const envp[])
 {
-	int64_t group;
+	int64_t msg[2];
 	/* Larger than any kernel's struct sigaction. */
 	struct {
 		unsigned long words[8];
@@ -90,10 +90,14 @@ static void __attribute__((noreturn)) child_exec(pid_t parent, bool take_termina
 	int e;
 
 	setpgid(0, 0);
-	/* Tell the watcher which group to kill, before anything runs in it. */
-	group = getpid();
+	/* Tell the watcher which group to kill, before anything runs in it;
+	 * and, to one started ahead (child_prewatch), the deadline too, in
+	 * the same write: there is no moment when the command runs and the
+	 * watcher has no deadline. */
+	msg[0] = getpid();
+	msg[1] = deadline | WATCH_EXACT;
 	if (watch_fd >= 0)
-		(void)!write(watch_fd, &group, sizeof(group));
+		(void)!write(watch_fd, msg, deadline ? sizeof(msg) : sizeof(msg[0]));
 	/* Our SIGTTOU is blocked (inherited), so this works from a background
 	 * job too; tini does the same so ^C reaches the command. */
 	if (take_terminal)
@@ -136,16 +140,30 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 	pid_t parent = getpid();
 	bool take_terminal = isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 
-	memset(c, 0, sizeof(*c));
-	c->watch_fd = -1;
-	c->role_file = role_file;
-	c->watcher = child_start_watcher(c, deadline);
+	bool ahead = c->ahead && c->watcher > 0;
+
+	if (ahead) {
+		c->pid = 0;
+		c->has_terminal = c->group_gone = false;
+		c->exec_errno = 0;
+	} else {
+		/* None started ahead, or it died (sup_reap): one now. */
+		if (c->ahead)
+			child_unwatch(c);
+		memset(c, 0, sizeof(*c));
+		c->watch_fd = -1;
+		c->role_file = role_file;
+		c->watcher = child_start_watcher(c, deadline);
+	}
+	/* The deadline, for a watcher started without one. */
+	volatile int64_t told = ahead ? deadline : 0;
+
 	/* vfork: the parent sleeps until the child has exec'd, without copying
 	 * the page tables of a process that maps the MySQL and TLS libraries.
 	 * That is a measurable share of leaderrun's per-run cost. */
 	c->pid = vfork();
 	if (c->pid == 0)
-		child_exec(parent, take_terminal, c->watch_fd, &exec_errno, argv, envp);
+		child_exec(parent, take_terminal, c->watch_fd, told, &exec_errno, argv, envp);
 	if (c->pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		child_unwatch(c);
@@ -169,7 +187,7 @@ pid_t child_spawn_hook(char *const argv[], char *const envp[], char *err, size_t
 	pid_t parent = getpid(), pid = vfork();
 
 	if (pid == 0)
-		child_exec(parent, false, -1, &exec_errno, argv, envp);
+		child_exec(parent, false, -1, 0, &exec_errno, argv, envp);
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;

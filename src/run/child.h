@@ -20,6 +20,7 @@ struct child {
 	 * leads here then); "": none. */
 	char role_tmp[4096 + 16];
 	const char *role_file;
+	bool ahead; /* the watcher was started ahead of the command (child_prewatch) */
 };
 
 /* Looks COMMAND up as execvp(3) will. Returns 0 when it can run, else 127
@@ -35,6 +36,15 @@ int child_precheck(const char *command, char *err, size_t errlen);
  * child still needs reaping). */
 int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t deadline, const char *role_file,
 		char *err, size_t errlen);
+
+/* Starts the watcher ahead of the command, for child_spawn to use: with
+ * no group to kill and no deadline yet, both of which the command's child
+ * gives it before it execs. A waiter's, so that the fork of a process that
+ * maps the client libraries is off the path from the acquisition to the
+ * command's start. C as child_spawn will get it (its watch_fd -1 when
+ * nothing was started before). Returns -1 when pipe or fork failed
+ * (child_spawn then tries again). */
+int child_prewatch(struct child *c, const char *role_file);
 
 /* Moves the watcher's deadline (after a successful renew). */
 void child_set_deadline(struct child *c, int64_t deadline);
@@ -62,6 +72,14 @@ bool child_group_alive(struct child *c);
 
 /* Stops the watcher once the group is empty, and reaps it. */
 void child_unwatch(struct child *c);
+
+/* True when the watcher is the one child of this process (every
+ * thread's children file lists it, and nothing else): then nothing is left
+ * below this process. As a subreaper it is the parent of every orphaned
+ * descendant, and an orphan is moved onto its list before its dying parent
+ * (on the list until reaped) leaves it; the watcher never forks. False
+ * when anything else is listed, or the kernel lists no children. */
+bool child_only_watcher_left(const struct child *c);
 
 /* Hands the terminal back to leaderrun's own process group, if the child
  * had it. */

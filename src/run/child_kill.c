@@ -181,6 +181,7 @@ struct proc_walk {
 	struct proc_entry *list;
 	size_t n, cap;
 	pid_t self, watcher;
+	bool watcher_seen; /* the watcher's line was listed */
 };
 
 /* PID, listed as a child of PARENT, to be visited. -1 when out of memory. */
@@ -189,6 +190,8 @@ static int walk_add(struct proc_walk *w, pid_t pid, pid_t parent)
 	struct proc_entry *grown;
 
 	/* The watcher's line is not ours to signal (it never forks). */
+	if (pid == w->watcher)
+		w->watcher_seen = true;
 	if (pid <= 0 || pid == w->watcher)
 		return 0;
 	if (w->n == w->cap) {
@@ -319,6 +322,19 @@ static int child_kill_walked(const struct child *c, int sig)
 			killed++;
 	free(w.list);
 	return killed;
+}
+
+bool child_only_watcher_left(const struct child *c)
+{
+	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};
+	bool only;
+
+	if (c->watcher <= 0)
+		return false;
+	/* Listed, the watcher proves the lists are read at all. */
+	only = walk_children(&w, 0) == 0 && w.n == 0 && w.watcher_seen;
+	free(w.list);
+	return only;
 }
 
 /* True when nothing is left below this process. As a subreaper it is the

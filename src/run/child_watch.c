@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <stdint.h>
 #include <sys/syscall.h>
@@ -138,6 +139,22 @@ pid_t child_start_watcher(struct child *c, int64_t deadline)
 	}
 	c->watch_fd = fds[1];
 	return pid;
+}
+
+int child_prewatch(struct child *c, const char *role_file)
+{
+	if (c->ahead && c->watcher > 0)
+		return 0;
+	if (c->ahead)
+		child_unwatch(c);
+	memset(c, 0, sizeof(*c));
+	c->watch_fd = -1;
+	c->role_file = role_file;
+	c->ahead = true;
+	/* No group yet: until the command names it, the watcher's end (its
+	 * deadline, or leaderrun's) kills nothing. */
+	c->watcher = child_start_watcher(c, CHILD_NO_DEADLINE);
+	return c->watcher > 0 ? 0 : -1;
 }
 
 void child_set_deadline(struct child *c, int64_t deadline)

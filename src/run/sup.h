@@ -91,6 +91,8 @@ struct sup {
 
 	/* systemd's watchdog (sup_keepalive): the health it is fed by. */
 	bool leading;	      /* the lease is ours: health follows the renews */
+	bool release_asked;   /* WORKER_PREPARE went for this term (sup_hold.c) */
+	int64_t preparing_at; /* when it went, while it is in flight; 0: not */
 	int64_t looked_at;    /* while waiting, the last look that got an answer; 0: none, or it failed */
 	int64_t keepalive_at; /* the next WATCHDOG=1 is due */
 };
@@ -104,9 +106,13 @@ bool sup_reap(struct sup *s);
 int sup_signals_while_waiting(struct sup *s);
 int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi);
 int64_t sup_min64(int64_t a, int64_t b);
-/* True once the command's group is empty and no child is left to reap
- * (the watcher stopped first). */
+/* True once the command's group is empty and no child is left to reap:
+ * the watcher stopped first, or, where sup_keeps_watcher, the only child
+ * left (child_only_watcher_left). */
 bool sup_nothing_left(struct sup *s);
+/* May the watcher outlive the proof that nothing is left, until the
+ * release has gone? A job's, while the lease is held. */
+bool sup_keeps_watcher(const struct sup *s);
 
 /* sup_service.c: --service. The service runs from the start; each term of
  * the lease is a promote, the hold, a demote (sup_hold.c calls

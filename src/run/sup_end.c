@@ -25,7 +25,11 @@ static void sup_release(struct sup *s)
 	int64_t give_up = sup_min64(hold_deadline(&s->hold, &s->o->timing), timing_now() + s->o->timing.renew_us);
 	struct worker_result r;
 
-	/* A renew may still be in flight: let it land (it can only extend). */
+	/* A renew may still be in flight: let it land (it can only extend).
+	 * A job's watcher is not kept through that wait, which may last to
+	 * the deadline, its own (a service's guards the service on). */
+	if (worker_busy(s->w) && !s->o->service)
+		child_unwatch(&s->child);
 	while (worker_busy(s->w)) {
 		int woke = sup_poll(s, give_up);
 		if (woke & WOKE_SIGNAL) {
@@ -41,6 +45,10 @@ static void sup_release(struct sup *s)
 	}
 	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->ev.exit_status) < 0)
 		return;
+	/* A job's watcher, kept past the proof that nothing is left
+	 * (sup_nothing_left), ends while the release is on the wire. */
+	if (!s->o->service)
+		child_unwatch(&s->child);
 	for (;;) {
 		int woke = sup_poll(s, give_up);
 		if (woke & WOKE_SIGNAL)
@@ -254,6 +262,9 @@ void sup_end_run(struct sup *s, struct outcome *out)
 		sup_history_end(s);
 		sup_finish(s, out);
 	}
+	/* A watcher started ahead for a command that never ran, or kept
+	 * past the proof that nothing is left until the release went. */
+	child_unwatch(&s->child);
 	s->leading = false;
 	sup_role(s);
 	sup_history_row(s);

@@ -15,15 +15,23 @@
 
 /* SIG to the command's group and to every descendant outside it; how many
  * processes it reached. Once the group is gone the watcher guards nothing
- * (it kills only the group, whose number may be anyone's now), and stopping
- * it first leaves this process no child of its own: a run that left
- * nothing behind is then seen to by waitid alone, with no look at /proc. */
+ * (it kills only the group, whose number may be anyone's now). When it is
+ * this process's one child, nothing is left to signal (one read of each
+ * thread's children file); else stopping it first leaves this process no
+ * child of its own but what the command left, and a run that left nothing
+ * behind is seen to by waitid alone. */
 int sup_signal_all(struct sup *s, int sig)
 {
 	int n = child_signal(&s->child, sig) == 0;
 
-	if (s->child.group_gone)
+	if (s->child.group_gone) {
+		/* The watcher alone is left: nothing to signal, and a job's
+		 * that holds the lease ends once its release is on its way
+		 * (sup_release). */
+		if (sup_keeps_watcher(s) && child_only_watcher_left(&s->child))
+			return n;
 		child_unwatch(&s->child);
+	}
 	return n + child_kill_descendants(&s->child, sig);
 }
 
@@ -206,6 +214,46 @@ static bool sup_all_reaped(struct sup *s)
 	return s->hold.exited && sup_nothing_left(s);
 }
 
+/* A job's release is prepared on the server once its command has run this
+ * long (its history row, opened at 100 ms, in by then): one statement
+ * more, off the hand-over's path. A command done sooner, as a one-shot
+ * run's, costs none. */
+#define SUP_PREPARE_AFTER_US (250 * USEC_PER_MSEC)
+
+/* When the release is to be prepared, or a prepare that hangs cut (it
+ * holds the worker, and a renew must not wait behind it for longer than
+ * behind a renew that hangs); 0: neither. */
+static int64_t sup_prepare_at(const struct sup *s)
+{
+	if (s->preparing_at)
+		return s->preparing_at + timing_attempt_budget(&s->o->timing);
+	if (s->release_asked || s->o->service || s->hold.exited || s->hold.cmd != CMD_RUNNING ||
+	    s->hold.lease != HOLD_HELD)
+		return 0;
+	return s->ev.acquired_at + SUP_PREPARE_AFTER_US;
+}
+
+static void sup_prepare_release(struct sup *s, const struct worker_result *r, int64_t now)
+{
+	int64_t at = sup_prepare_at(s);
+
+	if (r && r->op == WORKER_PREPARE)
+		s->preparing_at = 0;
+	else if (s->preparing_at && now >= at)
+		worker_abort(s->w);
+	else if (!s->preparing_at && at && now >= at && !worker_busy(s->w) &&
+		 worker_submit(s->w, WORKER_PREPARE, s->ev.term, -1) == 0) {
+		s->release_asked = true;
+		s->preparing_at = now;
+	}
+}
+
+/* The earliest of the wake-ups A and B; 0: none. */
+static int64_t sup_first(int64_t a, int64_t b)
+{
+	return a && (!b || a < b) ? a : b;
+}
+
 void sup_hold(struct sup *s)
 {
 	const struct timing *t = &s->o->timing;
@@ -213,14 +261,15 @@ void sup_hold(struct sup *s)
 	/* A service's term also ends in a clean demote, the service running on. */
 	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
-		int64_t at = hold_next_wake(&s->hold, t, timing_now(), busy), history_at = history_due(s->ev.h);
-		int woke = sup_poll(s, history_at && (!at || history_at < at) ? history_at : at);
+		int64_t at = hold_next_wake(&s->hold, t, timing_now(), busy);
+		int woke = sup_poll(s, sup_first(sup_first(at, history_due(s->ev.h)), sup_prepare_at(s)));
 		int64_t now = timing_now();
 		struct worker_result r;
 		struct hold_step st;
 		struct report rep = {.now = now};
+		bool took = (woke & WOKE_WORKER) && sup_take(s, &r) == 0;
 
-		if ((woke & WOKE_WORKER) && sup_take(s, &r) == 0 && r.op == WORKER_RENEW)
+		if (took && r.op == WORKER_RENEW)
 			sup_on_renew(s, &r, now);
 		if (woke & WOKE_SIGNAL)
 			sup_on_signals(s, now);
@@ -228,9 +277,13 @@ void sup_hold(struct sup *s)
 		hold_on_time(&s->hold, t, now, worker_busy(s->w), &st);
 		sup_apply(s, &st, &rep);
 		history_tick(s->ev.h, now);
+		sup_prepare_release(s, took ? &r : NULL, now);
 		if (sup_all_reaped(s))
 			hold_on_reaped(&s->hold);
 	}
-	if (s->hold.cmd == CMD_REAPED)
+	/* A watcher left beside nothing goes once the release is on its way
+	 * (sup_release): its end is a process's exit, on the hand-over's
+	 * path. */
+	if (s->hold.cmd == CMD_REAPED && s->o->service)
 		child_unwatch(&s->child);
 }

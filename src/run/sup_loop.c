@@ -153,6 +153,14 @@ bool sup_reap(struct sup *s)
 	return exited;
 }
 
+bool sup_keeps_watcher(const struct sup *s)
+{
+	/* Its deadline is the lease's: held, that is a renew interval away
+	 * at least; lost or late, it may come before the end, and kill a
+	 * group number that anyone may have by then. */
+	return !s->o->service && s->hold.lease == HOLD_HELD;
+}
+
 bool sup_nothing_left(struct sup *s)
 {
 	pid_t pid;
@@ -160,6 +168,12 @@ bool sup_nothing_left(struct sup *s)
 
 	if (child_group_alive(&s->child))
 		return false;
+	/* The watcher is this process's one child: nothing is left below it
+	 * (child_only_watcher_left says why that is proof), and it is
+	 * stopped once the release has gone (sup_release), off the path of
+	 * the hand-over. */
+	if (sup_keeps_watcher(s) && child_only_watcher_left(&s->child))
+		return true;
 	/* Nothing left for the watcher to guard. */
 	child_unwatch(&s->child);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)

@@ -302,6 +302,11 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 		return STEP_ON;
 	}
 	s->waiting_on_hint = true;
+	/* The command's watcher, forked while the worker blocks, not between
+	 * the acquisition and the command's start (a service's has its own
+	 * life). */
+	if (!s->o->service)
+		(void)child_prewatch(&s->child, s->o->role_file);
 	st = sup_await(s, w, &r, out);
 	if (st != STEP_ON)
 		return st;

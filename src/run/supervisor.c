@@ -179,6 +179,7 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 	memset(out, 0, sizeof(*out));
 	s->o = o;
 	s->w = w;
+	s->child.watch_fd = -1;
 	s->environ_base = environ_base;
 	s->ev = (struct events){
 	    .o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .rb = obs->role, .exit_status = -1};

@@ -141,13 +141,17 @@ static void worker_result_of(struct worker_result *r, const struct lease_res *re
 	r->info = res->info;
 }
 
+/* The fence's move and (one slot: no other slot's hint to give back
+ * first) the hint go with the compare-and-set where they can. */
+static struct lease_with worker_with(const struct worker *w)
+{
+	return (struct lease_with){.fencer = w->job.fence_user, .hint = w->hint.on && w->job.slots == 1};
+}
+
 /* WORKER_ACQUIRE and WORKER_LOOK. */
 static void worker_run_acquire(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
-	const struct worker_job *j = &w->job;
-	/* The fence's move and (one slot: no other slot's hint to give back
-	 * first) the hint go with the compare-and-set where they can. */
-	struct lease_with with = {.fencer = j->fence_user, .hint = w->hint.on && j->slots == 1};
+	struct lease_with with = worker_with(w);
 
 	struct lease_req req = worker_lease_req(w, 0);
 	struct lease_res res = {0};
@@ -177,6 +181,17 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	r->outcome = LEASE_OK;
+	/* The acquisition that the wake-up will send, parsed now (once a
+	 * connection): the server's parse of it after an idle wait was a
+	 * tenth of a hand-over. */
+	if (!q->behind[0] && db_connected(w->db)) {
+		struct lease_with with = worker_with(w);
+		struct lease_req req = worker_lease_req(w, 0);
+		char err[256];
+
+		req.with = &with;
+		(void)lease_prepare_acquire(w->db, &w->sql, &req, err, sizeof(err));
+	}
 	r->wake = q->behind[0] ? hint_wait_behind(&w->hint, q->behind, q->wait_us)
 			       : hint_wait(&w->hint, q->hint, q->term, q->wait_us);
 }
@@ -206,7 +221,7 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 {
 	struct lease_req req = worker_lease_req(w, q->term);
 	struct lease_res res = {0};
-	char also[DB_MAX_SQL];
+	char also[DB_MAX_SQL], kept[DB_MAX_SQL];
 	/* The history's row and the hint go with the release where they can
 	 * (its transaction, then RELEASE_ALL_LOCKS): one round trip. */
 	struct lease_release_with with = {.drop_hints = w->hint.held};
@@ -217,6 +232,8 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	bgthread_unlock(&w->t);
 	if (a.sql && a.sql(a.arg, also, sizeof(also)))
 		with.also = also;
+	if (with.also && a.kept && a.kept(a.arg, kept, sizeof(kept), with.also_vals))
+		with.also_kept = kept;
 	req.exit_status = q->exit_status;
 	req.release_with = &with;
 	(void)lease_release(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
@@ -234,6 +251,28 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	 * as early as they can. */
 	if (w->hint.held && db_connected(w->db))
 		hint_drop(&w->hint);
+}
+
+/* WORKER_PREPARE: the release of Q->term, prepared on the server while
+ * the command runs (the history's close in it, if its row is in by now):
+ * the hand-over then waits for no parse. Its failure costs the shortcut
+ * only, never the lease: the answer is always LEASE_OK. */
+static void worker_run_prepare(struct worker *w, const struct worker_req *q, struct worker_result *r)
+{
+	struct lease_req req = worker_lease_req(w, q->term);
+	struct lease_release_with with = {.drop_hints = w->hint.held};
+	struct worker_release_also a;
+	char kept[DB_MAX_SQL], err[256];
+
+	bgthread_lock(&w->t);
+	a = w->also;
+	bgthread_unlock(&w->t);
+	if (a.kept && a.kept(a.arg, kept, sizeof(kept), NULL))
+		with.also_kept = kept;
+	req.release_with = &with;
+	(void)lease_prepare_release(w->db, &w->sql, &req, err, sizeof(err));
+	r->outcome = LEASE_OK;
+	r->status = DB_OK;
 }
 
 /* This waiter's row in the standbys' table, with its lock kept across the
@@ -308,6 +347,9 @@ static void worker_run_op(struct worker *w, const struct worker_req *q, struct w
 		break;
 	case WORKER_SPREAD:
 		worker_run_spread(w, r);
+		break;
+	case WORKER_PREPARE:
+		worker_run_prepare(w, q, r);
 		break;
 	case WORKER_CALL: /* above */
 		break;

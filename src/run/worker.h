@@ -27,6 +27,7 @@ enum worker_op {
 	WORKER_STANDBY,
 	WORKER_PREEMPT,
 	WORKER_SPREAD,
+	WORKER_PREPARE, /* prepares the release of a term on the server (lease_prepare_release) */
 };
 
 /* A function run on the worker's thread with its connection. */
@@ -124,6 +125,10 @@ struct worker_release_also {
 	bool (*sql)(void *arg, char *buf, size_t len);
 	void (*done)(void *arg, struct db *db, unsigned errnum, const char *msg);
 	void *arg;
+	/* The same statements with the values known only at the end as '?'s
+	 * (history_close_kept): for the release that WORKER_PREPARE prepares
+	 * while the command runs, and their values at its end. */
+	bool (*kept)(void *arg, char *buf, size_t len, struct db_value vals[3]);
 };
 void worker_release_also(struct worker *w, const struct worker_release_also *also);
 

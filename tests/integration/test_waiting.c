@@ -156,6 +156,112 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 	h_finish(&holder, 10000);
 }
 
+/* The hand-over's path carries no parse: a follower prepares its
+ * acquisition on the server while it waits (once a connection), and the
+ * hint's wake-up sends only its values. Seen in the general log: the
+ * follower's session, from just before the holder lets go to its end. */
+Test(waiting, a_woken_follower_sends_the_acquisition_it_prepared_while_waiting)
+{
+	const char *lease = h_lease("prepared");
+	struct lease_sql sql;
+	struct h_proc holder, f;
+	unsigned long long term;
+	long id;
+	char go[300], script[400];
+
+	snprintf(go, sizeof(go), "%s", h_path("go"));
+	snprintf(script, sizeof(script), "echo up; while [ ! -e '%s' ]; do sleep 0.05; done", go);
+	LR(&holder, "-l", lease, "--", "sh", "-c", script);
+	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
+	term = term_of(lease);
+	LR(&f, "-l", lease, "--", "echo", "ran");
+	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
+	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
+	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
+			"AND ID <> CONNECTION_ID() LIMIT 1",
+			sql.hint_name));
+	cr_assert_gt(id, 0, "the follower's session");
+	h_sql("TRUNCATE mysql.general_log");
+	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(&f, 10000), 0, "%s", h_slurp(f.err));
+	h_sql("SET GLOBAL general_log=0");
+	cr_assert_gt(term_of(lease), term, "the follower took the lease");
+	cr_assert(strstr(h_slurp(f.out), "ran"), "the follower's command ran");
+	cr_assert_eq(atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND "
+				"argument LIKE 'EXECUTE lr_acquire USING %%'",
+				id)),
+		     1, "the acquisition went as the prepared block");
+	/* The server logs what the EXECUTE ran as an 'Execute' too: only a
+	 * statement sent as text is parsed. */
+	cr_assert_eq(atol(h_sql("SELECT COUNT(*) FROM mysql.general_log WHERE thread_id=%ld AND "
+				"command_type = 'Query' AND (argument LIKE '%%UPDATE `leaderrun_lease` SET holder%%' "
+				"OR argument LIKE '%%PREPARE%%')",
+				id)),
+		     0, "nothing was parsed on the hand-over's path: %s",
+		     h_sql("SELECT GROUP_CONCAT(command_type, ': ', LEFT(argument, 60) SEPARATOR ' | ') FROM "
+			   "mysql.general_log WHERE thread_id=%ld",
+			   id));
+	h_sql("TRUNCATE mysql.general_log");
+	h_finish(&holder, 10000);
+}
+
+/* A holder that runs until the file GO exists, started as LR would. */
+static void hold_until(struct h_proc *p, const char *lease, const char *ttl, const char *go)
+{
+	char script[400];
+
+	snprintf(script, sizeof(script), "echo up; while [ ! -e '%s' ]; do sleep 0.05; done", go);
+	LR(p, "-t", ttl, "-l", lease, "--", "sh", "-c", script);
+	cr_assert(h_wait_file(p->out, "up", 10000), "%s", h_slurp(p->err));
+}
+
+/* A follower's watcher is forked while it waits, with no group and no
+ * deadline; the command's child gives it both before it execs. Frozen
+ * after it took over, the follower's command must still stop at its
+ * deadline, before the next one's starts. */
+Test(waiting, a_woken_follower_frozen_while_its_command_runs_is_stopped_at_the_deadline)
+{
+	const char *lease = h_lease("wfreeze");
+	const char *log = h_path("probe.log"), *lock = h_path("probe.lock"), *go = h_path("go");
+	struct h_proc holder, f, standby;
+
+	hold_until(&holder, lease, "2s", go);
+	LR(&f, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60");
+	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	cr_assert(h_wait_file(log, "start", 10000), "the follower never took over: %s", h_slurp(f.err));
+	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
+	h_sleep_ms(300);
+	kill(f.pid, SIGSTOP);
+	cr_assert_eq(h_finish(&standby, 15000), 0, "%s", h_slurp(standby.err));
+	kill(f.pid, SIGCONT);
+	cr_assert_eq(h_finish(&f, 10000), 76, "%s", h_slurp(f.err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+}
+
+/* The same watcher, when the follower that took over is SIGKILLed: what
+ * its command started dies with it. */
+Test(waiting, a_woken_follower_sigkilled_takes_its_commands_children_with_it)
+{
+	const char *lease = h_lease("wkill"), *go = h_path("go");
+	struct h_proc holder, f;
+	pid_t child, grandchild;
+
+	hold_until(&holder, lease, "15s", go);
+	LR(&f, "-l", lease, "--", "sh", "-c", "sleep 30 & echo $$ $!; wait");
+	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	cr_assert(h_wait_file(f.out, " ", 10000), "the follower never took over: %s", h_slurp(f.err));
+	cr_assert_eq(sscanf(h_slurp(f.out), "%d %d", &child, &grandchild), 2);
+	kill(f.pid, SIGKILL);
+	h_finish(&f, 5000);
+	cr_assert(h_wait_gone(child, 2000), "child %d outlived leaderrun", (int)child);
+	cr_assert(h_wait_gone(grandchild, 2000), "grandchild %d outlived leaderrun", (int)grandchild);
+}
+
 /* "Too many connections" (1040). max_connections cannot go below 10, so
  * the server is filled up to it by root sessions asleep in SLEEP(); root
  * itself still gets in through the one connection MariaDB keeps for

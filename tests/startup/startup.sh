@@ -67,7 +67,8 @@ fi
 # connection of the test user, in the order they connected: N the
 # statements, LIST their kinds, where a compound statement that writes the
 # run history is "History", one that gives the hint back "Hint+History" or
-# "Hint". The server's fsyncs (Innodb_data_fsyncs) meanwhile: a durable
+# "Hint", "Prepared:" before either when it ran as a block prepared
+# before, "Prepare" the statement that prepared it. The server's fsyncs (Innodb_data_fsyncs) meanwhile: a durable
 # commit is one (the sandbox flushes the log at every commit).
 fsyncs() { "$top/scripts/sandbox-db" sql "$work/db" -N -e "SHOW GLOBAL STATUS LIKE 'Innodb_data_fsyncs'" | awk '{print $2}'; }
 statements() { # statements ARGS...: run leaderrun with ARGS, print the counts, then the fsyncs
@@ -86,9 +87,14 @@ statements() { # statements ARGS...: run leaderrun with ARGS, print the counts, 
             if ($i == "Connect") { if ($0 ~ "Connect\t" user "@") { mine[id] = 1; order[++k] = id } ; next }
             if (!(id in mine)) next
             if ($i != "Query" && $i != "Execute") next
+            # A block prepared on the server: its EXECUTE is logged twice,
+            # as sent and as run; the second, with its text, counts.
+            if ($i == "Query" && $(i + 1) == "EXECUTE") next
             kind = $i
+            if ($i == "Query" && $(i + 4) == "PREPARE") kind = "Prepare"
             if ($0 ~ /RELEASE_ALL_LOCKS/) kind = "Hint"
             if ($0 ~ /leaderrun_history/) kind = (kind == "Hint" ? "Hint+" : "") "History"
+            if ($i == "Execute" && $0 ~ /BEGIN NOT ATOMIC/) kind = "Prepared:" kind
             n[id]++
             l[id] = l[id] (l[id] ? "," : "") kind
         }
@@ -147,15 +153,17 @@ fi
 # the history's own connection while the command runs (its server check,
 # then the row); its close rides in
 # the release, so that no second connection writes at the moment of a
-# handover and the run makes no third commit.
+# handover and the run makes no third commit. At 250 ms the release is
+# prepared on the server (one statement, no commit), and the release is
+# then its EXECUTE.
 { read -r -a conns; read -r fs; } < <(run_cmd="sleep 0.4" statements)
 IFS=: read -r _ stmts list <<<"${conns[0]-::}"
 IFS=: read -r _ hstmts hlist <<<"${conns[1]-::}"
 row=$("$top/scripts/sandbox-db" sql "$work/db" -N -e "SELECT CONCAT(outcome, ' ', exit_status, ' ', ended_at IS NOT NULL)
     FROM leaderrun_history WHERE lease='startup' ORDER BY term DESC LIMIT 1")
-if ((${#conns[@]} == 2 && stmts == 2 && hstmts == 2)) && [[ $list == Query,Hint+History && $hlist == Query,History &&
+if ((${#conns[@]} == 2 && stmts == 3 && hstmts == 2)) && [[ $list == Query,Prepare,Prepared:Hint+History && $hlist == Query,History &&
     $row == "exited 0 1" ]]; then
-    ok "a run of 400 ms: its history's start on a connection of its own ($hlist), its close in the release ($list); its row: $row"
+    ok "a run of 400 ms: its history's start on a connection of its own ($hlist), its release prepared, the close in it ($list); its row: $row"
 else
     bad "a run of 400 ms: ${conns[*]} (connection:statements:kinds), row '$row'; see $work/general.log"
 fi
