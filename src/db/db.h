@@ -179,7 +179,7 @@ enum db_prepared { DB_PREPARED_ACQUIRE, DB_PREPARED_RELEASE, DB_PREPARED_MAX };
 enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, char *err,
 				size_t errlen);
 
-/* Was BODY prepared as ID on the live connection? */
+/* Was BODY (NULL: any) prepared as ID on the live connection? */
 bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body);
 
 /* Runs the block prepared as ID with ARGS for its '?'s, as db_block runs

@@ -223,7 +223,7 @@ enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *
 
 bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body)
 {
-	return db->mysql && db->prepared[id] && strcmp(db->prepared[id], body) == 0;
+	return db->mysql && db->prepared[id] && (!body || strcmp(db->prepared[id], body) == 0);
 }
 
 enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,

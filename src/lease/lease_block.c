@@ -122,11 +122,60 @@ static enum db_status block_run(struct db *db, char *q, bool fits, const char *w
 	return st;
 }
 
+/* A block to run: TEXT with every value in it (malloc'd, BLOCK_MAX bytes;
+ * FITS: made whole), or, when KEPT (its text with the values that came
+ * late as '?'s; NULL: none) is the one prepared as ID, that one with ARGS.
+ * Frees both; the last row into C. */
+struct block_go {
+	enum db_prepared id;
+	char *kept, *text;
+	bool fits;
+	const struct db_value *args;
+	unsigned nargs;
+	const char *what;
+};
+
+static enum db_status block_go(struct db *db, const struct block_go *g, struct db_value *c, unsigned n,
+			       struct db_result *r, char *err, size_t errlen)
+{
+	enum db_status st;
+	bool prepared = g->kept && db_block_prepared(db, g->id, g->kept);
+
+	free(g->kept);
+	if (!prepared)
+		return block_run(db, g->text, g->fits, g->what, c, n, r, err, errlen);
+	free(g->text);
+	st = db_block_execute(db, g->id, g->args, g->nargs, c, n, r, err, errlen);
+	if (st == DB_OK && !r->have_row) {
+		snprintf(err, errlen, "the server gave no result for %s", g->what);
+		st = DB_ERROR;
+	}
+	return st;
+}
+
+/* Prepares KEPT (as block_go's; FITS: made whole) as ID, with WARM,
+ * unless it is already; frees it. */
+static enum db_status block_prepare(struct db *db, enum db_prepared id, char *kept, bool fits, const char *warm,
+				    const char *what, char *err, size_t errlen)
+{
+	enum db_status st = DB_OK;
+
+	if (!kept || !fits) {
+		snprintf(err, errlen, kept ? "internal error: %s's statement did not fit" : "out of memory for %s",
+			 what);
+		st = DB_ERROR;
+	} else if (!db_block_prepared(db, id, kept))
+		st = db_block_prepare(db, id, kept, warm, err, errlen);
+	free(kept);
+	return st;
+}
+
 enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
 				   const struct db_value *p, unsigned np, const char *name, unsigned slot,
 				   struct lease_with *with, struct db_result *r, char *err, size_t errlen)
 {
-	char *q = malloc(BLOCK_MAX);
+	struct block_go g = {
+	    .id = DB_PREPARED_ACQUIRE, .text = malloc(BLOCK_MAX), .args = p, .nargs = np, .what = "the acquisition"};
 	struct db_value c[] = {{.type = DB_U64},
 			       {.type = DB_U64},
 			       {.type = DB_I64},
@@ -137,18 +186,14 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	with->ran = with->hint_got = with->hint_failed = with->alone = false;
 	with->fence_errno = 0;
 	with->fence_err[0] = '\0';
+	g.fits = g.text && block_acquire_text(g.text, BLOCK_MAX, sql, cas, p, np, name, slot, with);
 	/* Prepared while it waited: the same block, parsed already. */
-	if (q && block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, np, name, slot, with) &&
-	    db_block_prepared(db, DB_PREPARED_ACQUIRE, q)) {
-		free(q);
-		st = db_block_execute(db, DB_PREPARED_ACQUIRE, p, np, c, 5, r, err, errlen);
-		if (st == DB_OK && !r->have_row) {
-			snprintf(err, errlen, "the server gave no result for the acquisition");
-			st = DB_ERROR;
-		}
-	} else
-		st = block_run(db, q, q && block_acquire_text(q, BLOCK_MAX, sql, cas, p, np, name, slot, with),
-			       "the acquisition", c, 5, r, err, errlen);
+	if (db_block_prepared(db, g.id, NULL) && (g.kept = malloc(BLOCK_MAX)) &&
+	    !block_acquire_text(g.kept, BLOCK_MAX, sql, cas, NULL, np, name, slot, with)) {
+		free(g.kept);
+		g.kept = NULL;
+	}
+	st = block_go(db, &g, c, 5, r, err, errlen);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;
@@ -180,22 +225,13 @@ enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_sql
 					   size_t errlen)
 {
 	char *q = malloc(BLOCK_MAX), warm[256];
-	enum db_status st = DB_OK;
 
-	if (!q) {
-		snprintf(err, errlen, "out of memory for the acquisition");
-		return DB_ERROR;
-	}
 	/* The fence's routine, read into the session's cache by its
 	 * prepare: its first call would read and parse it. */
 	snprintf(warm, sizeof(warm), "CALL %s(?, ?, ?, ?)", sql->fence_routine[FENCE_R_MOVE]);
-	if (!block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, 0, name, slot, with)) {
-		snprintf(err, errlen, "internal error: the acquisition's statement did not fit");
-		st = DB_ERROR;
-	} else if (!db_block_prepared(db, DB_PREPARED_ACQUIRE, q))
-		st = db_block_prepare(db, DB_PREPARED_ACQUIRE, q, warm, err, errlen);
-	free(q);
-	return st;
+	return block_prepare(db, DB_PREPARED_ACQUIRE, q,
+			     q && block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, 0, name, slot, with), warm,
+			     "the acquisition", err, errlen);
 }
 
 /* The release's block into Q; KEEP: the values known only at the end (the
@@ -230,66 +266,38 @@ enum db_status lease_block_prepare_release(struct db *db, const char *rel, const
 					   const struct lease_release_with *with, char *err, size_t errlen)
 {
 	char *q = malloc(BLOCK_MAX);
-	enum db_status st = DB_OK;
 
-	if (!q) {
-		snprintf(err, errlen, "out of memory for the release");
-		return DB_ERROR;
-	}
-	if (!block_release_text(q, BLOCK_MAX, rel, p, np, with, true)) {
-		snprintf(err, errlen, "internal error: the release's statement did not fit");
-		st = DB_ERROR;
-	} else if (!db_block_prepared(db, DB_PREPARED_RELEASE, q))
-		st = db_block_prepare(db, DB_PREPARED_RELEASE, q, NULL, err, errlen);
-	free(q);
-	return st;
-}
-
-/* The release as the block prepared while the command ran, if it is that
- * block: its values that came at the end as its arguments. A history row
- * that cannot be kept (ALSO with no ALSO_KEPT) goes as text, never left
- * out. *RAN: it went so. */
-static enum db_status block_release_prepared(struct db *db, char *q, const char *rel, const struct db_value *p,
-					     unsigned np, const struct lease_release_with *with, struct db_value *c,
-					     struct db_result *r, bool *ran, char *err, size_t errlen)
-{
-	struct db_value args[4];
-	unsigned n = 0;
-
-	*ran = false;
-	if ((with->also && !with->also_kept) || !block_release_text(q, BLOCK_MAX, rel, p, np, with, true) ||
-	    !db_block_prepared(db, DB_PREPARED_RELEASE, q))
-		return DB_OK;
-	*ran = true;
-	for (unsigned i = 0; with->also_kept && i < 3; i++)
-		args[n++] = with->also_vals[i];
-	args[n++] = p[1];
-	return db_block_execute(db, DB_PREPARED_RELEASE, args, n, c, 3, r, err, errlen);
+	return block_prepare(db, DB_PREPARED_RELEASE, q, q && block_release_text(q, BLOCK_MAX, rel, p, np, with, true),
+			     NULL, "the release", err, errlen);
 }
 
 enum db_status lease_block_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
 				   struct lease_release_with *with, struct db_result *r, char *err, size_t errlen)
 {
-	char *q = malloc(BLOCK_MAX);
+	struct db_value args[4];
+	struct block_go g = {.id = DB_PREPARED_RELEASE, .text = malloc(BLOCK_MAX), .args = args, .what = "the release"};
 	struct db_value c[] = {
 	    {.type = DB_U64}, {.type = DB_I64}, {.type = DB_STR, .buf = with->also_err, .cap = sizeof(with->also_err)}};
-	bool ran = false;
-	enum db_status st = DB_OK;
+	enum db_status st;
 
 	with->ran = false;
 	with->also_errno = 0;
 	with->also_err[0] = '\0';
-	if (q)
-		st = block_release_prepared(db, q, rel, p, np, with, c, r, &ran, err, errlen);
-	if (ran) {
-		free(q);
-		if (st == DB_OK && !r->have_row) {
-			snprintf(err, errlen, "the server gave no result for the release");
-			st = DB_ERROR;
+	g.fits = g.text && block_release_text(g.text, BLOCK_MAX, rel, p, np, with, false);
+	/* Prepared while the command ran, its late values as arguments. A
+	 * history row that cannot be kept (ALSO with no ALSO_KEPT) goes as
+	 * text, never left out. */
+	if (db_block_prepared(db, g.id, NULL) && (!with->also || with->also_kept) && (g.kept = malloc(BLOCK_MAX))) {
+		if (block_release_text(g.kept, BLOCK_MAX, rel, p, np, with, true)) {
+			for (unsigned i = 0; with->also_kept && i < 3; i++)
+				args[g.nargs++] = with->also_vals[i];
+			args[g.nargs++] = p[1];
+		} else {
+			free(g.kept);
+			g.kept = NULL;
 		}
-	} else
-		st = block_run(db, q, q && block_release_text(q, BLOCK_MAX, rel, p, np, with, false), "the release", c,
-			       3, r, err, errlen);
+	}
+	st = block_go(db, &g, c, 3, r, err, errlen);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;

@@ -146,15 +146,9 @@ int child_spawn(struct child *c, char *const argv[], char *const envp[], int64_t
 		c->pid = 0;
 		c->has_terminal = c->group_gone = false;
 		c->exec_errno = 0;
-	} else {
-		/* None started ahead, or it died (sup_reap): one now. */
-		if (c->ahead)
-			child_unwatch(c);
-		memset(c, 0, sizeof(*c));
-		c->watch_fd = -1;
-		c->role_file = role_file;
-		c->watcher = child_start_watcher(c, deadline);
-	}
+	} else
+		/* None started ahead, or it died: one now. */
+		child_watch_anew(c, role_file, deadline);
 	/* The deadline, for a watcher started without one. */
 	volatile int64_t told = ahead ? deadline : 0;
 

@@ -78,7 +78,8 @@ void child_unwatch(struct child *c);
  * below this process. As a subreaper it is the parent of every orphaned
  * descendant, and an orphan is moved onto its list before its dying parent
  * (on the list until reaped) leaves it; the watcher never forks. False
- * when anything else is listed, or the kernel lists no children. */
+ * when anything else is listed (a health check, too), or the kernel lists
+ * no children. */
 bool child_only_watcher_left(const struct child *c);
 
 /* Hands the terminal back to leaderrun's own process group, if the child

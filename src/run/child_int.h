@@ -13,6 +13,10 @@
  * pipe or fork failed (the command then runs unwatched). */
 pid_t child_start_watcher(struct child *c, int64_t deadline);
 
+/* C reset, whatever watcher it had gone, and a new watcher started with
+ * DEADLINE (child_start_watcher's answer). */
+pid_t child_watch_anew(struct child *c, const char *role_file, int64_t deadline);
+
 /* The watcher's messages after the group's: a deadline that only moves
  * forward (a renew's), or one of these tags with its value. Deadlines are
  * CLOCK_BOOTTIME microseconds, far below 2^61, and pids far below too. */

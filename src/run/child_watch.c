@@ -141,20 +141,27 @@ pid_t child_start_watcher(struct child *c, int64_t deadline)
 	return pid;
 }
 
-int child_prewatch(struct child *c, const char *role_file)
+pid_t child_watch_anew(struct child *c, const char *role_file, int64_t deadline)
 {
-	if (c->ahead && c->watcher > 0)
-		return 0;
+	/* One started ahead that died (sup_reap) leaves its pipe and file. */
 	if (c->ahead)
 		child_unwatch(c);
 	memset(c, 0, sizeof(*c));
 	c->watch_fd = -1;
 	c->role_file = role_file;
-	c->ahead = true;
+	return c->watcher = child_start_watcher(c, deadline);
+}
+
+int child_prewatch(struct child *c, const char *role_file)
+{
+	if (c->ahead && c->watcher > 0)
+		return 0;
 	/* No group yet: until the command names it, the watcher's end (its
 	 * deadline, or leaderrun's) kills nothing. */
-	c->watcher = child_start_watcher(c, CHILD_NO_DEADLINE);
-	return c->watcher > 0 ? 0 : -1;
+	if (child_watch_anew(c, role_file, CHILD_NO_DEADLINE) <= 0)
+		return -1;
+	c->ahead = true;
+	return 0;
 }
 
 void child_set_deadline(struct child *c, int64_t deadline)

@@ -419,10 +419,10 @@ int h_kill_connections(const char *user)
 	return n;
 }
 
-long h_follower_statements(const char *lease, int window_s)
+long h_follower_session(const char *lease)
 {
 	struct lease_sql sql;
-	long id, n;
+	long id;
 
 	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
 	/* Not this query itself, whose text matches the pattern too. */
@@ -430,6 +430,13 @@ long h_follower_statements(const char *lease, int window_s)
 			"AND ID <> CONNECTION_ID() LIMIT 1",
 			sql.hint_name));
 	cr_assert_gt(id, 0, "the follower does not block on the hint");
+	return id;
+}
+
+long h_follower_statements(const char *lease, int window_s)
+{
+	long id = h_follower_session(lease), n;
+
 	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
 	h_sleep_ms(window_s * 1000);
 	h_sql("SET GLOBAL general_log=0");

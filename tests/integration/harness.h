@@ -87,6 +87,9 @@ const char *h_sql(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * GET_LOCK) over a second of samples: a follower polls the row between
  * waits. */
 int h_hint_waiters(const char *lease);
+/* The server's id of the session of LEASE's follower blocked on the hint
+ * now (found by the hint's name; a test fails when none blocks). */
+long h_follower_session(const char *lease);
 /* The statements LEASE's follower, blocked on the hint now, sends in the
  * next WINDOW_S seconds, counted in the server's general log (its session
  * found by the hint's name; a test fails when none blocks). */

@@ -156,6 +156,16 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 	h_finish(&holder, 10000);
 }
 
+/* A holder that runs until the file GO exists, started as LR would. */
+static void hold_until(struct h_proc *p, const char *lease, const char *ttl, const char *go)
+{
+	char script[400];
+
+	snprintf(script, sizeof(script), "echo up; while [ ! -e '%s' ]; do sleep 0.05; done", go);
+	LR(p, "-t", ttl, "-l", lease, "--", "sh", "-c", script);
+	cr_assert(h_wait_file(p->out, "up", 10000), "%s", h_slurp(p->err));
+}
+
 /* The hand-over's path carries no parse: a follower prepares its
  * acquisition on the server while it waits (once a connection), and the
  * hint's wake-up sends only its values. Seen in the general log: the
@@ -163,24 +173,16 @@ Test(waiting, long_wait_costs_no_more_statements_than_the_bound)
 Test(waiting, a_woken_follower_sends_the_acquisition_it_prepared_while_waiting)
 {
 	const char *lease = h_lease("prepared");
-	struct lease_sql sql;
 	struct h_proc holder, f;
 	unsigned long long term;
+	const char *go = h_path("go");
 	long id;
-	char go[300], script[400];
 
-	snprintf(go, sizeof(go), "%s", h_path("go"));
-	snprintf(script, sizeof(script), "echo up; while [ ! -e '%s' ]; do sleep 0.05; done", go);
-	LR(&holder, "-l", lease, "--", "sh", "-c", script);
-	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
+	hold_until(&holder, lease, "15s", go);
 	term = term_of(lease);
 	LR(&f, "-l", lease, "--", "echo", "ran");
 	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
-	lease_hint_name(&sql, LEASE_DEFAULT_TABLE, lease);
-	id = atol(h_sql("SELECT ID FROM information_schema.PROCESSLIST WHERE INFO LIKE '%%GET_LOCK(%%''%s:%%' "
-			"AND ID <> CONNECTION_ID() LIMIT 1",
-			sql.hint_name));
-	cr_assert_gt(id, 0, "the follower's session");
+	id = h_follower_session(lease);
 	h_sql("TRUNCATE mysql.general_log");
 	h_sql("SET GLOBAL log_output='TABLE', general_log=1");
 	fclose(fopen(go, "w"));
@@ -204,16 +206,6 @@ Test(waiting, a_woken_follower_sends_the_acquisition_it_prepared_while_waiting)
 			   id));
 	h_sql("TRUNCATE mysql.general_log");
 	h_finish(&holder, 10000);
-}
-
-/* A holder that runs until the file GO exists, started as LR would. */
-static void hold_until(struct h_proc *p, const char *lease, const char *ttl, const char *go)
-{
-	char script[400];
-
-	snprintf(script, sizeof(script), "echo up; while [ ! -e '%s' ]; do sleep 0.05; done", go);
-	LR(p, "-t", ttl, "-l", lease, "--", "sh", "-c", script);
-	cr_assert(h_wait_file(p->out, "up", 10000), "%s", h_slurp(p->err));
 }
 
 /* A follower's watcher is forked while it waits, with no group and no
