@@ -253,10 +253,17 @@ static bool block_release_text(char *q, size_t len, const char *rel, const struc
 			      "START TRANSACTION; ") &&
 	       (!also || sqltext_append(q, len, &used, "BEGIN " BLOCK_CATCH "%s END; ", also)) &&
 	       sqltext_render(q, len, &used, rel, v, np) &&
-	       /* After the commit nothing may fail the block: a committed
-		* release read as failed would be retried, its row written
-		* twice (RELEASE_ALL_LOCKS: MariaDB 10.5.2). */
-	       sqltext_append(q, len, &used, "; SET lr_n = ROW_COUNT(); COMMIT; %sSELECT lr_n, lr_e, lr_m;",
+	       /* The hint before the commit: the woken follower's
+		* compare-and-set waits on the row's lock, which InnoDB lets go
+		* of before the commit's log flush, and its own commit's flush
+		* covers this one, so its wake-up no longer waits for that
+		* flush (on disk, a millisecond of the hand-over). The hint
+		* decides nothing: a release that fails to commit leaves the
+		* row held, and the follower waits for its expiry. Nothing may
+		* fail the block past the commit: a committed release read as
+		* failed would be retried, its row written twice
+		* (RELEASE_ALL_LOCKS: MariaDB 10.5.2). */
+	       sqltext_append(q, len, &used, "; SET lr_n = ROW_COUNT(); %sCOMMIT; SELECT lr_n, lr_e, lr_m;",
 			      with->drop_hints ? "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; "
 						 "DO RELEASE_ALL_LOCKS(); END; "
 					       : "");

@@ -223,7 +223,8 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	struct lease_res res = {0};
 	char also[DB_MAX_SQL], kept[DB_MAX_SQL];
 	/* The history's row and the hint go with the release where they can
-	 * (its transaction, then RELEASE_ALL_LOCKS): one round trip. */
+	 * (its transaction, RELEASE_ALL_LOCKS before its commit): one round
+	 * trip. */
 	struct lease_release_with with = {.drop_hints = w->hint.held};
 	struct worker_release_also a;
 
