@@ -78,8 +78,9 @@ static void sup_abandon_acquire(struct sup *s)
 	int64_t give_up = timing_now() + sup_min64(s->o->timing.renew_us, 500 * USEC_PER_MSEC);
 	struct worker_result r;
 
-	/* Blocked on the hint, not acquiring: nothing to give back. */
-	if (s->waiting_on_hint) {
+	/* Blocked on the hint, its acquisition called off before it went:
+	 * nothing to give back. */
+	if (s->waiting_on_hint && !worker_wait_no_further(s->w)) {
 		worker_abort(s->w);
 		return;
 	}

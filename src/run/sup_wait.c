@@ -71,6 +71,10 @@ struct waiting {
 	bool preferred_said;	 /* EV_PREFERRED, once a wait */
 	int64_t healthy_since;	 /* waiting and healthy since (--preempt's DELAY counts from it) */
 	uint64_t preempted_term; /* the holder's term this candidate tried to preempt */
+	/* The acquisition that the worker sent on the hint's wake-up, its
+	 * answer to be judged as the next attempt's (sup_block_on_hint). */
+	bool woken_acquired;
+	struct worker_result woken;
 };
 
 enum step { STEP_TAKEN, STEP_END, STEP_ON };
@@ -94,6 +98,11 @@ static enum step sup_await(struct sup *s, struct waiting *w, struct worker_resul
 		int woke = sup_poll(s, w->first ? 0 : w->give_up);
 		if (sup_wait_ended(s, woke, out))
 			return STEP_END;
+		/* A check that failed while the worker blocks on the hint
+		 * calls off the acquisition it would send when woken: not
+		 * competing while unhealthy. */
+		if (s->waiting_on_hint && !sup_health_ok(s))
+			(void)worker_wait_no_further(s->w);
 		if ((woke & WOKE_WORKER) && sup_take(s, r) == 0)
 			break;
 		if (!w->first && w->give_up && timing_now() >= w->give_up)
@@ -276,6 +285,11 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 {
 	enum step st;
 
+	if (w->woken_acquired) {
+		w->woken_acquired = false;
+		*r = w->woken;
+		return sup_judge(s, w, r, out);
+	}
 	if (worker_submit(s->w, op, 0, -1) < 0) {
 		event_emit(&s->ev, EV_WORKER_BUSY, NULL);
 		out->kind = OUTCOME_INTERNAL;
@@ -297,7 +311,9 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	enum step st;
 
 	*how = BLOCK_POLL;
-	if (worker_submit_wait(s->w, slot, term, behind, us) < 0) {
+	/* Woken, the worker goes on to the acquisition at once, as this
+	 * loop would have it do (healthy, the lease's own hint). */
+	if (worker_submit_wait(s->w, slot, term, behind, us, sup_health_ok(s)) < 0) {
 		w->hints = false;
 		return STEP_ON;
 	}
@@ -311,6 +327,11 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	if (st != STEP_ON)
 		return st;
 	s->waiting_on_hint = false;
+	if (r.op == WORKER_ACQUIRE) {
+		w->woken_acquired = true;
+		w->woken = r;
+		r.wake = r.woke;
+	}
 	switch (r.wake) {
 	case HINT_LEADER_GONE:
 	case HINT_HANDED_ON:
@@ -562,7 +583,9 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 		w.first = true;
 	}
 	for (;;) {
-		if (!sup_health_ok(s) && sup_health_wait(s, &w, out) == STEP_END)
+		/* An acquisition sent on the wake-up is judged whatever the
+		 * health now, as one in flight when a check fails. */
+		if (!w.woken_acquired && !sup_health_ok(s) && sup_health_wait(s, &w, out) == STEP_END)
 			return false;
 		switch (sup_attempt(s, &w, op, &r, out)) {
 		case STEP_TAKEN:

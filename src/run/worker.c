@@ -26,6 +26,7 @@ struct worker_req {
 	bool healthy;			   /* WORKER_STANDBY */
 	char holder[LEASE_HOLDER_MAX + 1]; /* WORKER_PREEMPT: the holder of TERM */
 	char behind[48];		   /* WORKER_WAIT: a standby's lock to wait behind; "": the hint */
+	bool then_acquire;		   /* WORKER_WAIT: woken by the hint, acquire (worker_submit_wait) */
 };
 
 struct worker {
@@ -45,6 +46,9 @@ struct worker {
 	 * worker_stop, the thread frees it all). quit_after: worker_quit
 	 * came while busy. */
 	bool pending, running, done, quit_after;
+	/* A wait's acquisition on its wake-up: called off by the supervisor
+	 * (then_off), or gone out (then_sent). */
+	bool then_off, then_sent;
 	struct worker_req req;
 	worker_call_fn *call;
 	void *call_arg;
@@ -176,6 +180,27 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 		hint_nudge(&w->hint);
 }
 
+/* A wait woken by the hint, asked to acquire then: the acquisition at
+ * once, on this thread, as WORKER_ACQUIRE would send it (its deadline from
+ * its own send), unless the supervisor called it off. The supervisor's
+ * hop between the two was a twentieth of a hand-over. */
+static void worker_run_woken(struct worker *w, struct worker_result *r)
+{
+	const struct worker_req acquire = {.op = WORKER_ACQUIRE, .exit_status = -1};
+	enum hint_wake woke = r->wake;
+	bool go;
+
+	bgthread_lock(&w->t);
+	go = w->then_sent = !w->then_off;
+	bgthread_unlock(&w->t);
+	if (!go)
+		return;
+	memset(r, 0, sizeof(*r));
+	r->op = WORKER_ACQUIRE;
+	r->woke = woke;
+	worker_run_acquire(w, &acquire, r);
+}
+
 /* WORKER_WAIT: blocks on the hint of slot Q->hint while Q->term's leader
  * holds it. */
 static void worker_run_wait(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -194,6 +219,8 @@ static void worker_run_wait(struct worker *w, const struct worker_req *q, struct
 	}
 	r->wake = q->behind[0] ? hint_wait_behind(&w->hint, q->behind, q->wait_us)
 			       : hint_wait(&w->hint, q->hint, q->term, q->wait_us);
+	if (q->then_acquire && (r->wake == HINT_LEADER_GONE || r->wake == HINT_HANDED_ON))
+		worker_run_woken(w, r);
 }
 
 static void worker_run_renew(struct worker *w, const struct worker_req *q, struct worker_result *r)
@@ -482,6 +509,7 @@ static int worker_queue(struct worker *w, const struct worker_req *q, worker_cal
 			w->call = fn;
 			w->call_arg = arg;
 		}
+		w->then_off = w->then_sent = false;
 		w->req = *q;
 		w->pending = true;
 		bgthread_wake(&w->t);
@@ -498,12 +526,29 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 	return worker_queue(w, &q, NULL, NULL);
 }
 
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us)
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us,
+		       bool then_acquire)
 {
-	struct worker_req q = {.op = WORKER_WAIT, .term = term, .exit_status = -1, .hint = slot, .wait_us = timeout_us};
+	struct worker_req q = {.op = WORKER_WAIT,
+			       .term = term,
+			       .exit_status = -1,
+			       .hint = slot,
+			       .wait_us = timeout_us,
+			       .then_acquire = then_acquire && !behind};
 
 	snprintf(q.behind, sizeof(q.behind), "%s", behind ? behind : "");
 	return worker_queue(w, &q, NULL, NULL);
+}
+
+bool worker_wait_no_further(struct worker *w)
+{
+	bool sent;
+
+	bgthread_lock(&w->t);
+	w->then_off = true;
+	sent = w->then_sent;
+	bgthread_unlock(&w->t);
+	return sent;
 }
 
 int worker_submit_call(struct worker *w, worker_call_fn *fn, void *arg)

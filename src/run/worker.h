@@ -63,6 +63,9 @@ struct worker_result {
 	 * HINT_KEPT; any result: HINT_OFF once the hint is off; else
 	 * HINT_NONE. */
 	enum hint_wake wake;
+	/* WORKER_ACQUIRE that a WORKER_WAIT sent on its wake-up: how it woke
+	 * (HINT_LEADER_GONE, HINT_HANDED_ON); else HINT_NONE. */
+	enum hint_wake woke;
 	struct db_server server; /* the connection's server; name "" when none */
 	/* An acquisition's fence (lease.h): FENCE_MOVED or FENCE_UNAVAILABLE
 	 * (then ERR says why); FENCE_ENDED, the stale session it ended. */
@@ -98,8 +101,17 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 
 /* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
  * leader holds it; or, BEHIND not NULL, behind the standby lock BEHIND
- * (hint_wait_behind). Returns -1 if busy. */
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us);
+ * (hint_wait_behind). THEN_ACQUIRE (the hint only): woken by it, the
+ * worker goes on to the acquisition at once, and its result comes as
+ * WORKER_ACQUIRE's (with .woke), unless worker_wait_no_further came
+ * first. Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us,
+		       bool then_acquire);
+
+/* Calls off the acquisition of the wait in progress (worker_submit_wait).
+ * Returns true when it has gone out already: its result is to be taken,
+ * and what it took given back. */
+bool worker_wait_no_further(struct worker *w);
 
 /* Queues WORKER_CALL: FN(ARG, db) on the worker's connection as it is,
  * without connecting (FN sees whether it is connected). Only once the

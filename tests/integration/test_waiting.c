@@ -259,6 +259,36 @@ Test(waiting, a_woken_follower_sigkilled_takes_its_commands_children_with_it)
  * itself still gets in through the one connection MariaDB keeps for
  * CONNECTION ADMIN. Each test restores the setting in .fini, also when it
  * fails. */
+/* A follower woken by the hint sends its acquisition from the database
+ * thread at once, without a hop through the supervisor; a --health-cmd
+ * that failed while it was blocked calls that off: one that turned
+ * unhealthy waiting does not take the lease when the leader lets go, and
+ * takes it once healthy again. */
+Test(waiting, a_follower_that_turns_unhealthy_while_blocked_does_not_take_the_lease_when_woken)
+{
+	const char *lease = h_lease("sick_waiter");
+	const char *go = h_path("go"), *healthy = h_path("healthy");
+	struct h_proc holder, f;
+	char check[300];
+
+	fclose(fopen(healthy, "w"));
+	snprintf(check, sizeof(check), "test -e '%s'", healthy);
+	hold_until(&holder, lease, "15s", go);
+	LR(&f, "-l", lease, "--health-cmd", check, "--health-interval", "200ms", "--health-retries", "2", "--", "echo",
+	   "ran");
+	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
+	unlink(healthy);
+	cr_assert(h_wait_file(f.err, "--health-cmd failed", 5000), "%s", h_slurp(f.err));
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	h_sleep_ms(1500);
+	cr_assert(!strstr(h_slurp(f.out), "ran"), "the unhealthy follower ran its command:\n%s", h_slurp(f.err));
+	cr_assert(h_alive(f.pid));
+	fclose(fopen(healthy, "w"));
+	cr_assert_eq(h_finish(&f, 10000), 0, "%s", h_slurp(f.err));
+	cr_assert(strstr(h_slurp(f.out), "ran"), "healthy again, it took the lease:\n%s", h_slurp(f.err));
+}
+
 static long saved_max_connections;
 #define FEW_CONNECTIONS 10
 
