@@ -109,34 +109,24 @@ startup_idle_start() {
 startup_idle_stop() { kill -- -"$idle_leader" 2>/dev/null || true; wait "$idle_leader" 2>/dev/null || true; }
 
 bench_startup() {
-    local disk_dir disk_env disk_dsn t
+    local t
     read -r dl dl_lib < <(startup_dlopen_floor) || true
     startup_floor_build
-    # The same server's settings with the data on disk (durable: an
-    # fsync per commit), next to the tmpfs one the bench runs on.
-    disk_dir=$(mktemp -d /var/tmp/lrbench-disk.XXXXXX)
-    disk_env=$(scripts/sandbox-db start "$disk_dir/db") || die "the disk-backed server did not start"
-    disk_dsn=$(eval "$disk_env"; echo "mysql://$LR_DB_USER:$LR_DB_PASSWORD@localhost/$LR_DB_NAME?socket=$LR_DB_SOCKET")
-    SU[disk_sock]=$(eval "$disk_env"; echo "$LR_DB_SOCKET")
-    (
-        eval "$disk_env"
-        mariadb --no-defaults -S "$LR_DB_SOCKET" -uroot "$LR_DB_NAME" -e "
-            CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
-            INSERT IGNORE INTO bench_floor VALUES (1, 0);
-            GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
-    )
-    [[ $(eval "$disk_env"; echo "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME") == "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME" ]] ||
-        die "the disk-backed server's account differs from the tmpfs one's"
+    disk_db_start
+    mariadb --no-defaults -S "$DISK_SOCK" -uroot "$LR_DB_NAME" -e "
+        CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
+        INSERT IGNORE INTO bench_floor VALUES (1, 0);
+        GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
+    SU[disk_sock]=$DISK_SOCK
     log "9. startup: data on tmpfs ($work), $hf_rounds rounds x $hf_runs runs each"
     startup_rounds tmpfs "$SOCK_DSN" "$LR_DB_SOCKET"
-    log "9. startup: data on disk ($disk_dir)"
-    startup_rounds disk "$disk_dsn" "${SU[disk_sock]}"
+    log "9. startup: data on disk ($DISK_DIR)"
+    startup_rounds disk "$DISK_DSN" "$DISK_SOCK"
     log "9. startup: with 5,000 idle processes on the machine"
     startup_idle_start 5000
-    startup_rounds idle "$disk_dsn" "${SU[disk_sock]}"
+    startup_rounds idle "$DISK_DSN" "$DISK_SOCK"
     startup_idle_stop
-    (eval "$disk_env"; scripts/sandbox-db stop "$disk_dir/db" >/dev/null 2>&1) || true
-    rm -rf "$disk_dir"
+    disk_db_stop
     read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' 'SU[hconns]' < <(startup_round_trips "$LR")
     report_startup
 }

@@ -78,6 +78,28 @@ sh "$work/questions.sh" "$work/qa"
 sh "$work/questions.sh" "$work/qb"
 q_cost_cmd=$(($(<"$work/qb") - $(<"$work/qa")))
 
+# ------------------------------------------------------------------ on disk
+
+# A second sandbox with the same settings and account, its data on disk
+# (durable: an fsync per commit), for the figures that are to count the
+# disk (5. and 9.). Stopped by cleanup if a section dies before it does.
+DISK_DIR= DISK_DSN= DISK_SOCK=
+disk_db_start() {
+    local env
+    DISK_DIR=$(mktemp -d /var/tmp/lrbench-disk.XXXXXX)
+    env=$(scripts/sandbox-db start "$DISK_DIR/db") || die "the disk-backed server did not start"
+    DISK_DSN=$(eval "$env"; echo "mysql://$LR_DB_USER:$LR_DB_PASSWORD@localhost/$LR_DB_NAME?socket=$LR_DB_SOCKET")
+    DISK_SOCK=$(eval "$env"; echo "$LR_DB_SOCKET")
+    [[ $(eval "$env"; echo "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME") == "$LR_DB_USER $LR_DB_PASSWORD $LR_DB_NAME" ]] ||
+        die "the disk-backed server's account differs from the tmpfs one's"
+}
+disk_db_stop() {
+    [[ -n $DISK_DIR ]] || return 0
+    scripts/sandbox-db stop "$DISK_DIR/db" >/dev/null 2>&1 || true
+    rm -rf -- "$DISK_DIR"
+    DISK_DIR=
+}
+
 # ------------------------------------------------------------------ etcd
 
 ETCD_EP=

@@ -106,6 +106,7 @@ cleanup() {
     ((galera_started)) && { scripts/sandbox-galera stop "$gdir" >/dev/null 2>&1 || true; }
     drop_faketime_shm
     ((db_started)) && scripts/sandbox-db stop "$work/db" >/dev/null 2>&1
+    [[ $(type -t disk_db_stop) == function ]] && disk_db_stop
     rm -rf -- "$work"
     exit "$rc"
 }
