@@ -101,12 +101,54 @@ startup_idle_start() {
     idle_leader=$!
     pids+=("$idle_leader")
     for ((i = 0; i < 300; i++)); do
-        (($(pgrep -c -s "$idle_leader" sleep 2>/dev/null || echo 0) >= n)) && return 0
+        (($(pgrep -c -s "$idle_leader" sleep 2>/dev/null) >= n)) && break
         nap 0.1
     done
-    log "warning: only $(pgrep -c -s "$idle_leader" sleep) of $n idle processes started"
+    ((i < 300)) || log "warning: only $(pgrep -c -s "$idle_leader" sleep) of $n idle processes started"
+    startup_settle
 }
-startup_idle_stop() { kill -- -"$idle_leader" 2>/dev/null || true; wait "$idle_leader" 2>/dev/null || true; }
+# Until the session's processes are gone, then settled: thousands of exits
+# after the kill, and the storm of their start before, are minutes of load
+# average that would be counted as the runs' own.
+startup_idle_stop() {
+    local i left
+    kill -- -"$idle_leader" 2>/dev/null || true
+    wait "$idle_leader" 2>/dev/null || true
+    for ((i = 0; i < 300; i++)); do
+        left=$(pgrep -c -s "$idle_leader" 2>/dev/null || true) # 0, and fails, when none is left
+        ((${left:-0} == 0)) && break
+        nap 0.1
+    done
+    startup_settle
+}
+startup_settle() { nap 3; }
+
+# The idle processes' cost, with and without them in turn, three times:
+# the machine drifts more over the minutes of the rounds than that cost,
+# and idle rounds run only after the others read the drift as theirs
+# (1.10x and 1.12x so, 0.98x to 1.00x alternated by hand). Into
+# SU[pair_quiet_NAME] and SU[pair_idle_NAME] (ms, pooled medians).
+startup_idle_pairs() { # startup_idle_pairs DSN
+    local dsn=$1 k i cmds=("$LR -d $1 -n -l b -- $TRUE") names=(dyn)
+    if [[ -n $static_bin ]]; then
+        cmds+=("$static_bin -d $dsn -n -l b -- $TRUE")
+        names+=(static)
+    fi
+    for ((k = 1; k <= 3; k++)); do
+        startup_hf "su_pq.$k" "${cmds[@]}"
+        startup_idle_start 5000
+        startup_hf "su_pi.$k" "${cmds[@]}"
+        startup_idle_stop
+    done
+    for ((i = 0; i < ${#names[@]}; i++)); do
+        SU[pair_quiet_${names[i]}]=$(fmt "$(hf_median su_pq "${cmds[i]}")" 3)
+        SU[pair_idle_${names[i]}]=$(fmt "$(hf_median su_pi "${cmds[i]}")" 3)
+    done
+}
+startup_hf() { # startup_hf TAG CMD...: one hyperfine round, five rounds' runs
+    hyperfine -N --style none --warmup "$hf_warmup" --runs $((hf_runs * 5)) --export-json "$work/$1.json" \
+        "${@:2}" >/dev/null 2>"$work/$1.err" || { cat "$work/$1.err" >&2; die "hyperfine failed"; }
+}
 
 bench_startup() {
     local t
@@ -126,6 +168,8 @@ bench_startup() {
     startup_idle_start 5000
     startup_rounds idle "$DISK_DSN" "$DISK_SOCK"
     startup_idle_stop
+    log "9. startup: with and without them, three times in turn"
+    startup_idle_pairs "$DISK_DSN"
     disk_db_stop
     read -r 'SU[stmts]' 'SU[rt]' 'SU[list]' 'SU[hstmts]' 'SU[hconns]' < <(startup_round_trips "$LR")
     report_startup
@@ -166,7 +210,12 @@ report_startup() {
         libs=$(awk -v d="${SU[disk_dlopen]}" -v t="${SU[disk_true]}" 'BEGIN { printf "%.3f", d - t }')
         echo "- Debian build over (static build + loading its shared libraries, ${libs} ms: the dlopen program less \`true\`): $(target "$(awk -v a="${SU[disk_dyn]}" -v s="${SU[disk_static]}" -v l="$libs" 'BEGIN { print a / (s + l) }')" 1.3)"
     fi
-    echo "- with 5,000 idle processes over without: $(target "$(ratio "${SU[idle_$st_bin]}" "${SU[disk_$st_bin]}")" 1.1) ($st_bin build)"
+    local b pairs=
+    for b in static dyn; do
+        [[ -n ${SU[pair_idle_$b]-} ]] || continue
+        pairs+="${pairs:+; }$b build $(target "$(ratio "${SU[pair_idle_$b]}" "${SU[pair_quiet_$b]}")" 1.1) (${SU[pair_idle_$b]} against ${SU[pair_quiet_$b]} ms)"
+    done
+    echo "- with 5,000 idle processes over without, in turn three times ($((hf_runs * 15)) runs each way): $pairs; the table's column, measured once after the rest: $(ratio "${SU[idle_$st_bin]}" "${SU[disk_$st_bin]}")x ($st_bin build)"
     echo
     echo "Load average: $(cut -d' ' -f1-3 /proc/loadavg). Uncontended \`-n -- true\`: connect + ${SU[stmts]} statements in ${SU[rt]} round trips (${SU[list]//,/, }); the run history: ${SU[hstmts]} statement(s) of its own, ${SU[hconns]} connection(s) of its own."
 }
