@@ -179,7 +179,7 @@ struct lease_with {
 /* What a release carries into its transaction: ALSO, statements as text
  * (the run's history row) whose failure is theirs, not the release's
  * (ALSO_ERRNO, ALSO_ERR); DROP_HINTS lets go of the session's named locks
- * after the commit. RAN: it went that way. */
+ * in it, just before the commit. RAN: it went that way. */
 struct lease_release_with {
 	const char *also;
 	/* ALSO with its values that are known only at the end as '?'s, and

@@ -244,6 +244,17 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 		hint_take(&w->hint, w->slot, q->term);
 }
 
+/* What the release carries (worker_release_also), as set last. */
+static struct worker_release_also worker_also(struct worker *w)
+{
+	struct worker_release_also a;
+
+	bgthread_lock(&w->t);
+	a = w->also;
+	bgthread_unlock(&w->t);
+	return a;
+}
+
 static void worker_run_release(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
 	struct lease_req req = worker_lease_req(w, q->term);
@@ -253,11 +264,8 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 	 * (its transaction, RELEASE_ALL_LOCKS before its commit): one round
 	 * trip. */
 	struct lease_release_with with = {.drop_hints = w->hint.held};
-	struct worker_release_also a;
+	struct worker_release_also a = worker_also(w);
 
-	bgthread_lock(&w->t);
-	a = w->also;
-	bgthread_unlock(&w->t);
 	if (a.sql && a.sql(a.arg, also, sizeof(also)))
 		with.also = also;
 	if (with.also && a.kept && a.kept(a.arg, kept, sizeof(kept), with.also_vals))
@@ -289,12 +297,9 @@ static void worker_run_prepare(struct worker *w, const struct worker_req *q, str
 {
 	struct lease_req req = worker_lease_req(w, q->term);
 	struct lease_release_with with = {.drop_hints = w->hint.held};
-	struct worker_release_also a;
+	struct worker_release_also a = worker_also(w);
 	char kept[DB_MAX_SQL], err[256];
 
-	bgthread_lock(&w->t);
-	a = w->also;
-	bgthread_unlock(&w->t);
 	if (a.kept && a.kept(a.arg, kept, sizeof(kept), NULL))
 		with.also_kept = kept;
 	req.release_with = &with;

@@ -528,6 +528,32 @@ void h_sleep_ms(int ms)
 	procs_sleep_ms(ms);
 }
 
+void h_sigkill_takes_the_tree(struct h_proc *p)
+{
+	pid_t child, grandchild;
+
+	cr_assert(h_wait_file(p->out, " ", 10000), "the command never ran: %s", h_slurp(p->err));
+	cr_assert_eq(sscanf(h_slurp(p->out), "%d %d", &child, &grandchild), 2);
+	kill(p->pid, SIGKILL);
+	h_finish(p, 5000);
+	cr_assert(h_wait_gone(child, 2000), "child %d outlived leaderrun", (int)child);
+	cr_assert(h_wait_gone(grandchild, 2000), "grandchild %d outlived leaderrun", (int)grandchild);
+}
+
+void h_frozen_holders_command_stops_at_the_deadline(struct h_proc *p, const char *lease, const char *log,
+						    const char *lock)
+{
+	struct h_proc standby;
+
+	h_leaderrun(&standby, (const char *const[]){"-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2", NULL});
+	h_sleep_ms(300);
+	kill(p->pid, SIGSTOP);
+	cr_assert_eq(h_finish(&standby, 15000), 0, "%s", h_slurp(standby.err));
+	kill(p->pid, SIGCONT);
+	cr_assert_eq(h_finish(p, 10000), 76, "%s", h_slurp(p->err));
+	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+}
+
 int h_probe_check(const char *log, int64_t *start_ns, unsigned long long *terms, int max)
 {
 	char copy[65536], *save = NULL;

@@ -137,6 +137,18 @@ const char *h_unshare_propagation(void);
 /* The path of the probe script (tests/integration/probe.sh). */
 const char *h_probe(void);
 
+/* The command of a run whose tree the watcher must take with it: a child
+ * that prints "CHILD GRANDCHILD" and waits for the grandchild. */
+#define H_TREE_CMD "sh", "-c", "sleep 30 & echo $$ $!; wait"
+/* P runs H_TREE_CMD: P SIGKILLed, its command's child and grandchild die
+ * with it (the watcher's promise; PR_SET_PDEATHSIG reaches one process). */
+void h_sigkill_takes_the_tree(struct h_proc *p);
+/* P holds LEASE (--ttl 2s) with probe.sh on LOG and LOCK: a standby comes,
+ * P alone is frozen, and the watcher stops P's command at the deadline,
+ * before the standby's starts (no overlap); thawed, P exits 76. */
+void h_frozen_holders_command_stops_at_the_deadline(struct h_proc *p, const char *lease, const char *log,
+						    const char *lock);
+
 /* The overlap checker: reads a probe.sh log, fails the test on any
  * violation or on terms that do not grow from one start to the next, and
  * returns the number of starts. START_NS/TERMS (may be NULL) receive up to

@@ -61,15 +61,9 @@ Test(signals, sigterm_while_waiting_exits_promptly_without_running)
 Test(signals, sigkill_of_leaderrun_kills_child_and_grandchildren)
 {
 	struct h_proc p;
-	pid_t child, grandchild;
 
-	LR(&p, "-l", h_lease("k9"), "--", "sh", "-c", "sleep 30 & echo $$ $!; wait");
-	cr_assert(h_wait_file(p.out, " ", 10000));
-	cr_assert_eq(sscanf(h_slurp(p.out), "%d %d", &child, &grandchild), 2);
-	kill(p.pid, SIGKILL);
-	h_finish(&p, 5000);
-	cr_assert(h_wait_gone(child, 2000), "child %d outlived leaderrun", (int)child);
-	cr_assert(h_wait_gone(grandchild, 2000), "grandchild %d outlived leaderrun", (int)grandchild);
+	LR(&p, "-l", h_lease("k9"), "--", H_TREE_CMD);
+	h_sigkill_takes_the_tree(&p);
 }
 
 Test(signals, failover_after_sigkill_of_the_holder)

@@ -166,6 +166,14 @@ static void hold_until(struct h_proc *p, const char *lease, const char *ttl, con
 	cr_assert(h_wait_file(p->out, "up", 10000), "%s", h_slurp(p->err));
 }
 
+/* HOLDER (hold_until's, on GO) lets go, a follower blocked on its hint. */
+static void hand_over(struct h_proc *holder, const char *lease, const char *go)
+{
+	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
+	fclose(fopen(go, "w"));
+	cr_assert_eq(h_finish(holder, 10000), 0, "%s", h_slurp(holder->err));
+}
+
 /* The hand-over's path carries no parse: a follower prepares its
  * acquisition on the server while it waits (once a connection), and the
  * hint's wake-up sends only its values. Seen in the general log: the
@@ -216,21 +224,13 @@ Test(waiting, a_woken_follower_frozen_while_its_command_runs_is_stopped_at_the_d
 {
 	const char *lease = h_lease("wfreeze");
 	const char *log = h_path("probe.log"), *lock = h_path("probe.lock"), *go = h_path("go");
-	struct h_proc holder, f, standby;
+	struct h_proc holder, f;
 
 	hold_until(&holder, lease, "2s", go);
 	LR(&f, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "60");
-	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
-	fclose(fopen(go, "w"));
-	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	hand_over(&holder, lease, go);
 	cr_assert(h_wait_file(log, "start", 10000), "the follower never took over: %s", h_slurp(f.err));
-	LR(&standby, "-t", "2s", "-l", lease, "--", h_probe(), log, lock, "0.2");
-	h_sleep_ms(300);
-	kill(f.pid, SIGSTOP);
-	cr_assert_eq(h_finish(&standby, 15000), 0, "%s", h_slurp(standby.err));
-	kill(f.pid, SIGCONT);
-	cr_assert_eq(h_finish(&f, 10000), 76, "%s", h_slurp(f.err));
-	cr_assert_eq(h_probe_check(log, NULL, NULL, 0), 2);
+	h_frozen_holders_command_stops_at_the_deadline(&f, lease, log, lock);
 }
 
 /* The same watcher, when the follower that took over is SIGKILLed: what
@@ -239,19 +239,11 @@ Test(waiting, a_woken_follower_sigkilled_takes_its_commands_children_with_it)
 {
 	const char *lease = h_lease("wkill"), *go = h_path("go");
 	struct h_proc holder, f;
-	pid_t child, grandchild;
 
 	hold_until(&holder, lease, "15s", go);
-	LR(&f, "-l", lease, "--", "sh", "-c", "sleep 30 & echo $$ $!; wait");
-	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
-	fclose(fopen(go, "w"));
-	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
-	cr_assert(h_wait_file(f.out, " ", 10000), "the follower never took over: %s", h_slurp(f.err));
-	cr_assert_eq(sscanf(h_slurp(f.out), "%d %d", &child, &grandchild), 2);
-	kill(f.pid, SIGKILL);
-	h_finish(&f, 5000);
-	cr_assert(h_wait_gone(child, 2000), "child %d outlived leaderrun", (int)child);
-	cr_assert(h_wait_gone(grandchild, 2000), "grandchild %d outlived leaderrun", (int)grandchild);
+	LR(&f, "-l", lease, "--", H_TREE_CMD);
+	hand_over(&holder, lease, go);
+	h_sigkill_takes_the_tree(&f);
 }
 
 /* "Too many connections" (1040). max_connections cannot go below 10, so
@@ -279,8 +271,7 @@ Test(waiting, a_follower_that_turns_unhealthy_while_blocked_does_not_take_the_le
 	cr_assert_eq(h_hint_waiters(lease) > 0, 1, "the follower blocks on the leader's hint");
 	unlink(healthy);
 	cr_assert(h_wait_file(f.err, "--health-cmd failed", 5000), "%s", h_slurp(f.err));
-	fclose(fopen(go, "w"));
-	cr_assert_eq(h_finish(&holder, 10000), 0, "%s", h_slurp(holder.err));
+	hand_over(&holder, lease, go);
 	h_sleep_ms(1500);
 	cr_assert(!strstr(h_slurp(f.out), "ran"), "the unhealthy follower ran its command:\n%s", h_slurp(f.err));
 	cr_assert(h_alive(f.pid));
