@@ -31,10 +31,11 @@ startup_dlopen_floor() { # startup_dlopen_floor: a program that only dlopens LR'
 # makes two durable commits (two autocommit UPDATEs of one row) and quits:
 # a connect and two round trips, each with its commit, as an uncontended
 # leaderrun run. Built against Connector/C as leaderrun is: dynamically
-# (the Debian build's floor) and, where Debian's static archives link,
-# statically (the static build's). The socket comes as its argument:
-# run behind `env VAR=... floor`, it was charged an exec of `env` (1.1 ms
-# of 3.6 here), and leaderrun's ratio to it read 1.29x where it is 1.8x.
+# (the Debian build's floor) and statically (the static build's), with
+# the static build's musl and libraries where scripts/package static left
+# them, else with Debian's static archives. The socket comes as its
+# argument: run behind `env VAR=... floor`, the floor was charged an exec
+# of `env` (1.1 ms of 3.6 here).
 # shellcheck disable=SC2046 # mariadb_config's words
 startup_floor_build() {
     cat >"$work/floor.c" <<'EOF'
@@ -69,10 +70,8 @@ EOF
         GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
     # shellcheck disable=SC2046 # mariadb_config's words
     cc -O2 -o "$work/floor" "$work/floor.c" $(mariadb_config --cflags --libs) || die "the floor client did not build"
-    # The static floor as the static build is made (scripts/package
-    # static: musl, and its own Connector/C and OpenSSL) when that is
-    # here: glibc's static start alone costs 0.5 ms more on this VM
-    # (its CPUID probes), which would flatter the ratio to it.
+    # glibc's static start alone costs 0.6 ms more than musl's on this VM
+    # (its CPUID probes trap), which would flatter the ratio to it.
     local sp=build-static/prefix
     if command -v musl-gcc >/dev/null && [[ -f $sp/lib/libmariadbclient.a ]] &&
         musl-gcc -O2 -static -idirafter build-static/kinc -I"$sp/include/mariadb" -o "$work/floor-static" \
