@@ -104,22 +104,20 @@ bench_chains() {
     done
 }
 
+# handover_verdict KIND: KIND's ratio to flock, against the target.
+handover_verdict() {
+    awk -v a="${HO[${1}_med]}" -v b="${HO[flock_med]}" -v before="$HO_RATIO_BEFORE" 'BEGIN { r = a / b
+        printf "%.2fx flock (<= 2.00x: %s; before issue 15: %.2fx)", r, (r <= 2) ? "met" : "NOT met", before }'
+}
+
 rows_handover() { # the report's rows of 5.
-    local ratio verdict handover_base="flock: ${HO[flock]}" handover_note="follower polls every 0.75-1 s" k
+    local handover_base="flock: ${HO[flock]}" handover_note="follower polls every 0.75-1 s"
     if ((wake_hint)); then
         handover_base+="; leaderrun --no-wake-hint (polling): ${HO[poll]}"
         handover_note="woken by the GET_LOCK hint; polling: every 0.75-1 s"
     fi
-    for k in leaderrun disk; do
-        ratio=$(awk -v a="${HO[${k}_med]}" -v b="${HO[flock_med]}" 'BEGIN { printf "%.2f", a / b }')
-        verdict=$(awk -v r="$ratio" -v b="$HO_RATIO_BEFORE" 'BEGIN {
-            printf "%.2fx flock (<= 2.00x: %s; before issue 15: %.2fx)", r, (r <= 2) ? "met" : "NOT met", b }')
-        if [[ $k == leaderrun ]]; then
-            echo "| graceful handover (holder's command exits, follower waits) | ${HO[leaderrun]}; $verdict | $handover_base | $(e "${HO[etcd]:-}") | $handover_note |"
-        else
-            echo "| the same, data on disk (two flushed commits on the way) | ${HO[disk]}; $verdict | flock, the same trials | | the release's flush overlaps the follower's wake-up |"
-        fi
-    done
+    echo "| graceful handover (holder's command exits, follower waits) | ${HO[leaderrun]}; $(handover_verdict leaderrun) | $handover_base | $(e "${HO[etcd]:-}") | $handover_note |"
+    echo "| the same, data on disk (two flushed commits on the way) | ${HO[disk]}; $(handover_verdict disk) | flock, the same trials | | the release's flush overlaps the follower's wake-up |"
 }
 
 report_chains() { # the table of 5b.

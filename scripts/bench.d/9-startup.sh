@@ -65,9 +65,7 @@ int main(int argc, char **argv)
 	return 0;
 }
 EOF
-    root_sql -e "CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
-        INSERT IGNORE INTO bench_floor VALUES (1, 0);
-        GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
+    startup_floor_table "$LR_DB_SOCKET"
     # shellcheck disable=SC2046 # mariadb_config's words
     cc -O2 -o "$work/floor" "$work/floor.c" $(mariadb_config --cflags --libs) || die "the floor client did not build"
     # glibc's static start alone costs 0.6 ms more than musl's on this VM
@@ -85,6 +83,14 @@ EOF
         rm -f "$work/floor-static"
     fi
     export LR_DB_USER LR_DB_PASSWORD LR_DB_NAME
+}
+
+# The floor's row, on the server of SOCKET.
+startup_floor_table() { # startup_floor_table SOCKET
+    mariadb --no-defaults -S "$1" -uroot "$LR_DB_NAME" -e "
+        CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
+        INSERT IGNORE INTO bench_floor VALUES (1, 0);
+        GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
 }
 
 # One set of rounds against the server of DSN (socket SOCKET), into
@@ -173,11 +179,7 @@ bench_startup() {
     read -r dl dl_lib < <(startup_dlopen_floor) || true
     startup_floor_build
     disk_db_start
-    mariadb --no-defaults -S "$DISK_SOCK" -uroot "$LR_DB_NAME" -e "
-        CREATE TABLE IF NOT EXISTS bench_floor (id INT PRIMARY KEY, n BIGINT NOT NULL) ENGINE=InnoDB;
-        INSERT IGNORE INTO bench_floor VALUES (1, 0);
-        GRANT SELECT, UPDATE ON bench_floor TO '$LR_DB_USER'@'localhost'"
-    SU[disk_sock]=$DISK_SOCK
+    startup_floor_table "$DISK_SOCK"
     log "9. startup: data on tmpfs ($work), $hf_rounds rounds x $hf_runs runs each"
     startup_rounds tmpfs "$SOCK_DSN" "$LR_DB_SOCKET"
     log "9. startup: data on disk ($DISK_DIR)"
