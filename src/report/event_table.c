@@ -27,7 +27,7 @@ static struct dur dur(int64_t us)
 	return d;
 }
 
-static const char *sig(int signo)
+static const char *sig_abbrev(int signo)
 {
 	const char *n = signame_abbrev(signo);
 	return n ? n : "?";
@@ -160,8 +160,8 @@ SAY(say_slots_differ,
     "this lease runs with --slots %u (%u held now), and this run asked for --slots %u: give every contender of %s "
     "the same --slots (it can change while no slot is held)",
     d->info->slots, d->info->held, ev->o->slots, ev->o->lease)
-SAY(say_wait_signalled, "got SIG%s while waiting; exiting without running the command", sig(d->signo))
-SAY(status_quit_signalled, "exiting: got SIG%s while waiting for lease %s", sig(d->signo), ev->o->lease)
+SAY(say_wait_signalled, "got SIG%s while waiting; exiting without running the command", sig_abbrev(d->signo))
+SAY(status_quit_signalled, "exiting: got SIG%s while waiting for lease %s", sig_abbrev(d->signo), ev->o->lease)
 SAY(status_quit_busy, "exiting: lease %s not acquired", ev->o->lease)
 SAY(status_quit_failed, "exiting: cannot contend for lease %s (see the log)", ev->o->lease)
 SAY(say_acquire_in_flight, "an acquire in flight took term %" PRIu64 "; releasing it", ev->term)
@@ -214,7 +214,7 @@ static const char *stop_words(const struct events *ev, char *buf, size_t len)
 	if (ev->o->service && ev->o->on_demote)
 		snprintf(buf, len, "running --on-demote, SIGKILL to the service");
 	else
-		snprintf(buf, len, "sending SIG%s to the %s, SIGKILL", sig(ev->o->kill_signal),
+		snprintf(buf, len, "sending SIG%s to the %s, SIGKILL", sig_abbrev(ev->o->kill_signal),
 			 ev->o->service ? "service" : "command");
 	return buf;
 }
@@ -229,10 +229,10 @@ SAY(say_late, "no successful renew in time; %s in %s", stop_words(ev, (char[64])
 /* An error, not a warning: the job did not finish, and -q (cron's quiet
  * mode) must still say so. */
 SAY(say_timed_out, "command ran for %s (--max-runtime); sending SIG%s to its process group, SIGKILL in %s",
-    dur(ev->o->max_runtime_us).s, sig(ev->o->kill_signal), dur(d->kill_in).s)
+    dur(ev->o->max_runtime_us).s, sig_abbrev(ev->o->kill_signal), dur(d->kill_in).s)
 SAY(status_timed_out, "stopping %s: ran for %s (--max-runtime)", ev->cmd, dur(ev->o->max_runtime_us).s)
-SAY(say_forwarded, "forwarding SIG%s to the command", sig(d->signo))
-SAY(status_asked_to_stop, "stopping %s: got SIG%s", ev->cmd, sig(d->signo))
+SAY(say_forwarded, "forwarding SIG%s to the command", sig_abbrev(d->signo))
+SAY(status_asked_to_stop, "stopping %s: got SIG%s", ev->cmd, sig_abbrev(d->signo))
 SAY(say_watcher_died, "the watcher process %d died; a SIGKILL of leaderrun would now leave grandchildren", d->pid)
 
 /* ---- 4. the command's end ---- */
@@ -240,13 +240,13 @@ SAY(say_watcher_died, "the watcher process %d died; a SIGKILL of leaderrun would
 static void say_exited(const struct events *ev, const struct event *d, char *buf, size_t len)
 {
 	if (WIFSIGNALED(d->wstatus))
-		snprintf(buf, len, "command killed by signal %s", sig(WTERMSIG(d->wstatus)));
+		snprintf(buf, len, "command killed by signal %s", sig_abbrev(WTERMSIG(d->wstatus)));
 	else
 		snprintf(buf, len, "command exited with status %d", WEXITSTATUS(d->wstatus));
 }
 
 SAY(status_exited, "stopping: %s exited with status %d", ev->cmd, ev->exit_status)
-SAY(say_left_behind, "the command left processes behind; sending SIG%s", sig(ev->o->kill_signal))
+SAY(say_left_behind, "the command left processes behind; sending SIG%s", sig_abbrev(ev->o->kill_signal))
 
 /* ---- 5. the release ---- */
 
@@ -266,7 +266,7 @@ static void say_service_exited(const struct events *ev, const struct event *d, c
 {
 	(void)ev;
 	if (WIFSIGNALED(d->wstatus))
-		snprintf(buf, len, "service killed by signal %s while standing by", sig(WTERMSIG(d->wstatus)));
+		snprintf(buf, len, "service killed by signal %s while standing by", sig_abbrev(WTERMSIG(d->wstatus)));
 	else
 		snprintf(buf, len, "service exited with status %d while standing by", WEXITSTATUS(d->wstatus));
 }
@@ -276,7 +276,7 @@ SAY(say_promoted, "leader of term %" PRIu64 "%s", ev->term, ev->o->on_promote ? 
 static void say_hook_status(const char *hook, const struct event *d, const char *then, char *buf, size_t len)
 {
 	if (d->wstatus >= 0 && WIFSIGNALED(d->wstatus))
-		snprintf(buf, len, "--%s killed by signal %s; %s", hook, sig(WTERMSIG(d->wstatus)), then);
+		snprintf(buf, len, "--%s killed by signal %s; %s", hook, sig_abbrev(WTERMSIG(d->wstatus)), then);
 	else if (d->wstatus >= 0)
 		snprintf(buf, len, "--%s exited with status %d; %s", hook, WEXITSTATUS(d->wstatus), then);
 	else
