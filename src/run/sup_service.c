@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "backoff.h"
 #include "base/duration.h"
 #include "sup.h"
 
@@ -228,13 +229,12 @@ static void svc_wind_down(struct sup *s, int sig, bool escalate)
  * in a row, up to the ttl, so that a promote that cannot succeed here does
  * not make the lease flap, and a failover never waits longer than a ttl
  * for a standby whose promotes failed before (the soak found 28 s with a
- * minute's cap). False with OUT filled when the service exited or
- * leaderrun was asked to stop meanwhile. */
+ * minute's cap). Its preemptions back off further (backoff.h). False with
+ * OUT filled when the service exited or leaderrun was asked to stop
+ * meanwhile. */
 static bool svc_step_back(struct sup *s, struct outcome *out)
 {
-	unsigned n = s->svc.failed_promotes < 12 ? s->svc.failed_promotes : 12;
-	int64_t cap = s->o->timing.ttl_us > s->o->retry_us ? s->o->timing.ttl_us : s->o->retry_us;
-	int64_t us = sup_min64(s->o->retry_us << n, cap);
+	int64_t us = backoff_compete(s->o->retry_us, s->o->timing.ttl_us, s->svc.failed_promotes);
 	int64_t until = timing_now() + sup_jitter(s, us * 9 / 10, us * 11 / 10);
 
 	while (timing_now() < until) {

@@ -563,4 +563,39 @@ Test(service, a_job_whose_check_fails_is_stopped_released_and_exits_76)
 	    "the lease was not released");
 }
 
+/* Issue 51, finding 3: B (--priority 5) leads; A (--priority 10
+ * --preempt=2s) has a promote that exits 1. A preempted B every few
+ * seconds for good (6 and 7 demotes a minute at the default ttl). Each
+ * failed promote in a row doubles the wait before A preempts again (2 s x
+ * 2^n): after the first preemption, waits of at least 4, 8, 16 and 32 s,
+ * which sum to more than the window, so B demotes at most 4 times in 60 s
+ * (the bound leaderrun(1) states: one preemption per back-off). */
+Test(service, a_favourite_whose_promote_keeps_failing_backs_off_its_preemption, .timeout = 150)
+{
+	const char *lease = h_lease("svc_flap_preempt");
+	const int window_ms = 60000;
+	struct h_proc a, b;
+	struct svc s;
+	const char *at;
+	int demotes = 0;
+
+	svc_init(&s);
+	svc_start_prio(&b, &s, lease, "B", "5", false);
+	svc_wait_starts(&s, 1, 15000);
+	LR(&a, "-t", "2s", "-l", lease, "--holder", "A", "--priority", "10", "--preempt=2s", "--service",
+	   "--on-promote", "exit 1", "--on-demote", "true", "--", s.service, s.log, s.lock, s.dir);
+	h_sleep_ms(window_ms);
+	for (at = h_slurp(b.err); (at = strstr(at, "demoted in")) != NULL; at++)
+		demotes++;
+	printf("B demoted %d times in %d s\n", demotes, window_ms / 1000);
+	cr_assert_geq(demotes, 1, "A never preempted:\n%s", h_slurp(a.err));
+	cr_assert_leq(demotes, 4, "B demoted %d times in %d s:\n%s", demotes, window_ms / 1000, h_slurp(b.err));
+	cr_assert(h_alive(a.pid) && h_alive(b.pid));
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 1);
+}
+
 HARNESS_MAIN
