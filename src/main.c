@@ -13,7 +13,8 @@
  *              sup_hold.c (the command under the lease, acting on hold.c's
  *              pure decisions), sup_end.c (sup_end_run: every run
  *              ends there); sup_loop.c the one poll(); sup_service.c
- *              (--service: promote, hold, demote, stand by again);
+ *              (--service: promote, hold, demote, stand by again;
+ *              backoff.c: its pauses after failed promotes);
  *              sup_health.c with health.c (--health-cmd);
  *              child*.c: fork/exec, the watcher, every descendant's kill;
  *              outcome.c: what happened -> the exit status

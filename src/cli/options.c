@@ -293,6 +293,11 @@ static const struct options_def defs[] = {
      FLAG(IN_OPTIONS, service), MODE(RUN), "--service goes with a COMMAND to run"},
     {"on-promote", 0, "CMD", NULL, "with --service: sh -c CMD once the lease is ours; it\nleads once CMD exits 0",
      TEXT(IN_OPTIONS, on_promote), MODE(RUN), "--on-promote goes with --service and a COMMAND to run"},
+    {"promote-timeout", 0, "D", NULL,
+     "with --service: kill --on-promote still running after D\n"
+     "(default 20s); it steps down as after a failed promote",
+     DURATION_IN(promote_timeout_us, 1, INT64_MAX, "is no time for a promote; give a positive duration, like 20s"),
+     MODE(RUN), "--promote-timeout goes with --service and a COMMAND to run"},
     {"on-demote", 0, "CMD", NULL,
      "with --service: sh -c CMD to stop leading; it must exit 0\n"
      "within --kill-grace (else the service is killed, exit 76)",
@@ -437,6 +442,11 @@ static void options_defaults(struct options *o)
 	o->health_interval_us = 5 * USEC_PER_SEC;
 	o->health_retries = 3;
 	o->preempt_us = 30 * USEC_PER_SEC;
+	/* Far above a promote that tells a local service to lead (ms, or
+	 * seconds to warm up), and about what a dead leader costs at the
+	 * default ttl: a hung promote keeps the lease from leading little
+	 * longer than a failover does (issue 51: for good, before). */
+	o->promote_timeout_us = 20 * USEC_PER_SEC;
 	o->wait_timeout_us = -1;
 	o->kill_signal = SIGTERM;
 	o->busy_exit = 75;

@@ -89,9 +89,11 @@ struct options {
 
 	/* --service: COMMAND runs on every instance; the lease's holder leads,
 	 * from --on-promote's success to --on-demote's end (shell strings,
-	 * borrowed from argv; NULL: none). */
+	 * borrowed from argv; NULL: none). A promote still running after
+	 * --promote-timeout is killed, as a failed one. */
 	bool service;
 	const char *on_promote, *on_demote;
+	int64_t promote_timeout_us;
 	/* --health-cmd (NULL: none), every --health-interval, stepping down
 	 * after --health-retries failures in a row (health.h). */
 	const char *health_cmd;

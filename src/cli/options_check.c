@@ -240,9 +240,11 @@ int options_check_service(struct parse *p)
 	const struct options *o = p->o;
 
 	if (!o->service) {
-		if (o->on_promote || o->on_demote)
+		if (o->on_promote || o->on_demote || options_given(p, options_row("promote-timeout")))
 			FAIL("--%s goes with --service; add --service to run COMMAND on every instance",
-			     o->on_promote ? "on-promote" : "on-demote");
+			     o->on_promote  ? "on-promote"
+			     : o->on_demote ? "on-demote"
+					    : "promote-timeout");
 		return 0;
 	}
 	if ((o->on_promote && !*o->on_promote) || (o->on_demote && !*o->on_demote))

@@ -36,6 +36,8 @@ struct service {
 	bool demoted;	   /* the term ended in a clean demote: standing by again */
 	bool killed;	   /* the demote failed or was late: the service was killed (76) */
 	int64_t demote_at; /* when the step-down began */
+	/* --promote-timeout: a promote still running then is killed. */
+	int64_t promote_until;
 
 	/* Across terms: */
 	int stop_sig;		  /* TERM, INT or QUIT asked leaderrun to stop */
@@ -122,6 +124,10 @@ int sup_service_stop(struct sup *s, int64_t now);
 void sup_service_reaped(struct sup *s, int64_t now);
 void sup_service_killing(struct sup *s);
 bool sup_service_signal(struct sup *s, int sig, int64_t now);
+/* --promote-timeout (sup_hold.c's loop): when the promote that runs is to
+ * be killed, 0: none runs; at that time, its kill and the step-down. */
+int64_t sup_service_at(const struct sup *s);
+void sup_service_act(struct sup *s, int64_t now);
 
 /* sup_health.c: --health-cmd. */
 void sup_health_init(struct sup *s);

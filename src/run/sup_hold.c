@@ -261,7 +261,7 @@ void sup_hold(struct sup *s)
 	/* A service's term also ends in a clean demote, the service running on. */
 	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
-		int64_t at = hold_next_wake(&s->hold, t, timing_now(), busy);
+		int64_t at = sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s));
 		int woke = sup_poll(s, sup_first(sup_first(at, history_due(s->ev.h)), sup_prepare_at(s)));
 		int64_t now = timing_now();
 		struct worker_result r;
@@ -274,6 +274,7 @@ void sup_hold(struct sup *s)
 		if (woke & WOKE_SIGNAL)
 			sup_on_signals(s, now);
 		sup_health_act(s, now);
+		sup_service_act(s, now);
 		hold_on_time(&s->hold, t, now, worker_busy(s->w), &st);
 		sup_apply(s, &st, &rep);
 		history_tick(s->ev.h, now);

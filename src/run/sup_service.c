@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "backoff.h"
 #include "base/duration.h"
 #include "sup.h"
 
@@ -87,8 +88,34 @@ static void svc_promote(struct sup *s, int64_t now)
 	}
 	sup_role(s);
 	event_emit(&s->ev, EV_PROMOTING, NULL);
+	s->svc.promote_until = now + sup_min64(s->o->promote_timeout_us, CHILD_NO_DEADLINE);
 	if (!svc_hook_start(s, HOOK_PROMOTE))
 		svc_step_down(s, now, "--on-promote could not start");
+}
+
+int64_t sup_service_at(const struct sup *s)
+{
+	const struct service *v = &s->svc;
+
+	return v->hook > 0 && v->kind == HOOK_PROMOTE && !v->demoting ? v->promote_until : 0;
+}
+
+/* A promote that hangs would keep the lease from leading for good: past
+ * --promote-timeout it is a failed promote. The step-down kills it as it
+ * kills a promote cut short (sup_service_stop), then demotes, and the
+ * instance backs off as after any failed promote. */
+void sup_service_act(struct sup *s, int64_t now)
+{
+	int64_t at = sup_service_at(s);
+	char d[32], why[96];
+
+	if (!at || now < at)
+		return;
+	duration_format(s->o->promote_timeout_us, d, sizeof(d));
+	snprintf(why, sizeof(why), "still running after --promote-timeout %s, killed", d);
+	s->svc.failed_promotes++;
+	event_emit(&s->ev, EV_PROMOTE_FAILED, &(struct event){.wstatus = -1, .err = why});
+	svc_step_down(s, now, "--on-promote timed out");
 }
 
 int sup_service_stop(struct sup *s, int64_t now)
@@ -228,13 +255,12 @@ static void svc_wind_down(struct sup *s, int sig, bool escalate)
  * in a row, up to the ttl, so that a promote that cannot succeed here does
  * not make the lease flap, and a failover never waits longer than a ttl
  * for a standby whose promotes failed before (the soak found 28 s with a
- * minute's cap). False with OUT filled when the service exited or
- * leaderrun was asked to stop meanwhile. */
+ * minute's cap). Its preemptions back off further (backoff.h). False with
+ * OUT filled when the service exited or leaderrun was asked to stop
+ * meanwhile. */
 static bool svc_step_back(struct sup *s, struct outcome *out)
 {
-	unsigned n = s->svc.failed_promotes < 12 ? s->svc.failed_promotes : 12;
-	int64_t cap = s->o->timing.ttl_us > s->o->retry_us ? s->o->timing.ttl_us : s->o->retry_us;
-	int64_t us = sup_min64(s->o->retry_us << n, cap);
+	int64_t us = backoff_compete(s->o->retry_us, s->o->timing.ttl_us, s->svc.failed_promotes);
 	int64_t until = timing_now() + sup_jitter(s, us * 9 / 10, us * 11 / 10);
 
 	while (timing_now() < until) {

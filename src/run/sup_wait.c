@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "base/duration.h"
 #include "sup.h"
 #include "worker.h"
@@ -355,9 +356,9 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 }
 
 /* --preempt: when this candidate may revoke the holder's term in INFO
- * (CLOCK_BOOTTIME us), having waited, healthy, for DELAY; 0 when it may
- * not (no --preempt, a holder of no lower priority, the term tried
- * already, a lease not held). */
+ * (CLOCK_BOOTTIME us), having waited, healthy, for DELAY (longer after
+ * failed promotes: backoff.h); 0 when it may not (no --preempt, a holder
+ * of no lower priority, the term tried already, a lease not held). */
 static int64_t sup_preempt_due(const struct sup *s, const struct waiting *w, const struct lease_info *info)
 {
 	const struct options *o = s->o;
@@ -365,7 +366,8 @@ static int64_t sup_preempt_due(const struct sup *s, const struct waiting *w, con
 	if (!o->preempt || info->why != BUSY_HELD || info->expires_in_us <= 0 || info->term == w->preempted_term ||
 	    info->holder_priority >= o->priority || !s->standby_written)
 		return 0;
-	return (w->healthy_since > w->start ? w->healthy_since : w->start) + o->preempt_us;
+	return (w->healthy_since > w->start ? w->healthy_since : w->start) +
+	       backoff_preempt(o->preempt_us, o->retry_us, s->svc.failed_promotes);
 }
 
 /* --preempt, when due: the holder's term revoked (one statement); then

@@ -563,4 +563,118 @@ Test(service, a_job_whose_check_fails_is_stopped_released_and_exits_76)
 	    "the lease was not released");
 }
 
+/* A promote that never ends (issue 51, finding 2), with a worker of its
+ * own in the background: A, with the promote and the timeout ARGS (NULL:
+ * the default), holds the lease; B stands by. Returns when the promote
+ * runs, its worker's pid in *WORKER, the time it was seen in *T0. */
+static void svc_hanging_promote(struct h_proc *a, struct h_proc *b, const struct svc *s, const char *lease,
+				const char *timeout, pid_t *worker, int64_t *t0)
+{
+	char promote[600];
+
+	snprintf(promote, sizeof(promote), "sleep 600 & echo $! > %s/worker; wait", s->dir);
+	if (timeout)
+		LR(a, "-t", "2s", "-l", lease, "--holder", "A", "--service", "--promote-timeout", timeout,
+		   "--on-promote", promote, "--on-demote", "true", "--", s->service, s->log, s->lock, s->dir);
+	else
+		LR(a, "-t", "2s", "-l", lease, "--holder", "A", "--service", "--on-promote", promote, "--on-demote",
+		   "true", "--", s->service, s->log, s->lock, s->dir);
+	cr_assert(h_wait_file(h_path("worker"), "\n", 15000), "the promote never ran:\n%s", h_slurp(a->err));
+	*t0 = h_now_ms();
+	*worker = (pid_t)atoi(h_slurp(h_path("worker")));
+	cr_assert_gt(*worker, 0);
+	svc_start(b, s, lease, "B", NULL);
+}
+
+/* --promote-timeout: a promote still running at D is killed with its
+ * group (its background worker too), the instance steps down as after a
+ * failed promote and stands by, and B leads: the lease was held with
+ * nobody leading for D and a renew at most (ttl 2 s: renew 0.67 s). */
+Test(service, a_promote_past_promote_timeout_is_killed_with_its_group_and_another_leads)
+{
+	const char *lease = h_lease("svc_promote_timeout");
+	struct h_proc a, b;
+	struct svc s;
+	pid_t worker;
+	int64_t t0, took;
+
+	svc_init(&s);
+	svc_hanging_promote(&a, &b, &s, lease, "1s", &worker, &t0);
+	svc_wait_starts(&s, 1, 15000);
+	took = h_now_ms() - t0;
+	printf("--promote-timeout 1s: B led %lld ms after A's promote began\n", (long long)took);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1);
+	cr_assert_geq(took, 700, "the promote was cut short after %lld ms", (long long)took);
+	cr_assert_lt(took, 1000 + 667 + 2500, "B led %lld ms after A's promote began", (long long)took);
+	cr_assert(h_wait_gone(worker, 2000), "the promote's worker outlived its promote");
+	cr_assert(strstr(h_slurp(a.err), "--promote-timeout"), "%s", h_slurp(a.err));
+	cr_assert(h_alive(a.pid), "a timed-out promote ended the run:\n%s", h_slurp(a.err));
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+	cr_assert_eq(h_probe_check(s.log, NULL, NULL, 0), 1);
+}
+
+/* Issue 51, finding 2, as it was found: no --promote-timeout given, and a
+ * promote that hangs held the lease for good (30 s seen), nobody leading.
+ * The default (20 s) ends it. */
+Test(service, a_hanging_promote_ends_at_the_default_promote_timeout, .timeout = 120)
+{
+	const char *lease = h_lease("svc_promote_hang");
+	struct h_proc a, b;
+	struct svc s;
+	pid_t worker;
+	int64_t t0, took;
+
+	svc_init(&s);
+	svc_hanging_promote(&a, &b, &s, lease, NULL, &worker, &t0);
+	svc_wait_starts(&s, 1, 40000);
+	took = h_now_ms() - t0;
+	printf("the default --promote-timeout: B led %lld ms after A's promote began\n", (long long)took);
+	cr_assert_eq(svc_leader(&s, (struct h_proc[]){a, b}, 2), 1);
+	cr_assert_geq(took, 19500, "the promote was cut short after %lld ms", (long long)took);
+	cr_assert_lt(took, 20000 + 667 + 2500, "B led %lld ms after A's promote began", (long long)took);
+	cr_assert(h_wait_gone(worker, 2000), "the promote's worker outlived its promote");
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+}
+
+/* Issue 51, finding 3: B (--priority 5) leads; A (--priority 10
+ * --preempt=2s) has a promote that exits 1. A preempted B every few
+ * seconds for good (6 and 7 demotes a minute at the default ttl). Each
+ * failed promote in a row doubles the wait before A preempts again (2 s x
+ * 2^n): after the first preemption, waits of at least 4, 8, 16 and 32 s,
+ * which sum to more than the window, so B demotes at most 4 times in 60 s
+ * (the bound leaderrun(1) states: one preemption per back-off). */
+Test(service, a_favourite_whose_promote_keeps_failing_backs_off_its_preemption, .timeout = 150)
+{
+	const char *lease = h_lease("svc_flap_preempt");
+	const int window_ms = 60000;
+	struct h_proc a, b;
+	struct svc s;
+	const char *at;
+	int demotes = 0;
+
+	svc_init(&s);
+	svc_start_prio(&b, &s, lease, "B", "5", false);
+	svc_wait_starts(&s, 1, 15000);
+	LR(&a, "-t", "2s", "-l", lease, "--holder", "A", "--priority", "10", "--preempt=2s", "--service",
+	   "--on-promote", "exit 1", "--on-demote", "true", "--", s.service, s.log, s.lock, s.dir);
+	h_sleep_ms(window_ms);
+	for (at = h_slurp(b.err); (at = strstr(at, "demoted in")) != NULL; at++)
+		demotes++;
+	printf("B demoted %d times in %d s\n", demotes, window_ms / 1000);
+	cr_assert_geq(demotes, 1, "A never preempted:\n%s", h_slurp(a.err));
+	cr_assert_leq(demotes, 4, "B demoted %d times in %d s:\n%s", demotes, window_ms / 1000, h_slurp(b.err));
+	cr_assert(h_alive(a.pid) && h_alive(b.pid));
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	cr_assert_eq(h_finish(&a, 10000), 0);
+	cr_assert_eq(h_finish(&b, 10000), 0);
+	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 1);
+}
+
 HARNESS_MAIN

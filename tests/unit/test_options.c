@@ -884,6 +884,21 @@ Test(options, service_options_are_judged_together)
 	USAGE("--service goes with a COMMAND to run", "--service", "--status");
 }
 
+Test(options, promote_timeout_is_a_positive_duration_of_a_service)
+{
+	struct options o = OK("--service", "--on-promote", "p", "--", "svc");
+
+	cr_assert_eq(o.promote_timeout_us, 20 * 1000000, "the default");
+	o = OK("--service", "--promote-timeout", "1.5s", "--on-promote", "p", "--", "svc");
+	cr_assert_eq(o.promote_timeout_us, 1500000);
+	USAGE("--promote-timeout goes with --service; add --service to run COMMAND on every instance",
+	      "--promote-timeout", "5s", "--", "svc");
+	USAGE("--promote-timeout 0 is no time for a promote; give a positive duration, like 20s", "--service",
+	      "--promote-timeout", "0", "--", "svc");
+	USAGE("--promote-timeout: ", "--service", "--promote-timeout", "-1s", "--", "svc");
+	USAGE("--promote-timeout goes with --service and a COMMAND to run", "--promote-timeout", "5s", "--status");
+}
+
 Test(options, role_http_takes_an_address_and_a_port)
 {
 	struct options o = OK("--role-http", "127.0.0.1:4040", "--role-file", "/run/x", "--", "svc");
