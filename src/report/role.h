@@ -1,17 +1,17 @@
 /* This instance's role in its lease, published for readers that must not
  * query the database: --role-file (replaced atomically) and --role-http
- * (GET /leader, GET /role, served by libmicrohttpd from its own thread).
+ * (GET /leader, GET /role, served by role_http.c from its own thread).
  * Both answer from what the lease loop last said (role_set), never from a
  * guess: "leader" only between a promote's success and a demote's start,
  * and never past the lease's local deadline (role_now turns it into
- * "standby" then, whatever the loop said last). Only this module includes
- * <microhttpd.h>. */
+ * "standby" then, whatever the loop said last). */
 #ifndef LEADERRUN_ROLE_H
 #define LEADERRUN_ROLE_H
 
 #include <stdint.h>
 
 #include "lease/lease.h"
+#include "json.h"
 
 enum role_kind { ROLE_STANDBY, ROLE_PROMOTING, ROLE_LEADER, ROLE_DEMOTING };
 
@@ -52,8 +52,15 @@ void role_close(struct role *r);
 /* "standby", "promoting", "leader", "demoting". */
 const char *role_name(enum role_kind k);
 
-/* The role file's line and /role's JSON for V, into BUF (LEN bytes). */
+/* The role file's line for V, into BUF (LEN bytes). */
 void role_file_line(const struct role_view *v, const char *holder, char *buf, size_t len);
+
+/* /role's JSON for V, into BUF (LEN bytes). */
 void role_json(const struct role_view *v, const char *lease, const char *holder, char *buf, size_t len);
+
+/* What URL answers to METHOD now: its HTTP status, BODY (LEN bytes, at
+ * least ROLE_REPLY_MAX) and its content TYPE. */
+#define ROLE_REPLY_MAX (JSON_QUOTE_MAX(LEASE_NAME_MAX) + 2 * JSON_QUOTE_MAX(LEASE_HOLDER_MAX) + 128)
+unsigned role_reply(struct role *r, const char *method, const char *url, char *body, size_t len, const char **type);
 
 #endif

@@ -7,12 +7,14 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <criterion/criterion.h>
 
 #include "base/timing.h"
 #include "report/role.h"
+#include "report/role_http.h"
 
 static const char *tmpfile_path(const char *name)
 {
@@ -169,4 +171,37 @@ Test(role, an_address_in_use_is_refused_with_what_to_do)
 	cr_assert_null(b);
 	cr_assert(strstr(err, "cannot listen"), "%s", err);
 	role_close(a);
+}
+
+/* A client that sends its header a byte at a time, each well within the
+ * idle timeout, is cut ROLE_HTTP_REQUEST_MS after its connect (issue 51:
+ * such clients held every slot for as long as they kept sending); one that
+ * sends its request whole is answered, and its connection closed. */
+Test(role, a_request_not_whole_in_time_is_cut_at_the_deadline)
+{
+	static const char header[] = "GET /leader HTTP/1.1\r\nHost: x\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+	char err[256], c;
+	struct role *r = role_open("job", "me", NULL, "127.0.0.1:0", err, sizeof(err));
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	struct timeval tick = {.tv_usec = 200000};
+	int64_t t0, took;
+	size_t i = 0;
+
+	cr_assert(r, "%s", err);
+	a.sin_port = htons((uint16_t)role_http_port(r));
+	cr_assert(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	t0 = timing_now();
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tick, sizeof(tick));
+	/* A byte every 200 ms; the server's end closes before the header
+	 * does. */
+	while (i < sizeof(header) - 1 && write(fd, header + i++, 1) == 1 && read(fd, &c, 1) < 0)
+		cr_assert_lt(timing_now() - t0, 5000000, "still open after 5 s");
+	took = (timing_now() - t0) / 1000;
+	close(fd);
+	cr_assert_lt(i, sizeof(header) - 1, "the whole header went in: never cut");
+	cr_assert_geq(took, ROLE_HTTP_REQUEST_MS - 250, "cut after %lld ms", (long long)took);
+	cr_assert_leq(took, ROLE_HTTP_REQUEST_MS + 1000, "cut after %lld ms", (long long)took);
+	cr_assert_str_eq(ask(role_http_port(r), "GET /leader HTTP/1.1\r\nHost: x\r\n\r\n"), "503 standby\n");
+	role_close(r);
 }
