@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/atomicfile.h"
+#include "base/duration.h"
 #include "base/timing.h"
 #include "json.h"
 #include "role_http.h"
@@ -21,6 +23,7 @@ struct role {
 	char lease[LEASE_NAME_MAX + 1], holder[LEASE_HOLDER_MAX + 1];
 	char *file;
 	char line[LEASE_HOLDER_MAX + 32]; /* what the file says */
+	bool failing;			  /* the last write of the file failed */
 	struct role_http *http;
 };
 
@@ -30,11 +33,30 @@ const char *role_name(enum role_kind k)
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "standby";
 }
 
-void role_file_line(const struct role_view *v, const char *holder, char *buf, size_t len)
+/* WALL_US (CLOCK_REALTIME us) as "2026-12-07T20:15:03.250Z", rounded
+ * down: a reader that judges by it never thinks a file fresh for longer
+ * than it is. "" when it has no calendar date. */
+static void role_utc(int64_t wall_us, char *buf, size_t len)
 {
-	if (v->role == ROLE_LEADER)
-		snprintf(buf, len, "leader %" PRIu64 "\n", v->term);
-	else if (v->role != ROLE_STANDBY)
+	time_t sec = (time_t)(wall_us / USEC_PER_SEC - (wall_us % USEC_PER_SEC < 0));
+	int ms = (int)((wall_us - (int64_t)sec * USEC_PER_SEC) / USEC_PER_MSEC);
+	struct tm tm;
+	char day[32];
+
+	buf[0] = '\0';
+	if (gmtime_r(&sec, &tm) && strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) > 0)
+		snprintf(buf, len, "%s.%03dZ", day, ms);
+}
+
+void role_file_line(const struct role_view *v, const char *holder, int64_t wall_offset, char *buf, size_t len)
+{
+	char until[48];
+
+	if (v->role == ROLE_LEADER) {
+		role_utc(wall_offset > 0 && v->until > INT64_MAX - wall_offset ? INT64_MAX : v->until + wall_offset,
+			 until, sizeof(until));
+		snprintf(buf, len, "leader %" PRIu64 "%s%s\n", v->term, until[0] ? " until " : "", until);
+	} else if (v->role != ROLE_STANDBY)
 		/* The lease is ours, but this instance does not lead. */
 		snprintf(buf, len, "standby %s\n", holder);
 	else if (v->leader[0])
@@ -93,6 +115,18 @@ unsigned role_reply(struct role *r, const char *method, const char *url, char *b
 	return 404;
 }
 
+/* CLOCK_REALTIME less CLOCK_BOOTTIME, now: what turns a local deadline
+ * into the wall-clock time a reader of the file can compare with its own.
+ * Read at each write, so that a step of the wall clock reaches the file
+ * with the next renew. */
+static int64_t role_wall_offset(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000 - timing_now();
+}
+
 /* The file, when what it says changed: 0, or -1 with ERR. */
 static int role_write(struct role *r, const struct role_view *v, char *err, size_t errlen)
 {
@@ -100,13 +134,18 @@ static int role_write(struct role *r, const struct role_view *v, char *err, size
 
 	if (!r->file)
 		return 0;
-	role_file_line(v, r->holder, line, sizeof(line));
+	role_file_line(v, r->holder, role_wall_offset(), line, sizeof(line));
 	if (strcmp(line, r->line) == 0)
 		return 0;
 	if (atomicfile_write(r->file, line, strlen(line), why, sizeof(why)) != 0) {
 		snprintf(err, errlen, "--role-file: %s", why);
+		/* Said once, not at every renew while it keeps failing. */
+		if (r->failing)
+			return 0;
+		r->failing = true;
 		return -1;
 	}
+	r->failing = false;
 	snprintf(r->line, sizeof(r->line), "%s", line);
 	return 0;
 }
@@ -143,13 +182,17 @@ int role_set(struct role *r, const struct role_view *v, char *err, size_t errlen
 	return role_write(r, v, err, errlen);
 }
 
-void role_extend(struct role *r, int64_t until)
+int role_extend(struct role *r, int64_t until, char *err, size_t errlen)
 {
+	struct role_view v;
+
 	if (!r)
-		return;
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	r->v.until = until;
+	v = r->v;
 	pthread_mutex_unlock(&r->lock);
+	return role_write(r, &v, err, errlen);
 }
 
 int role_http_port(const struct role *r)

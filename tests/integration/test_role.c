@@ -1,5 +1,7 @@
-/* --role-http as its readers meet it: the endpoint answers a health
- * checker while slow clients hold connections open. */
+/* --role-http and --role-file as their readers meet them: the endpoint
+ * answers a health checker while slow clients hold connections open, and
+ * the file says when its leadership ends, so that one left behind by a
+ * killed instance can be seen to be stale. */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -7,6 +9,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -112,6 +115,66 @@ Test(role, leader_endpoint_answers_within_1s_while_500_slow_clients_are_connecte
 	h_wait(&slow, 5000);
 	kill(a.pid, SIGTERM);
 	h_finish(&a, 10000);
+}
+
+/* The end of leadership in the role file ("leader TERM until TIME") in
+ * milliseconds since the epoch, or -1 when the file does not say one. */
+static int64_t role_until_ms(const char *path)
+{
+	struct tm tm = {0};
+	int ms = 0;
+
+	if (sscanf(h_slurp(path), "leader %*u until %d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
+		   &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) != 7)
+		return -1;
+	tm.tm_year -= 1900;
+	tm.tm_mon -= 1;
+	return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+static int64_t wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Issue 51: a role file said "leader 69" after the whole cgroup was killed
+ * (leaderrun and its watcher, which would have replaced it), while another
+ * instance led term 70. The file says until when it leads, by the wall
+ * clock; renews move that, and once everything is killed it is past within
+ * the ttl. */
+Test(role, the_role_file_says_until_when_it_leads_and_a_killed_leaders_file_is_seen_to_be_stale)
+{
+	const char *lease = h_lease("role_until");
+	const char *role = h_path("role");
+	struct h_proc a;
+	struct h_vm vm;
+	int64_t first, later = -1, killed, until;
+
+	LR(&a, "-t", "3s", "-l", lease, "--service", "--role-file", role, "--", "sh", "-c", "echo $$; exec sleep 60");
+	h_vm_of(&a, &vm);
+	cr_assert(h_wait_file(role, "leader 1 until ", 10000), "the role file says: %s", h_slurp(role));
+	first = role_until_ms(role);
+	cr_assert_gt(first, wall_ms(), "a leader's end already past: %s", h_slurp(role));
+	cr_assert_leq(first, wall_ms() + 3000, "past the ttl: %s", h_slurp(role));
+	/* A renew every second (ttl/3) moves it. */
+	for (int64_t end = h_now_ms() + 5000; (later = role_until_ms(role)) <= first; h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "the end did not move with the renews: %s", h_slurp(role));
+
+	/* The whole cgroup at once, the watcher first: nothing replaces the
+	 * file. */
+	kill(vm.watcher, SIGKILL);
+	kill(vm.leaderrun, SIGKILL);
+	kill(-vm.command, SIGKILL);
+	killed = wall_ms();
+	h_wait(&a, 5000);
+	cr_assert(h_wait_gone(vm.watcher, 5000));
+	until = role_until_ms(role);
+	cr_assert_geq(until, later, "the file after the kill says: %s", h_slurp(role));
+	cr_assert_leq(until, killed + 3000, "a killed leader's end is more than the ttl away: %s", h_slurp(role));
+	printf("role file: its end %lld ms after the kill\n", (long long)(until - killed));
 }
 
 HARNESS_MAIN

@@ -75,28 +75,56 @@ Test(role, the_file_says_standby_at_once_then_what_the_loop_says)
 	cr_assert_str_eq(slurp(path), "standby other\n");
 	role_set(r, &(struct role_view){.role = ROLE_PROMOTING, .term = 8, .leader = "me"}, err, sizeof(err));
 	cr_assert_str_eq(slurp(path), "standby me\n");
-	role_set(r, &(struct role_view){.role = ROLE_LEADER, .term = 8, .leader = "me", .until = INT64_MAX}, err,
-		 sizeof(err));
-	cr_assert_str_eq(slurp(path), "leader 8\n");
+	role_set(r,
+		 &(struct role_view){.role = ROLE_LEADER, .term = 8, .leader = "me", .until = timing_now() + 60000000},
+		 err, sizeof(err));
+	cr_assert_eq(strncmp(slurp(path), "leader 8 until 2", 16), 0, "%s", slurp(path));
 	role_close(r);
 	cr_assert_str_eq(slurp(path), "standby\n");
 	unlink(path);
 }
 
-Test(role, the_file_is_not_rewritten_when_what_it_says_is_the_same)
+/* "leader TERM until TIME": the deadline by the wall clock, in UTC to the
+ * millisecond, rounded down; what `read role term rest` splits. */
+Test(role, the_leader_line_says_its_end_by_the_wall_clock)
+{
+	/* 2026-12-07T20:15:03.250Z is 1796674503.25 s after the epoch. */
+	int64_t offset = INT64_C(1796674503250999) - 5000000;
+	char line[128];
+
+	role_file_line(&(struct role_view){.role = ROLE_LEADER, .term = 69, .until = 5000000}, "me", offset, line,
+		       sizeof(line));
+	cr_assert_str_eq(line, "leader 69 until 2026-12-07T20:15:03.250Z\n");
+	role_file_line(&(struct role_view){.role = ROLE_DEMOTING, .term = 69, .until = 5000000}, "me", offset, line,
+		       sizeof(line));
+	cr_assert_str_eq(line, "standby me\n");
+}
+
+Test(role, the_file_is_replaced_when_what_it_says_changes_and_each_renew_moves_its_end)
 {
 	const char *path = tmpfile_path("same");
-	char err[256];
+	char err[256], first[256];
 	struct role *r = role_open("job", "me", path, NULL, err, sizeof(err));
+	int64_t until = timing_now() + 10000000;
 	struct stat a, b;
 
 	cr_assert(r, "%s", err);
-	role_set(r, &(struct role_view){.role = ROLE_LEADER, .term = 3, .until = INT64_MAX}, err, sizeof(err));
+	role_set(r, &(struct role_view){.role = ROLE_LEADER, .term = 3, .until = until}, err, sizeof(err));
 	cr_assert(stat(path, &a) == 0);
-	role_set(r, &(struct role_view){.role = ROLE_LEADER, .term = 3, .until = INT64_MAX - 1}, err, sizeof(err));
-	role_extend(r, INT64_MAX);
+	snprintf(first, sizeof(first), "%s", slurp(path));
+	role_set(r, &(struct role_view){.role = ROLE_LEADER, .term = 3, .until = until}, err, sizeof(err));
 	cr_assert(stat(path, &b) == 0);
 	cr_assert_eq(a.st_ino, b.st_ino, "replaced although it says the same");
+	cr_assert_eq(role_extend(r, until + 1500000, err, sizeof(err)), 0, "%s", err);
+	cr_assert(stat(path, &b) == 0);
+	cr_assert_neq(a.st_ino, b.st_ino, "a renew did not replace it");
+	cr_assert_gt(strcmp(slurp(path), first), 0, "the end did not move: %s, then %s", first, slurp(path));
+	/* Not leading: a renew writes nothing. */
+	role_set(r, &(struct role_view){.role = ROLE_DEMOTING, .term = 3, .until = until}, err, sizeof(err));
+	cr_assert(stat(path, &a) == 0);
+	role_extend(r, until + 3000000, err, sizeof(err));
+	cr_assert(stat(path, &b) == 0);
+	cr_assert_eq(a.st_ino, b.st_ino, "a demoting instance's file replaced at a renew");
 	role_close(r);
 	unlink(path);
 }
@@ -115,7 +143,7 @@ Test(role, leader_turns_standby_once_the_deadline_passed)
 	role_now(r, 1000, &v);
 	cr_assert_eq(v.role, ROLE_STANDBY);
 	cr_assert_str_eq(v.leader, "");
-	role_extend(r, 2000);
+	role_extend(r, 2000, err, sizeof(err));
 	role_now(r, 1500, &v);
 	cr_assert_eq(v.role, ROLE_LEADER);
 	role_close(r);
