@@ -31,7 +31,8 @@
  *              run, one row each: log line, --notify/--ping, metrics,
  *              STATUS=, history; the names in event_id.h, which hold.c
  *              speaks too), log.c, metrics.c, history.c, notify.c,
- *              sdnotify.c, role.c (--role-file, --role-http), report.c
+ *              sdnotify.c, role.c (--role-file, --role-http), role_http.c
+ *              (--role-http's server), report.c
  *              (--status, --history), escape.c, json.c
  *   admin/     --status, --history, --release, --pause, --resume, --check;
  *              servercheck.c --check-server (db/promise.c words its lines)

@@ -1,67 +1,21 @@
-/* The role board: a snapshot under a mutex, the role file, and the HTTP
- * endpoint that answers from the snapshot (role.h). */
+/* The role board: a snapshot under a mutex, the role file, and what the
+ * HTTP endpoint (role_http.c) answers from the snapshot (role.h). */
 #include "role.h"
 
 #include <inttypes.h>
-#include <dlfcn.h>
 #include <limits.h>
-#include <microhttpd.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/atomicfile.h"
-#include "base/dlib.h"
-#include "base/listenaddr.h"
+#include "base/duration.h"
 #include "base/timing.h"
-#include "config.h"
 #include "json.h"
-
-/* libmicrohttpd is loaded only by a run with --role-http, as libcurl is
- * by one that notifies (dlib.h): linked in, it and the TLS stack Debian
- * builds it with would cost every run its start-up. The static build links
- * it in, built without HTTPS. */
-#define MHD_API(X)                                                                                                     \
-	X(MHD_start_daemon)                                                                                            \
-	X(MHD_stop_daemon)                                                                                             \
-	X(MHD_get_daemon_info)                                                                                         \
-	X(MHD_create_response_from_buffer)                                                                             \
-	X(MHD_add_response_header)                                                                                     \
-	X(MHD_queue_response)                                                                                          \
-	X(MHD_destroy_response)
-
-/* Written once, by the first role_open with an address, before the
- * server's thread exists; read-only after. */
-static struct {
-	MHD_API(DLIB_FIELD)
-} lib;
-
-static int role_library(char *err, size_t errlen)
-{
-	if (lib.MHD_start_daemon)
-		return 0;
-#if LEADERRUN_LAZY_LOAD
-	{
-		static const struct dlib_sym syms[] = {MHD_API(DLIB_SYM)};
-		char why[512];
-		if (!dlib_load("libmicrohttpd.so.12", RTLD_NOW, "libmicrohttpd", syms, sizeof(syms) / sizeof(syms[0]),
-			       why, sizeof(why))) {
-			snprintf(err, errlen, "--role-http: %s (apt-get install libmicrohttpd12)", why);
-			return -1;
-		}
-	}
-#else
-	MHD_API(DLIB_LINK)
-#endif
-	return 0;
-}
-
-/* A hostile or stuck client cannot pin the endpoint: few connections, each
- * dropped after a few idle seconds. */
-#define ROLE_HTTP_CONNECTIONS 64
-#define ROLE_HTTP_TIMEOUT_S   5
+#include "role_http.h"
 
 struct role {
 	pthread_mutex_t lock;
@@ -69,8 +23,8 @@ struct role {
 	char lease[LEASE_NAME_MAX + 1], holder[LEASE_HOLDER_MAX + 1];
 	char *file;
 	char line[LEASE_HOLDER_MAX + 32]; /* what the file says */
-	struct MHD_Daemon *http;
-	int port;
+	bool failing;			  /* the last write of the file failed */
+	struct role_http *http;
 };
 
 const char *role_name(enum role_kind k)
@@ -79,11 +33,30 @@ const char *role_name(enum role_kind k)
 	return (unsigned)k < sizeof(names) / sizeof(names[0]) ? names[k] : "standby";
 }
 
-void role_file_line(const struct role_view *v, const char *holder, char *buf, size_t len)
+/* WALL_US (CLOCK_REALTIME us) as "2026-12-07T20:15:03.250Z", rounded
+ * down: a reader that judges by it never thinks a file fresh for longer
+ * than it is. "" when it has no calendar date. */
+static void role_utc(int64_t wall_us, char *buf, size_t len)
 {
-	if (v->role == ROLE_LEADER)
-		snprintf(buf, len, "leader %" PRIu64 "\n", v->term);
-	else if (v->role != ROLE_STANDBY)
+	time_t sec = (time_t)(wall_us / USEC_PER_SEC - (wall_us % USEC_PER_SEC < 0));
+	int ms = (int)((wall_us - (int64_t)sec * USEC_PER_SEC) / USEC_PER_MSEC);
+	struct tm tm;
+	char day[32];
+
+	buf[0] = '\0';
+	if (gmtime_r(&sec, &tm) && strftime(day, sizeof(day), "%Y-%m-%dT%H:%M:%S", &tm) > 0)
+		snprintf(buf, len, "%s.%03dZ", day, ms);
+}
+
+void role_file_line(const struct role_view *v, const char *holder, int64_t wall_offset, char *buf, size_t len)
+{
+	char until[48];
+
+	if (v->role == ROLE_LEADER) {
+		role_utc(wall_offset > 0 && v->until > INT64_MAX - wall_offset ? INT64_MAX : v->until + wall_offset,
+			 until, sizeof(until));
+		snprintf(buf, len, "leader %" PRIu64 "%s%s\n", v->term, until[0] ? " until " : "", until);
+	} else if (v->role != ROLE_STANDBY)
 		/* The lease is ours, but this instance does not lead. */
 		snprintf(buf, len, "standby %s\n", holder);
 	else if (v->leader[0])
@@ -119,72 +92,39 @@ void role_now(struct role *r, int64_t now, struct role_view *out)
 	}
 }
 
-static enum MHD_Result role_answer(struct MHD_Connection *c, unsigned status, const char *type, const char *body)
+unsigned role_reply(struct role *r, const char *method, const char *url, char *body, size_t len, const char **type)
 {
-	struct MHD_Response *resp =
-	    lib.MHD_create_response_from_buffer(strlen(body), (void *)(uintptr_t)body, MHD_RESPMEM_MUST_COPY);
-	enum MHD_Result ret;
-
-	if (!resp)
-		return MHD_NO;
-	lib.MHD_add_response_header(resp, "Content-Type", type);
-	/* A proxy's cache must not say "leader" for us. */
-	lib.MHD_add_response_header(resp, "Cache-Control", "no-store");
-	ret = lib.MHD_queue_response(c, status, resp);
-	lib.MHD_destroy_response(resp);
-	return ret;
-}
-
-/* GET /leader: 200 on the leader, 503 elsewhere; GET /role: the JSON. */
-static enum MHD_Result role_request(void *cls, struct MHD_Connection *c, const char *url, const char *method,
-				    const char *version, const char *upload, size_t *upload_size, void **state)
-{
-	struct role *r = cls;
 	struct role_view v;
-	char body[JSON_QUOTE_MAX(LEASE_NAME_MAX) + 2 * JSON_QUOTE_MAX(LEASE_HOLDER_MAX) + 128];
 
-	(void)version;
-	(void)upload;
-	(void)upload_size;
-	(void)state;
-	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-		return role_answer(c, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain", "GET or HEAD only\n");
+	*type = "text/plain";
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+		snprintf(body, len, "GET or HEAD only\n");
+		return 405;
+	}
 	role_now(r, timing_now(), &v);
 	if (strcmp(url, "/leader") == 0) {
-		snprintf(body, sizeof(body), "%s\n", role_name(v.role));
-		return role_answer(c, v.role == ROLE_LEADER ? MHD_HTTP_OK : MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain",
-				   body);
+		snprintf(body, len, "%s\n", role_name(v.role));
+		return v.role == ROLE_LEADER ? 200 : 503;
 	}
 	if (strcmp(url, "/role") == 0) {
-		role_json(&v, r->lease, r->holder, body, sizeof(body));
-		return role_answer(c, MHD_HTTP_OK, "application/json", body);
+		*type = "application/json";
+		role_json(&v, r->lease, r->holder, body, len);
+		return 200;
 	}
-	return role_answer(c, MHD_HTTP_NOT_FOUND, "text/plain", "GET /leader or /role\n");
+	snprintf(body, len, "GET /leader or /role\n");
+	return 404;
 }
 
-static int role_listen(struct role *r, const char *http, char *err, size_t errlen)
+/* CLOCK_REALTIME less CLOCK_BOOTTIME, now: what turns a local deadline
+ * into the wall-clock time a reader of the file can compare with its own.
+ * Read at each write, so that a step of the wall clock reaches the file
+ * with the next renew. */
+static int64_t role_wall_offset(void)
 {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	const union MHD_DaemonInfo *info;
-	unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+	struct timespec ts;
 
-	if (listenaddr_parse(http, &ss, &len, err, errlen) < 0 || role_library(err, errlen) < 0)
-		return -1;
-	if (ss.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	r->http =
-	    lib.MHD_start_daemon(flags, 0, NULL, NULL, role_request, r, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
-				 MHD_OPTION_CONNECTION_LIMIT, (unsigned)ROLE_HTTP_CONNECTIONS,
-				 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)ROLE_HTTP_TIMEOUT_S, MHD_OPTION_END);
-	if (!r->http) {
-		snprintf(err, errlen, "--role-http %s: cannot listen there (in use, or not an address of this host)",
-			 http);
-		return -1;
-	}
-	info = lib.MHD_get_daemon_info(r->http, MHD_DAEMON_INFO_BIND_PORT);
-	r->port = info ? info->port : 0;
-	return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000 - timing_now();
 }
 
 /* The file, when what it says changed: 0, or -1 with ERR. */
@@ -194,13 +134,18 @@ static int role_write(struct role *r, const struct role_view *v, char *err, size
 
 	if (!r->file)
 		return 0;
-	role_file_line(v, r->holder, line, sizeof(line));
+	role_file_line(v, r->holder, role_wall_offset(), line, sizeof(line));
 	if (strcmp(line, r->line) == 0)
 		return 0;
 	if (atomicfile_write(r->file, line, strlen(line), why, sizeof(why)) != 0) {
 		snprintf(err, errlen, "--role-file: %s", why);
+		/* Said once, not at every renew while it keeps failing. */
+		if (r->failing)
+			return 0;
+		r->failing = true;
 		return -1;
 	}
+	r->failing = false;
 	snprintf(r->line, sizeof(r->line), "%s", line);
 	return 0;
 }
@@ -218,7 +163,7 @@ struct role *role_open(const char *lease, const char *holder, const char *file, 
 	pthread_mutex_init(&r->lock, NULL);
 	snprintf(r->lease, sizeof(r->lease), "%s", lease);
 	snprintf(r->holder, sizeof(r->holder), "%s", holder);
-	if (role_write(r, &r->v, err, errlen) < 0 || (http && role_listen(r, http, err, errlen) < 0)) {
+	if (role_write(r, &r->v, err, errlen) < 0 || (http && !(r->http = role_http_start(http, r, err, errlen)))) {
 		free(r->file);
 		pthread_mutex_destroy(&r->lock);
 		free(r);
@@ -237,18 +182,22 @@ int role_set(struct role *r, const struct role_view *v, char *err, size_t errlen
 	return role_write(r, v, err, errlen);
 }
 
-void role_extend(struct role *r, int64_t until)
+int role_extend(struct role *r, int64_t until, char *err, size_t errlen)
 {
+	struct role_view v;
+
 	if (!r)
-		return;
+		return 0;
 	pthread_mutex_lock(&r->lock);
 	r->v.until = until;
+	v = r->v;
 	pthread_mutex_unlock(&r->lock);
+	return role_write(r, &v, err, errlen);
 }
 
 int role_http_port(const struct role *r)
 {
-	return r ? r->port : 0;
+	return r ? role_http_bound_port(r->http) : 0;
 }
 
 void role_close(struct role *r)
@@ -257,8 +206,7 @@ void role_close(struct role *r)
 
 	if (!r)
 		return;
-	if (r->http)
-		lib.MHD_stop_daemon(r->http);
+	role_http_stop(r->http);
 	(void)role_write(r, &(struct role_view){.role = ROLE_STANDBY}, err, sizeof(err));
 	free(r->file);
 	pthread_mutex_destroy(&r->lock);

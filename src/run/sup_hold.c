@@ -4,6 +4,7 @@
  * the worker, the watcher) and emits its events as hold.c named them, the
  * command's exit among them, the kill first and the words after it. */
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,8 +119,11 @@ static void sup_apply(struct sup *s, const struct hold_step *st, struct report *
 		rep->killed = sup_signal_all(s, SIGKILL);
 	}
 	if (st->acts & ACT_DEADLINE) {
+		char err[PATH_MAX + 80];
 		child_set_deadline(&s->child, hold_deadline(&s->hold, &s->o->timing));
-		role_extend(s->ev.rb, hold_deadline(&s->hold, &s->o->timing));
+		/* The role file's end of leadership moves with the deadline. */
+		if (role_extend(s->ev.rb, hold_deadline(&s->hold, &s->o->timing), err, sizeof(err)) < 0)
+			event_emit(&s->ev, EV_ROLE_FILE_FAILED, &(struct event){.err = err});
 	}
 	if (st->acts & ACT_CUT)
 		worker_abort(s->w);
