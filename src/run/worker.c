@@ -438,10 +438,10 @@ static void *worker_main(void *arg)
 			log_warn("%s", msg);
 		if (r.info.stray && !w->stray_said) {
 			w->stray_said = true;
-			log_warn(
-			    "ignored the lease table's row of slot %u, which says %u slots where slot 0 says "
-			    "otherwise: leaderrun writes no such row; an account that may write %s did (delete it)",
-			    r.info.stray_slot, r.info.stray_slots, w->sql.table);
+			log_warn("ignored the lease table's row of slot %u, which says %u slots where slot 0 says "
+				 "otherwise: leaderrun writes no such row; an account that may write %s did (an "
+				 "administrator may delete it)",
+				 r.info.stray_slot, r.info.stray_slots, w->sql.table);
 		}
 		if (w->sql.choose_lost && w->job.choose_asked && !w->choose_said) {
 			w->choose_said = true;
