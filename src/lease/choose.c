@@ -34,13 +34,14 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 	lease_sql_quote_table(s, sizeof(s), sql->standby);
 	/* One statement: the mark (why, for the holder's log and history)
 	 * and the revocation commit together, and only while the holder's
-	 * priority (its live row's, else 0) is below ours. */
+	 * priority (its live row's within --priority's range, else 0) is
+	 * below ours. */
 	if (!sqltext_append(q, sizeof(q), &used,
 			    "UPDATE %s l JOIN %s me ON me.lease = l.name AND me.lock_name = '%s' "
-			    "LEFT JOIN %s h ON h.lease = l.name AND h.holder = l.holder AND "
-			    "IS_USED_LOCK(h.lock_name) IS NOT NULL "
+			    "LEFT JOIN %s h ON h.lease = l.name AND h.holder = l.holder AND h.priority BETWEEN %d AND "
+			    "%d AND IS_USED_LOCK(h.lock_name) IS NOT NULL "
 			    "SET me.preempt_term = l.term, l.revoked_term = l.term ",
-			    l, s, lock, s) ||
+			    l, s, lock, s, -CHOOSE_PRIORITY_MAX, CHOOSE_PRIORITY_MAX) ||
 	    !sqltext_render(q, sizeof(q), &used,
 			    "WHERE l.name = ? AND l.slot = 0 AND l.holder = ? AND l.term = ? AND "
 			    "l.expires_at > UTC_TIMESTAMP(6) AND l.revoked_term <> l.term AND "
@@ -54,7 +55,7 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 }
 
 /* A standby S chosen for the term of the lease row X, the choice running. */
-#define CHOSEN_NOW "(s.chosen_until > UTC_TIMESTAMP(6) AND x.term <= s.chosen_term)"
+#define CHOSEN_NOW "(s.chosen_until > UTC_TIMESTAMP(6) AND x.term = s.chosen_term)"
 
 struct choose_why {
 	char *reason, *by;

@@ -6,11 +6,15 @@
  * claims in its own compare-and-set (choose_render puts them into the
  * lease statements), so the row's one writer is still the one that
  * matched. A free lease is not this candidate's to take while
- *   - another live standby is chosen (--release --to) until its
- *     chosen_until, unless this one is the chosen one;
- *   - another live, healthy standby has a higher priority, and has had
- *     less than the claim (max(2 s, 2 x --retry-interval)) to take it
- *     since it came free (or since that standby began to wait).
+ *   - another live standby is chosen (--release --to) for the term the
+ *     lease row holds, until its chosen_until and at most CHOOSE_WINDOW_S
+ *     past that term's end, unless this one is the chosen one;
+ *   - another live, healthy standby has a higher priority (within
+ *     --priority's range), and the lease came free (expires_at, by the
+ *     server's clock) less than the claim (max(2 s, 2 x
+ *     --retry-interval)) ago.
+ * Whoever may write the standbys' table (sql/grants.sql) can hold a free
+ * lease back for no longer: no column of a row stretches a claim.
  * A standby is live while its session holds its named lock: a dead or
  * cut-off favourite stops counting when its session ends, a frozen one
  * after the claim. Priority decides nothing about safety: the
@@ -24,6 +28,14 @@
 
 #include "db/db.h"
 #include "lease.h"
+
+/* --priority's range (options.c): a row's priority outside it claims
+ * nothing. */
+#define CHOOSE_PRIORITY_MAX 1000000
+/* How long past the end of the term it was made in a switch-over's choice
+ * counts at most: the window --release --to gives it
+ * (SWITCHOVER_WINDOW_US). */
+#define CHOOSE_WINDOW_S 10
 
 /* What a switch-over names: a standby of the lease, by holder id or by
  * host name. */

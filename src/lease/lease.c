@@ -63,6 +63,16 @@ static void look_row(void *ctx, const struct db_value *c)
 	unsigned slot = (unsigned)c[0].i64, slots = (unsigned)c[1].i64;
 	int64_t expires_in = c[4].is_null ? 0 : c[4].i64;
 
+	/* Every row leaderrun writes carries slot 0's count (rows come in
+	 * slot order): one of another is nobody's, and counts for nothing. */
+	if (slot == 0)
+		l->count = slots;
+	else if (slots != l->count) {
+		l->info->stray = true;
+		l->info->stray_slot = slot;
+		l->info->stray_slots = slots;
+		return;
+	}
 	if (!l->any || slots < l->min_slots)
 		l->min_slots = slots;
 	if (!l->any || slots > l->max_slots)

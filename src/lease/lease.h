@@ -18,7 +18,7 @@
 #define LEASE_TABLE_MAX	    129 /* db.table, 64 + 1 + 64 */
 #define LEASE_DEFAULT_TABLE "leaderrun_lease"
 #define LEASE_SLOTS_MAX	    100	 /* --slots: a waiter's look reads a row a slot */
-#define LEASE_CHOOSE_MAX    2400 /* the claims' SQL in a statement (choose.h) */
+#define LEASE_CHOOSE_MAX    2600 /* the claims' SQL in a statement (choose.h) */
 
 enum lease_outcome {
 	LEASE_OK,	    /* acquired, renewed or released */
@@ -61,6 +61,10 @@ struct lease_info {
 	 * hint). */
 	char above[48];
 	bool other_chosen; /* another standby is chosen by --release --to */
+	/* A row of another count than slot 0's was ignored: its slot and
+	 * count (leaderrun writes none such; anyone with INSERT may). */
+	bool stray;
+	unsigned stray_slot, stray_slots;
 };
 
 /* The statements for one table, rendered once from a validated name: the

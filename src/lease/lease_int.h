@@ -20,6 +20,7 @@ struct look {
 	unsigned rows;	/* rows of the slots 0..n-1 */
 	unsigned nfree; /* of them, free: expired (a pause is the lease's) */
 	unsigned min_slots, max_slots;
+	unsigned count; /* the count in force: slot 0's */
 	bool read_only, any;
 	struct lease_info *info;
 	struct lease_info busy; /* the held slot that expires first */

@@ -311,60 +311,88 @@ int64_t lease_slot_of(int64_t now_us, int64_t period_us)
 	return (now_us + period_us / 2) / period_us * period_us;
 }
 
+/* A standby X chosen by --release --to for the lease row O's term (O:
+ * "" or "l."), the choice still running: made in the term the row holds
+ * (the next term spends it), and never past that term's end plus
+ * CHOOSE_WINDOW_S (the row is free, so expires_at is that end). */
+static void choose_chosen(char *out, size_t len, const char *x, const char *o)
+{
+	snprintf(
+	    out, len,
+	    "(%s.chosen_term = %sterm AND %s.chosen_until > UTC_TIMESTAMP(6) AND %sexpires_at + INTERVAL %d SECOND > "
+	    "UTC_TIMESTAMP(6))",
+	    x, o, x, o, CHOOSE_WINDOW_S);
+}
+
 /* The condition on a standby S that keeps a free lease from this
- * candidate (choose.h); O, the lease row's qualifier ("" or "l."). A row
- * dated in the future, or chosen for longer than a day, claims nothing:
- * whoever writes the table cannot keep a lease from everyone for long. */
+ * candidate (choose.h); O, the lease row's qualifier ("" or "l."). The
+ * table is anybody's to write (sql/grants.sql): no column of S may stretch
+ * a claim. A priority claims only from the moment the lease came free (its
+ * expires_at, by the server's clock; never S's since), and only within
+ * --priority's range; a choice, as choose_chosen says. A row dated in the
+ * future claims nothing. */
 static bool choose_cond(char *out, size_t len, const char *t, const char *o, const char *lock, int priority,
 			long long claim_us)
 {
-	int n =
-	    snprintf(out, len,
-		     "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
-		     "s.since <= UTC_TIMESTAMP(6) AND "
-		     "((s.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND "
-		     "%sterm <= s.chosen_term) OR "
-		     "(s.priority > %d AND s.healthy AND "
-		     "GREATEST(%sexpires_at, s.since) + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
-		     "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND "
-		     "m.chosen_until > UTC_TIMESTAMP(6) AND %sterm <= m.chosen_term)))",
-		     o, lock, o, priority, o, claim_us, t, o, lock, o);
+	char chosen_s[200], chosen_m[200];
+	int n;
 
+	choose_chosen(chosen_s, sizeof(chosen_s), "s", o);
+	choose_chosen(chosen_m, sizeof(chosen_m), "m", o);
+	n = snprintf(out, len,
+		     "s.lease = %sname AND s.lock_name <> '%s' AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND "
+		     "s.since <= UTC_TIMESTAMP(6) AND (%s OR "
+		     "(s.priority > %d AND s.priority <= %d AND s.healthy AND "
+		     "%sexpires_at + INTERVAL %lld MICROSECOND > UTC_TIMESTAMP(6) AND NOT EXISTS "
+		     "(SELECT 1 FROM %s m WHERE m.lease = %sname AND m.lock_name = '%s' AND %s)))",
+		     o, lock, chosen_s, priority, CHOOSE_PRIORITY_MAX, o, claim_us, t, o, lock, chosen_m);
+	return n > 0 && (size_t)n < len;
+}
+
+/* The read's columns of the claims (stmts.def, READ) into OUT: RD, the
+ * condition above on the row l. */
+static bool choose_read_cols(char *out, size_t len, const char *t, const char *rd, const char *lock, int priority,
+			     long long claim_us)
+{
+	char chosen_s[200], chosen_c[200];
+	int n;
+
+	choose_chosen(chosen_s, sizeof(chosen_s), "s", "l.");
+	choose_chosen(chosen_c, sizeof(chosen_c), "c", "l.");
+	/* How long the row is another's still: a chosen one's to the
+	 * choice's end, a favourite's to its claim's end. */
+	n = snprintf(
+	    out, len,
+	    "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(%s, LEAST(s.chosen_until, l.expires_at + "
+	    "INTERVAL %d SECOND), l.expires_at + INTERVAL %lld MICROSECOND))) FROM %s s WHERE %s), "
+	    "(SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
+	    "h.priority BETWEEN %d AND %d AND IS_USED_LOCK(h.lock_name) IS NOT NULL), "
+	    /* The waiter this one waits behind: the lowest priority
+	     * above its own, of the live, healthy ones that do not
+	     * hold the lease. */
+	    "(SELECT a.lock_name FROM %s a WHERE a.lease = l.name AND a.lock_name <> '%s' AND a.priority > %d "
+	    "AND a.priority <= %d AND a.healthy AND a.since <= UTC_TIMESTAMP(6) AND a.holder <> l.holder AND "
+	    "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1), "
+	    "(SELECT COUNT(*) > 0 FROM %s c WHERE c.lease = l.name AND c.lock_name <> '%s' AND %s AND "
+	    "IS_USED_LOCK(c.lock_name) IS NOT NULL)",
+	    chosen_s, CHOOSE_WINDOW_S, claim_us, t, rd, t, -CHOOSE_PRIORITY_MAX, CHOOSE_PRIORITY_MAX, t, lock, priority,
+	    CHOOSE_PRIORITY_MAX, t, lock, chosen_c);
 	return n > 0 && (size_t)n < len;
 }
 
 void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_t claim_us)
 {
-	char t[LEASE_TABLE_MAX + 24], acq[1000], rd[1000];
-	int n1, n2;
+	char t[LEASE_TABLE_MAX + 24], acq[1400], rd[1400];
+	int n1;
 
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
 	if (!choose_cond(acq, sizeof(acq), t, "", lock, priority, (long long)claim_us) ||
 	    !choose_cond(rd, sizeof(rd), t, "l.", lock, priority, (long long)claim_us))
 		return;
 	n1 = snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
-	/* How long the row is another's still: a chosen one's to its
-	 * chosen_until, a favourite's to its claim's end. */
-	n2 = snprintf(
-	    sql->choose_read, sizeof(sql->choose_read),
-	    "(SELECT TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), MAX(IF(s.chosen_until > UTC_TIMESTAMP(6) AND "
-	    "l.term <= s.chosen_term, "
-	    "s.chosen_until, GREATEST(l.expires_at, s.since) + INTERVAL %lld MICROSECOND))) FROM %s s WHERE "
-	    "%s), (SELECT MAX(h.priority) FROM %s h WHERE h.lease = l.name AND h.holder = l.holder AND "
-	    "IS_USED_LOCK(h.lock_name) IS NOT NULL), "
-	    /* The waiter this one waits behind: the lowest priority
-	     * above its own, of the live, healthy ones that do not
-	     * hold the lease. */
-	    "(SELECT a.lock_name FROM %s a WHERE a.lease = l.name AND a.lock_name <> '%s' AND a.priority > %d "
-	    "AND a.healthy AND a.since <= UTC_TIMESTAMP(6) AND a.holder <> l.holder AND "
-	    "IS_USED_LOCK(a.lock_name) IS NOT NULL ORDER BY a.priority, a.lock_name LIMIT 1), "
-	    "(SELECT COUNT(*) > 0 FROM %s c WHERE c.lease = l.name AND c.lock_name <> '%s' AND "
-	    "c.chosen_until BETWEEN UTC_TIMESTAMP(6) AND UTC_TIMESTAMP(6) + INTERVAL 1 DAY AND l.term <= c.chosen_term "
-	    "AND "
-	    "IS_USED_LOCK(c.lock_name) IS NOT NULL)",
-	    (long long)claim_us, t, rd, t, t, lock, priority, t, lock);
 	/* A claim cut short would be another statement: none then. */
-	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) || n2 < 0 || (size_t)n2 >= sizeof(sql->choose_read))
+	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) ||
+	    !choose_read_cols(sql->choose_read, sizeof(sql->choose_read), t, rd, lock, priority, (long long)claim_us))
 		return;
 	sql->choose_on = true;
 	lease_sql_render_schema(sql, sql->table, sql->schema);

@@ -145,7 +145,7 @@ static bool standby_list_sql(const struct lease_sql *sql, const char *lease, boo
 			      "s.healthy%s%s%s FROM %s s WHERE IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS "
 			      "(SELECT 1 FROM %s x WHERE x.name = s.lease AND x.holder = s.holder AND x.expires_at > "
 			      "UTC_TIMESTAMP(6))",
-			      claims ? ", s.priority, s.chosen_until > UTC_TIMESTAMP(6) AND s.chosen_term >= (SELECT "
+			      claims ? ", s.priority, s.chosen_until > UTC_TIMESTAMP(6) AND s.chosen_term = (SELECT "
 				       "MAX(y.term) FROM "
 				     : "",
 			      claims ? l : "", claims ? " y WHERE y.name = s.lease)" : "", t, l) &&

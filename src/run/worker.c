@@ -41,6 +41,7 @@ struct worker {
 	int pipe[2];		     /* [0] polled by the supervisor, [1] written here */
 	char lock[STANDBY_LOCK_MAX]; /* this run's standby lock (standby.h) */
 	bool choose_said;	     /* the claims' absence was said */
+	bool stray_said;	     /* a lease row of another count was said (lease_info's stray) */
 
 	/* Guarded by t.lock (t.quit: end now; t.detached: abandoned by
 	 * worker_stop, the thread frees it all). quit_after: worker_quit
@@ -435,6 +436,13 @@ static void *worker_main(void *arg)
 			r.wake = HINT_OFF;
 		if (lease_sql_older(&w->sql, msg, sizeof(msg)))
 			log_warn("%s", msg);
+		if (r.info.stray && !w->stray_said) {
+			w->stray_said = true;
+			log_warn("ignored the lease table's row of slot %u, which says %u slots where slot 0 says "
+				 "otherwise: leaderrun writes no such row; an account that may write %s did (an "
+				 "administrator may delete it)",
+				 r.info.stray_slot, r.info.stray_slots, w->sql.table);
+		}
 		if (w->sql.choose_lost && w->job.choose_asked && !w->choose_said) {
 			w->choose_said = true;
 			log_warn("the standbys' table %s is missing or older than this leaderrun (%s): --priority, "

@@ -385,4 +385,213 @@ Test(choose, init_gives_a_standbys_table_of_0_9_the_columns_of_priority)
 			       "'chosen_term', 'preempt_term', 'spread')"),
 			 "5");
 }
+
+/* Issue 51, findings 5 and 6: an account with exactly sql/grants.sql's
+ * rights, which may write the standbys' table (and insert lease rows),
+ * holding a GET_LOCK ('x' in the issue) as a live standby's session would. */
+static void grants_sql_account(void)
+{
+	const char *db = getenv("LR_DB_NAME"), *to = "TO 'lr_claims'@'localhost'";
+
+	h_sql("CREATE USER IF NOT EXISTS 'lr_claims'@'localhost' IDENTIFIED BY 'claims-pw'");
+	h_sql("GRANT SELECT, INSERT, UPDATE ON %s.leaderrun_lease %s", db, to);
+	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leaderrun_history %s", db, to);
+	h_sql("GRANT SELECT, INSERT, UPDATE, DELETE ON %s.leaderrun_standby %s", db, to);
+	h_sql("GRANT SELECT ON %s.leaderrun_fence %s", db, to);
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.leaderrun_fence_move %s", db, to);
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.leaderrun_fence_end %s", db, to);
+}
+
+/* That account's session, in the background: a GET_LOCK, then SQL,
+ * then REFRESH (or nothing) every 0.5 s for 40 s, the lock held all along. */
+static void hostile_session(struct h_proc *p, const char *sql, const char *refresh)
+{
+	static char script[16384], sock[300];
+	/* The lock's name is the test's own (the last test's session may
+	 * not have ended yet); which name does not matter. */
+	size_t n = (size_t)snprintf(script, sizeof(script), "SELECT GET_LOCK('x-%d', 10); %s; ", (int)getpid(), sql);
+
+	for (int k = 0; k < 80 && n < sizeof(script) - 400; k++)
+		n += (size_t)snprintf(script + n, sizeof(script) - n, "%s%sDO SLEEP(0.5); ", refresh ? refresh : "",
+				      refresh ? "; " : "");
+	snprintf(sock, sizeof(sock), "--socket=%s", getenv("LR_DB_SOCKET"));
+	h_start(p,
+		(const char *const[]){"/usr/bin/mariadb", "--no-defaults", sock, "-ulr_claims", "-pclaims-pw", "-N",
+				      getenv("LR_DB_NAME"), "-e", script, NULL},
+		NULL);
+}
+
+/* A holds LEASE, B waits (--retry-interval RETRY); the account writes a
+ * standby row of LEASE (COLS, then VALUES) under its lock, refreshing it
+ * with REFRESH; an operator's --release. Returns how long after the lease
+ * came free B held it; fails past LIMIT_MS. */
+static int64_t held_back(const char *lease, const char *retry, const char *cols, const char *values,
+			 const char *refresh, int limit_ms)
+{
+	struct h_proc a, b, evil, rel;
+	char sql[1024];
+	int64_t end, free_at;
+
+	grants_sql_account();
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-v", "-t", "3s", "--retry-interval", retry, "-l", lease, "--holder", "B", "--", "sleep", "60");
+	cr_assert(h_wait_file(b.err, "waiting: held by A", 10000), "%s", h_slurp(b.err));
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO leaderrun_standby (lease, holder, host, since, healthy, lock_name%s) VALUES ('%s', "
+		 "'evil', 'evil', UTC_TIMESTAMP(6), TRUE, 'x-%d'%s)",
+		 cols, lease, (int)getpid(), values);
+	hostile_session(&evil, sql, refresh);
+	end = h_now_ms() + 10000;
+	while (atoi(h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND holder = 'evil' AND "
+			  "IS_USED_LOCK(lock_name) IS NOT NULL",
+			  lease)) != 1) {
+		cr_assert(h_now_ms() < end, "the hostile row is not there:\n%s", h_slurp(evil.err));
+		h_sleep_ms(50);
+	}
+	LR(&rel, "--release", lease);
+	cr_assert_eq(h_finish(&rel, 10000), 0, "%s", h_slurp(rel.err));
+	end = h_now_ms() + 10000;
+	while (strcmp(holder_of(lease), "A") == 0) {
+		cr_assert(h_now_ms() < end, "A did not give the lease back");
+		h_sleep_ms(20);
+	}
+	free_at = h_now_ms();
+	wait_holder(lease, "B", limit_ms);
+	end = h_now_ms() - free_at;
+	cr_log_info("%s: B took the lease %lld ms after it came free", lease, (long long)end);
+	stop(&evil);
+	stop(&a);
+	stop(&b);
+	return end;
+}
+
+/* Seen failing on 0fe1266: the lease stayed free for the 12 s allowed. */
+Test(choose, a_favourite_row_refreshed_under_a_held_lock_holds_a_released_lease_no_longer_than_the_claim)
+{
+	const char *lease = h_lease("evil-prio");
+	char refresh[256];
+
+	snprintf(refresh, sizeof(refresh),
+		 "UPDATE leaderrun_standby SET since = UTC_TIMESTAMP(6) WHERE lease = '%s' AND holder = 'evil'", lease);
+	/* The claim: max(2 s, 2 x 1 s), from the moment it came free. */
+	cr_assert_lt(held_back(lease, "1s", ", priority", ", 1000000", refresh, 12000), 6000);
+}
+
+/* Seen failing on 0fe1266: the lease stayed free for the 16 s allowed. */
+Test(choose, a_choice_of_a_term_that_never_comes_holds_a_released_lease_back_no_longer_than_10_s)
+{
+	const char *lease = h_lease("evil-chosen");
+
+	cr_assert_lt(held_back(lease, "1s", ", chosen_until, chosen_term",
+			       ", UTC_TIMESTAMP(6) + INTERVAL 23 HOUR, 18446744073709551615", NULL, 16000),
+		     3000);
+}
+
+/* The same choice for the term that holds the lease now: spent 10 s past
+ * the term's end. Seen failing on 0fe1266: the lease stayed free. */
+Test(choose, a_forged_choice_of_the_term_holds_a_released_lease_back_no_longer_than_10_s)
+{
+	const char *lease = h_lease("evil-term");
+	char values[256];
+
+	snprintf(values, sizeof(values),
+		 ", UTC_TIMESTAMP(6) + INTERVAL 23 HOUR, (SELECT term FROM leaderrun_lease WHERE name = '%s' AND "
+		 "slot = 0)",
+		 lease);
+	cr_assert_lt(held_back(lease, "1s", ", chosen_until, chosen_term", values, NULL, 20000), 14000);
+}
+
+/* --priority's range is -1000000 to 1000000. B's claim would be 6 s (2 x
+ * its --retry-interval). Seen failing on 0fe1266: 6 s. */
+Test(choose, a_priority_outside_the_options_range_claims_nothing)
+{
+	const char *lease = h_lease("evil-range");
+
+	cr_assert_lt(held_back(lease, "3s", ", priority", ", 2147483647", NULL, 12000), 3000);
+}
+
+/* Waits until LEASE has N rows in the lease table. */
+static void wait_rows(const char *lease, int n)
+{
+	int64_t end = h_now_ms() + 10000;
+
+	while (atoi(h_sql("SELECT COUNT(*) FROM leaderrun_lease WHERE name = '%s'", lease)) != n) {
+		cr_assert(h_now_ms() < end, "not %d rows of %s", n, lease);
+		h_sleep_ms(50);
+	}
+}
+
+/* How many times NEEDLE is in HAY. */
+static int count_of(const char *hay, const char *needle)
+{
+	int n = 0;
+
+	for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+		n++;
+	return n;
+}
+
+/* Finding 6: a slot-1 row of 2 slots, inserted beside a one-slot lease.
+ * Seen failing on 0fe1266: both standbys exited 64 ("this lease runs with
+ * --slots 2"), the service's stopped. */
+Test(choose, a_slot_row_of_another_count_is_ignored_with_one_warning_and_stops_no_standby)
+{
+	const char *lease = h_lease("evil-slots"), *warned = "ignored";
+	struct h_proc a, b, svc, evil, rel;
+	char sql[512];
+	int64_t end;
+
+	grants_sql_account();
+	LR(&a, "-t", "2s", "-l", lease, "--holder", "A", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-v", "-t", "2s", "-l", lease, "--holder", "B", "--", "sleep", "60");
+	LR(&svc, "-v", "-t", "2s", "-l", lease, "--holder", "S", "--service", "--", "sleep", "60");
+	cr_assert(h_wait_file(b.err, "waiting: held by A", 10000), "%s", h_slurp(b.err));
+	cr_assert(h_wait_file(svc.err, "waiting: held by A", 10000), "%s", h_slurp(svc.err));
+	snprintf(sql, sizeof(sql), "INSERT INTO leaderrun_lease (name, slot, slots) VALUES ('%s', 1, 2)", lease);
+	hostile_session(&evil, sql, NULL);
+	cr_assert(h_wait_file(b.err, warned, 10000), "%s", h_slurp(b.err));
+	/* A few looks more (a look at each expiry, 2 s): still waiting. */
+	h_sleep_ms(5000);
+	cr_assert(h_alive(b.pid) && h_alive(svc.pid), "B:\n%s\nS:\n%s", h_slurp(b.err), h_slurp(svc.err));
+	LR(&rel, "--release", lease);
+	cr_assert_eq(h_finish(&rel, 10000), 0, "%s", h_slurp(rel.err));
+	end = h_now_ms() + 10000;
+	while (strcmp(holder_of(lease), "B") != 0 && strcmp(holder_of(lease), "S") != 0) {
+		cr_assert(h_now_ms() < end, "nobody took the lease:\nB:\n%s\nS:\n%s", h_slurp(b.err), h_slurp(svc.err));
+		h_sleep_ms(50);
+	}
+	cr_assert(h_alive(b.pid) && h_alive(svc.pid), "B:\n%s\nS:\n%s", h_slurp(b.err), h_slurp(svc.err));
+	cr_assert_eq(count_of(h_slurp(b.err), warned), 1, "%s", h_slurp(b.err));
+	cr_assert_eq(count_of(h_slurp(svc.err), warned), 1, "%s", h_slurp(svc.err));
+	stop(&evil);
+	stop(&a);
+	stop(&b);
+	stop(&svc);
+}
+
+/* The same stray row, held for a day by its expiry, when the fleet moves
+ * to --slots 2 while no slot is held: it holds no slot of the count in
+ * force, so the change goes on. Seen failing on 09232df: exit 64 ("this
+ * lease runs with --slots 2 (1 held now)"). */
+Test(choose, a_held_slot_row_of_another_count_does_not_refuse_a_change_of_slots)
+{
+	const char *lease = h_lease("evil-change");
+	struct h_proc p, evil;
+	char sql[512];
+
+	grants_sql_account();
+	LR(&p, "-n", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO leaderrun_lease (name, slot, slots, holder, expires_at) VALUES ('%s', 1, 2, 'evil', "
+		 "UTC_TIMESTAMP(6) + INTERVAL 1 DAY)",
+		 lease);
+	hostile_session(&evil, sql, NULL);
+	wait_rows(lease, 2);
+	LR(&p, "-n", "--slots", "2", "-l", lease, "--", "true");
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	stop(&evil);
+}
 HARNESS_MAIN
