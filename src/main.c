@@ -8,7 +8,7 @@
  *              (options.c: one table of options, the steps after it in
  *              options_*.c; dsn.c, leasename.c)
  *   run/       runmode.c: --init, or a run: precheck, subreaper, the
- *              database thread (worker.c), the supervisor;
+ *              database thread (worker.c, worker_op.c), the supervisor;
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
  *              sup_hold.c (the command under the lease, acting on hold.c's
  *              pure decisions), sup_end.c (sup_end_run: every run
@@ -18,7 +18,8 @@
  *              sup_health.c with health.c (--health-cmd);
  *              child*.c: fork/exec, the watcher, every descendant's kill;
  *              outcome.c: what happened -> the exit status
- *   lease/     the protocol: lease.c (compare-and-set on one row),
+ *   lease/     the protocol: lease.c (compare-and-set on one row; its
+ *              look in lease_look.c),
  *              fence.c (the fence a job's transactions prove their term
  *              with), standby.c (the standbys' rows), lease_block.c (an acquisition, a release: one round
  *              trip and one commit each), every statement declared once

@@ -437,7 +437,7 @@ static void runmode_observers_start(const struct options *o, const struct db_con
 	 * watchdog's keep-alives come from the supervisor's loop. */
 	obs->sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));
 	if (obs->h) {
-		const struct worker_release_also also = {
+		const struct worker_release_with also = {
 		    .sql = history_parked_sql, .done = history_parked_done, .arg = obs->h, .kept = history_close_kept};
 		worker_release_also(w, &also);
 	}

@@ -133,7 +133,7 @@ int worker_submit_preempt(struct worker *w, uint64_t term, const char *holder);
  * 0: done), on the worker's thread. Where the release goes statement by
  * statement, neither is called: the run's end (sup_end_run) has the row
  * written on the same connection after it (worker_submit_call). */
-struct worker_release_also {
+struct worker_release_with {
 	bool (*sql)(void *arg, char *buf, size_t len);
 	void (*done)(void *arg, struct db *db, unsigned errnum, const char *msg);
 	void *arg;
@@ -142,7 +142,7 @@ struct worker_release_also {
 	 * while the command runs, and their values at its end. */
 	bool (*kept)(void *arg, char *buf, size_t len, struct db_value vals[3]);
 };
-void worker_release_also(struct worker *w, const struct worker_release_also *also);
+void worker_release_also(struct worker *w, const struct worker_release_with *also);
 
 /* Waits until no request is queued or running (the release's follow-up
  * included), up to UNTIL (CLOCK_BOOTTIME us). Returns 0, or -1 at UNTIL.
