@@ -119,6 +119,14 @@ unsigned role_reply(struct role *r, const char *method, const char *url, char *b
  * into the wall-clock time a reader of the file can compare with its own.
  * Read at each write, so that a step of the wall clock reaches the file
  * with the next renew. */
+/* role_reply as the HTTP server calls it, on its thread, into a buffer of
+ * the server's. */
+_Static_assert(ROLE_REPLY_MAX <= ROLE_HTTP_BODY_MAX, "--role-http's body cannot hold the longest answer");
+static unsigned role_answer(void *ctx, const char *method, const char *url, char *body, size_t len, const char **type)
+{
+	return role_reply(ctx, method, url, body, len, type);
+}
+
 static int64_t role_wall_offset(void)
 {
 	struct timespec ts;
@@ -163,7 +171,8 @@ struct role *role_open(const char *lease, const char *holder, const char *file, 
 	pthread_mutex_init(&r->lock, NULL);
 	snprintf(r->lease, sizeof(r->lease), "%s", lease);
 	snprintf(r->holder, sizeof(r->holder), "%s", holder);
-	if (role_write(r, &r->v, err, errlen) < 0 || (http && !(r->http = role_http_start(http, r, err, errlen)))) {
+	if (role_write(r, &r->v, err, errlen) < 0 ||
+	    (http && !(r->http = role_http_start(http, role_answer, r, err, errlen)))) {
 		free(r->file);
 		pthread_mutex_destroy(&r->lock);
 		free(r);

@@ -18,7 +18,6 @@
 #include "base/listenaddr.h"
 #include "base/timing.h"
 #include "config.h"
-#include "role.h"
 
 /* libmicrohttpd is loaded only by a run with --role-http, as libcurl is
  * by one that notifies (dlib.h): linked in, it and the TLS stack Debian
@@ -92,7 +91,8 @@ struct role_http_conn {
 
 struct role_http {
 	struct MHD_Daemon *d;
-	struct role *board;
+	role_http_reply_fn *reply;
+	void *ctx;
 	int port;
 	struct bgthread cutter;
 	/* Guarded by cutter's lock: written by libmicrohttpd's thread when a
@@ -206,7 +206,7 @@ static enum MHD_Result role_http_request(void *cls, struct MHD_Connection *c, co
 					 const char *version, const char *upload, size_t *upload_size, void **state)
 {
 	struct role_http *h = cls;
-	char body[ROLE_REPLY_MAX];
+	char body[ROLE_HTTP_BODY_MAX];
 	const char *type;
 	unsigned status;
 
@@ -214,7 +214,7 @@ static enum MHD_Result role_http_request(void *cls, struct MHD_Connection *c, co
 	(void)upload;
 	(void)upload_size;
 	(void)state;
-	status = role_reply(h->board, method, url, body, sizeof(body), &type);
+	status = h->reply(h->ctx, method, url, body, sizeof(body), &type);
 	return role_http_answer(c, status, type, body);
 }
 
@@ -246,7 +246,7 @@ static int role_http_listen(struct role_http *h, const char *addr, char *err, si
 	return 0;
 }
 
-struct role_http *role_http_start(const char *addr, struct role *board, char *err, size_t errlen)
+struct role_http *role_http_start(const char *addr, role_http_reply_fn *reply, void *ctx, char *err, size_t errlen)
 {
 	struct role_http *h = calloc(1, sizeof(*h));
 
@@ -254,7 +254,8 @@ struct role_http *role_http_start(const char *addr, struct role *board, char *er
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	h->board = board;
+	h->reply = reply;
+	h->ctx = ctx;
 	bgthread_init(&h->cutter);
 	if (bgthread_start(&h->cutter, role_http_cutter, h) < 0) {
 		snprintf(err, errlen, "--role-http: cannot start a thread");
