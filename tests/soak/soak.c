@@ -249,7 +249,7 @@ struct soak {
 	/* -V: the contenders run --service with LR_SERVICE (service.sh) and
 	 * its hooks, which fail or hang when a flag file says so. */
 	const char *service;
-	char promote[1024], demote[1024];
+	char promote[2048], demote[1024];
 };
 
 static uint64_t rnd(struct soak *s)
@@ -1329,15 +1329,78 @@ static pid_t service_of(struct soak *s, int i)
  * promote exits 1) or hang (the demote sleeps past the grace). */
 static void service_hooks(struct soak *s)
 {
-	snprintf(
-	    s->promote, sizeof(s->promote),
-	    "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/failpromote.$p ]; then rm -f $d/failpromote.$p; exit 1; fi; "
-	    "echo $LEADERRUN_TERM > $d/term.$p; kill -USR1 $p; while [ ! -e $d/led.$p ]; do sleep 0.01; done",
-	    s->dir);
+	/* The leader's work starts first, in the background (service.sh
+	 * worker): a promote that fails after it leaves it to the demote. */
+	snprintf(s->promote, sizeof(s->promote),
+		 "d=%s; p=$LEADERRUN_SERVICE_PID; %s worker %s $d $LEADERRUN_TERM & "
+		 "if [ -e $d/failpromote.$p ]; then rm -f $d/failpromote.$p; exit 1; fi; "
+		 "echo $LEADERRUN_TERM > $d/term.$p; kill -USR1 $p; while [ ! -e $d/led.$p ]; do sleep 0.01; done",
+		 s->dir, s->service, s->log);
 	snprintf(s->demote, sizeof(s->demote),
 		 "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/hang.$p ]; then sleep 3600; fi; "
 		 "kill -USR2 $p; while [ -e $d/led.$p ]; do sleep 0.01; done",
 		 s->dir);
+}
+
+/* -V: no promote's worker outlives its term: no line of DIR/work.log
+ * (service.sh worker: "work TERM NS PID", every 20 ms while it lives) is
+ * stamped after a newer term's start in the probe's log; and none lives
+ * once every contender has exited. Returns the lines that were, with the
+ * largest lead in *LATE_MS; *LINES: the lines read. */
+static int workers_check(struct soak *s, long *lines, long long *late_ms)
+{
+	char path[400], line[256], cmd[600];
+	unsigned long long *terms = NULL, t;
+	long long *ns = NULL, at;
+	size_t n = 0, cap = 0;
+	int late = 0, pid;
+	FILE *f = fopen(s->log, "r");
+
+	*lines = 0;
+	*late_ms = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "start %llu %lld", &t, &at) == 2) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				terms = realloc(terms, cap * sizeof(*terms));
+				ns = realloc(ns, cap * sizeof(*ns));
+			}
+			terms[n] = t;
+			ns[n++] = at;
+		}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/work.log", s->dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "work %llu %lld %d", &t, &at, &pid) != 3)
+			continue;
+		(*lines)++;
+		/* Terms grow down the log: the first start of a newer term. */
+		for (size_t i = 0; i < n; i++)
+			if (terms[i] > t) {
+				if (at > ns[i]) {
+					late++;
+					if ((at - ns[i]) / 1000000 > *late_ms)
+						*late_ms = (at - ns[i]) / 1000000;
+				}
+				break;
+			}
+	}
+	if (f)
+		fclose(f);
+	free(terms);
+	free(ns);
+	if (late)
+		fail(s, "a promote's worker worked after a newer term began: %d lines, by up to %lld ms", late,
+		     *late_ms);
+	snprintf(cmd, sizeof(cmd),
+		 "for f in %s/worker.*; do p=${f##*.}; grep -qa worker /proc/$p/cmdline 2>/dev/null && "
+		 "! grep -q '^State:.Z' /proc/$p/status && exit 1; done; exit 0",
+		 s->dir);
+	if (run_quiet((char *[]){"/bin/sh", "-c", cmd, NULL}, NULL) != 0)
+		fail(s, "a promote's worker outlived every contender");
+	return late;
 }
 
 /* -V: touches DIR/NAME.PID. */
@@ -1828,7 +1891,9 @@ static void load_env(struct soak *s)
 int main(int argc, char *argv[])
 {
 	struct soak s;
-	int episodes = 0, duration_s = 0, opt, rc;
+	int episodes = 0, duration_s = 0, opt, rc, workers_late = 0;
+	long work_lines = 0;
+	long long work_late_ms = 0;
 	unsigned long long seed = 0;
 	int64_t start;
 	bool ncont_given = false, slots_given = false;
@@ -2011,6 +2076,8 @@ int main(int argc, char *argv[])
 	}
 	if (s.fenced_job)
 		fence_check(&s);
+	if (s.service)
+		workers_late = workers_check(&s, &work_lines, &work_late_ms);
 
 	qsort(s.st.failover_ms, (size_t)s.st.nfailover, sizeof(int64_t), cmp64);
 	printf("\n| soak | value |\n|---|---|\n");
@@ -2023,6 +2090,9 @@ int main(int argc, char *argv[])
 		    "%d |\n",
 		    probe_read(&s).starts, s.st.demotes_killed, s.st.promotes_failed);
 		printf("| --service: a standby's service restarted by a failover | %d |\n", s.st.standby_restarts);
+		printf("| --service: promotes' workers' lines / stamped after a newer term began (max ms) | %ld / %d "
+		       "(%lld) |\n",
+		       work_lines, workers_late, work_late_ms);
 	}
 	printf("| failover median | %lld ms |\n",
 	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover / 2] : 0LL);
