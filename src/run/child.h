@@ -101,8 +101,9 @@ int child_kill_descendants(const struct child *c, int sig);
 /* --service, the end of a term: SIG to every descendant of this process
  * below a child of its own that started at or after SINCE (clock ticks
  * after boot, /proc/PID/stat's starttime), except the children SPARE[0..N)
- * (the service, the health check) and the watcher, with what is below
- * them: what the term's hooks left, orphaned to this process (a subreaper)
+ * (the service, the health check: group leaders) and the members of their
+ * groups, and the watcher, with what is below them: what the term's hooks
+ * left, orphaned to this process (a subreaper)
  * or below a hook that still runs, whatever group it moved to (setsid).
  * Returns how many were found, zombies included: 0 once all are reaped. */
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig);

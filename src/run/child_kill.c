@@ -380,8 +380,10 @@ static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, co
 	const struct proc_entry *e = &w->list[i];
 
 	if (e->ppid == w->self) {
+		/* A spared child's group too: the service's processes that
+		 * were orphaned to us are still the service's. */
 		for (int k = 0; k < n; k++)
-			if (spare[k] > 0 && e->pid == spare[k])
+			if (spare[k] > 0 && (e->pid == spare[k] || e->pgid == spare[k]))
 				return false;
 		return e->start >= since;
 	}
@@ -391,6 +393,8 @@ static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, co
 	return false;
 }
 
+/* Without children files (no CONFIG_PROC_CHILDREN) the walk finds nothing:
+ * then only the hooks' groups are killed (sup_service_clear). */
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
 {
 	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};

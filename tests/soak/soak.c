@@ -2029,11 +2029,11 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	snprintf(s.dbdir, sizeof(s.dbdir), "%s/db", s.dir);
+	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
 	if (s.service) {
 		service_hooks(&s);
 		printf("soak: --service: every contender runs its service; leading is promote to demote\n");
 	}
-	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
 	snprintf(s.lock, sizeof(s.lock), "%s/probe.lock", s.dir);
 	sandbox(&s, "start");
 	load_env(&s);
