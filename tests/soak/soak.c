@@ -1342,6 +1342,15 @@ static void service_hooks(struct soak *s)
 		 s->dir);
 }
 
+/* -V: removes DIR/NAME.PID. */
+static void service_unflag(struct soak *s, const char *name, pid_t pid)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s.%d", s->dir, name, (int)pid);
+	unlink(path);
+}
+
 /* -V: no promote's worker outlives its term: no line of DIR/work.log
  * (service.sh worker: "work TERM NS PID", every 20 ms while it lives) is
  * stamped after a newer term's start in the probe's log; and none lives
@@ -1499,6 +1508,13 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 	}
 	if (!handover)
 		t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
+	/* A standby that did not promote meanwhile keeps its flag: its next
+	 * promote, in a later episode (a switch-over to it, say), would fail
+	 * for this one (seed 51 once failed so). */
+	if (f == F_FAILPROMOTE)
+		for (int i = 0; i < s->ncont; i++)
+			if (svc[i] > 0)
+				service_unflag(s, "failpromote", svc[i]);
 	if (t1 < 0) {
 		if (!handover) /* preempt and switchover said why */
 			fail(s, "%s: no instance led again", fault_names[f]);
