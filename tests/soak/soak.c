@@ -117,7 +117,9 @@
  * blackhole, release, hangdemote (the demote hangs: killed, 76),
  * failpromote (the standbys' next promotes fail), and preempt and
  * switchover, after which the old leader demotes and stands by, its
- * service the same process. No standby's service restarts.
+ * service the same process. No standby's service restarts. Each promote
+ * starts a background worker (service.sh worker): no worker's line is
+ * stamped after a newer term's start (workers_check).
  *
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
