@@ -239,10 +239,14 @@ SAY(say_watcher_died, "the watcher process %d died; a SIGKILL of leaderrun would
 
 static void say_exited(const struct events *ev, const struct event *d, char *buf, size_t len)
 {
+	/* A service's during its demote says so (d->err). */
+	const char *who = d->err ? "service" : "command", *when = d->err ? d->err : "";
+
+	(void)ev;
 	if (WIFSIGNALED(d->wstatus))
-		snprintf(buf, len, "command killed by signal %s", sig_abbrev(WTERMSIG(d->wstatus)));
+		snprintf(buf, len, "%s killed by signal %s%s", who, sig_abbrev(WTERMSIG(d->wstatus)), when);
 	else
-		snprintf(buf, len, "command exited with status %d", WEXITSTATUS(d->wstatus));
+		snprintf(buf, len, "%s exited with status %d%s", who, WEXITSTATUS(d->wstatus), when);
 }
 
 SAY(status_exited, "stopping: %s exited with status %d", ev->cmd, ev->exit_status)
@@ -289,7 +293,8 @@ static void say_promote_failed(const struct events *ev, const struct event *d, c
 }
 SAY(say_stepping_down, "stepping down from term %" PRIu64 " (%s); %s in %s", ev->term, d->err,
     stop_words(ev, (char[64]){0}, 64), dur(d->kill_in).s)
-SAY(say_demoted, "demoted in %s; standing by again, the service still runs", dur(d->us).s)
+SAY(say_demoted, "demoted in %s; %s", dur(d->us).s,
+    ev->exit_status >= 0 ? "the service had exited" : "standing by again, the service still runs")
 static void say_demote_failed(const struct events *ev, const struct event *d, char *buf, size_t len)
 {
 	(void)ev;

@@ -50,8 +50,9 @@ int child_prewatch(struct child *c, const char *role_file);
 void child_set_deadline(struct child *c, int64_t deadline);
 
 /* --service: the watcher's deadline set to DEADLINE even when earlier (a
- * term begins; CHILD_NO_DEADLINE while standing by), and the group of the
- * hook that runs (0: none), which it kills with the service's. */
+ * term begins; CHILD_NO_DEADLINE while standing by); and a hook's GROUP,
+ * which it kills with the service's until told 0 (the term's end: every
+ * process the term's hooks started is gone). */
 #define CHILD_NO_DEADLINE ((int64_t)1 << 60)
 void child_set_deadline_exact(struct child *c, int64_t deadline);
 void child_watch_hook(struct child *c, pid_t group);
@@ -96,6 +97,19 @@ void child_restore_terminal(struct child *c);
  * signalled. Processes forked meanwhile are the next call's: the caller
  * repeats it until nothing is left. */
 int child_kill_descendants(const struct child *c, int sig);
+
+/* --service, the end of a term: SIG to every descendant of this process
+ * below a child of its own that started at or after SINCE (clock ticks
+ * after boot, /proc/PID/stat's starttime), except the children SPARE[0..N)
+ * (the service, the health check: group leaders) and the members of their
+ * groups, and the watcher, with what is below them: what the term's hooks
+ * left, orphaned to this process (a subreaper)
+ * or below a hook that still runs, whatever group it moved to (setsid).
+ * Returns how many were found, zombies included: 0 once all are reaped. */
+int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig);
+
+/* When PID started, in clock ticks after boot; 0 when it cannot be read. */
+unsigned long long child_started(pid_t pid);
 
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);

@@ -21,6 +21,7 @@ pid_t child_watch_anew(struct child *c, const char *role_file, int64_t deadline)
  * forward (a renew's), or one of these tags with its value. Deadlines are
  * CLOCK_BOOTTIME microseconds, far below 2^61, and pids far below too. */
 #define WATCH_EXACT ((int64_t)1 << 61) /* a new term's deadline, earlier than the standby's none */
-#define WATCH_HOOK  ((int64_t)1 << 62) /* a hook's group, killed with the command's; 0: none */
+#define WATCH_HOOK  ((int64_t)1 << 62) /* a hook's group, killed with the command's; 0: none any more */
+#define WATCH_HOOKS 4		       /* the hooks' groups it keeps: a term's promote and demote */
 
 #endif

@@ -363,3 +363,59 @@ int child_kill_descendants(const struct child *c, int sig)
 		return child_kill_scanned(c, sig);
 	return child_kill_walked(c, sig);
 }
+
+unsigned long long child_started(pid_t pid)
+{
+	struct proc_entry e;
+
+	return proc_read(pid, &e) == 0 ? e.start : 0;
+}
+
+/* Whether the walk's LIST[I] is the term's: below a child of this process
+ * that is not spared and started at or after SINCE. Parents come before
+ * children in the list, so a process's is its parent's, found before it. */
+static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, const pid_t *spare, int n,
+		       unsigned long long since)
+{
+	const struct proc_entry *e = &w->list[i];
+
+	if (e->ppid == w->self) {
+		/* A spared child's group too: the service's processes that
+		 * were orphaned to us are still the service's. */
+		for (int k = 0; k < n; k++)
+			if (spare[k] > 0 && (e->pid == spare[k] || e->pgid == spare[k]))
+				return false;
+		return e->start >= since;
+	}
+	for (size_t k = i; k-- > 0;)
+		if (w->list[k].pid == e->ppid)
+			return term[k];
+	return false;
+}
+
+/* Without children files (no CONFIG_PROC_CHILDREN) the walk finds nothing:
+ * then only the hooks' groups are killed (sup_service_clear). */
+int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
+{
+	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};
+	int found = 0, rc = walk_children(&w, 0);
+	bool *term;
+
+	for (size_t i = 0; rc == 0 && i < w.n; i++)
+		rc = walk_visit(&w, i);
+	term = calloc(w.n ? w.n : 1, sizeof(*term));
+	for (size_t i = 0; term && i < w.n; i++) {
+		term[i] = w.list[i].mine && term_owned(&w, term, i, spare, n, since);
+		/* The zombies too: the term ends once they are reaped. */
+		if (term[i]) {
+			found++;
+			proc_kill(&w.list[i], sig);
+		}
+	}
+	/* Out of memory, or the lists unread: not proven empty. */
+	if (!term || rc != 0)
+		found++;
+	free(term);
+	free(w.list);
+	return found;
+}

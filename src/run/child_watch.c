@@ -18,6 +18,20 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* A hook's group G joins the ones the watcher kills; 0 forgets them all
+ * (the term's end). Full, the oldest gives way: a term has two hooks. */
+static void watch_hook_note(int64_t hooks[WATCH_HOOKS], int64_t g)
+{
+	if (!g) {
+		for (int i = 0; i < WATCH_HOOKS; i++)
+			hooks[i] = 0;
+		return;
+	}
+	for (int i = 0; i < WATCH_HOOKS - 1; i++)
+		hooks[i] = hooks[i + 1];
+	hooks[WATCH_HOOKS - 1] = g;
+}
+
 /* The watcher: a small process beside leaderrun that SIGKILLs the command's
  * whole group when either
  *   - leaderrun dies, even by SIGKILL (its end of the pipe closes):
@@ -25,8 +39,9 @@
  *     would keep working unsupervised; or
  *   - the lease deadline passes without leaderrun moving it: leaderrun is
  *     stopped (SIGSTOP, a debugger) while the command runs on.
- * With --service it guards a hook's group too (child_watch_hook): a
- * demote that runs on while leaderrun is frozen still leads.
+ * With --service it guards the term's hooks' groups too (child_watch_hook),
+ * after the hooks exited as well: a demote that runs on while leaderrun is
+ * frozen, or a worker a promote left in its group, still leads.
  * It sits in its own process group, so that a signal aimed at leaderrun's
  * group does not stop or kill it too. Forked from a threaded process: only
  * system calls here. */
@@ -34,7 +49,9 @@ static void __attribute__((noreturn))
 watcher_main(int fd, int64_t deadline, const char *role_tmp, const char *role_file)
 {
 	sigset_t all;
-	int64_t group = 0, hook = 0;
+	/* The hooks' groups of the term: a promote's stays after it exited,
+	 * with what it left running (`worker &`), until the term ends. */
+	int64_t group = 0, hooks[WATCH_HOOKS] = {0};
 	int tfd;
 
 	sigfillset(&all);
@@ -65,7 +82,7 @@ watcher_main(int fd, int64_t deadline, const char *role_tmp, const char *role_fi
 				if (!group)
 					group = next;
 				else if (next & WATCH_HOOK)
-					hook = next & ~WATCH_HOOK;
+					watch_hook_note(hooks, next & ~WATCH_HOOK);
 				else if (next & WATCH_EXACT)
 					deadline = next & ~WATCH_EXACT;
 				else if (next > deadline)
@@ -82,8 +99,9 @@ watcher_main(int fd, int64_t deadline, const char *role_tmp, const char *role_fi
 	/* No group yet: leaderrun died before the command existed. */
 	if (group > 0)
 		kill(-(pid_t)group, SIGKILL);
-	if (hook > 0)
-		kill(-(pid_t)hook, SIGKILL);
+	for (int i = 0; i < WATCH_HOOKS; i++)
+		if (hooks[i] > 0)
+			kill(-(pid_t)hooks[i], SIGKILL);
 	/* Nobody leads here any more: the role file says so. */
 	if (role_tmp[0])
 		rename(role_tmp, role_file);

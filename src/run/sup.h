@@ -35,9 +35,14 @@ struct service {
 	bool demoting;	   /* a step-down began: --on-demote runs, or the service is stopped */
 	bool demoted;	   /* the term ended in a clean demote: standing by again */
 	bool killed;	   /* the demote failed or was late: the service was killed (76) */
+	bool clearing;	   /* the demote exited 0: what the term's hooks left is being killed */
 	int64_t demote_at; /* when the step-down began */
 	/* --promote-timeout: a promote still running then is killed. */
 	int64_t promote_until;
+	/* What the term's hooks started (sup_service_clear): their groups,
+	 * and when the first of them started (clock ticks after boot). */
+	pid_t groups[2];
+	unsigned long long since;
 
 	/* Across terms: */
 	int stop_sig;		  /* TERM, INT or QUIT asked leaderrun to stop */
@@ -123,6 +128,9 @@ void sup_serve(struct sup *s, struct outcome *out);
 int sup_service_stop(struct sup *s, int64_t now);
 void sup_service_reaped(struct sup *s, int64_t now);
 void sup_service_killing(struct sup *s);
+/* The hold loop's every pass: the term's end goes on while the demote's
+ * leftovers are killed and reaped; when to look again (0: not clearing). */
+int64_t sup_service_tick(struct sup *s, int64_t now);
 bool sup_service_signal(struct sup *s, int sig, int64_t now);
 /* --promote-timeout (sup_hold.c's loop): when the promote that runs is to
  * be killed, 0: none runs; at that time, its kill and the step-down. */

@@ -60,7 +60,10 @@ static int64_t sup_kill_in(const struct sup *s, int64_t now)
 static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 {
 	const struct timing *t = &s->o->timing;
-	struct event d = {.failures = rep->failures,
+	/* A service that exits during its demote is said to, with its status. */
+	bool demoting = s->o->service && id == EV_EXITED && s->svc.hook > 0 && s->svc.kind == HOOK_DEMOTE;
+	struct event d = {.err = demoting ? " during --on-demote; the demote's own exit decides" : NULL,
+			  .failures = rep->failures,
 			  .latency = rep->latency,
 			  .margin = rep->margin,
 			  .wstatus = s->child_wstatus,
@@ -111,8 +114,7 @@ static void sup_apply(struct sup *s, const struct hold_step *st, struct report *
 {
 	/* A service that still runs is demoted, not stopped: --on-demote. */
 	if (st->acts & ACT_STOP)
-		rep->stopped = s->o->service && !s->hold.exited ? sup_service_stop(s, rep->now)
-								: sup_signal_all(s, s->o->kill_signal);
+		rep->stopped = s->o->service ? sup_service_stop(s, rep->now) : sup_signal_all(s, s->o->kill_signal);
 	if (st->acts & ACT_KILL) {
 		if (s->o->service)
 			sup_service_killing(s);
@@ -263,9 +265,12 @@ void sup_hold(struct sup *s)
 	const struct timing *t = &s->o->timing;
 
 	/* A service's term also ends in a clean demote, the service running on. */
+	int64_t clear_at = 0; /* --service: the next look at what the term's hooks left */
+
 	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
-		int64_t at = sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s));
+		int64_t at = sup_first(sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s)),
+				       clear_at);
 		int woke = sup_poll(s, sup_first(sup_first(at, history_due(s->ev.h)), sup_prepare_at(s)));
 		int64_t now = timing_now();
 		struct worker_result r;
@@ -285,6 +290,10 @@ void sup_hold(struct sup *s)
 		sup_prepare_release(s, took ? &r : NULL, now);
 		if (sup_all_reaped(s))
 			hold_on_reaped(&s->hold);
+		/* After the reap: a service gone with all the rest, its demote
+		 * done, ends its term the same way every time. */
+		if (s->o->service)
+			clear_at = sup_service_tick(s, timing_now());
 	}
 	/* A watcher left beside nothing goes once the release is on its way
 	 * (sup_release): its end is a process's exit, on the hand-over's

@@ -17,8 +17,13 @@
  * --on-demote the service is stopped as a job's command is.
  *
  * The hooks run in process groups of their own, guarded by the service's
- * watcher (child_watch_hook): a demote that runs on while leaderrun is
- * frozen past the deadline is killed with the service. */
+ * watcher (child_watch_hook) until the term ends: a demote that runs on
+ * while leaderrun is frozen past the deadline, or a worker a promote left
+ * running in its group, is killed with the service. A term ends only once
+ * what its hooks started is gone (sup_service_tick): their groups, and
+ * what left them (setsid), found in the tree below leaderrun. A service
+ * that exits during its demote leaves the demote's own exit to decide. */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,7 +56,12 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 		event_emit(&s->ev, EV_HOOK_FAILED, &(struct event){.err = why});
 		return false;
 	}
+	/* Its group, and whatever it starts, are the term's until the term
+	 * ends, whether it exited or not (sup_service_clear). */
 	child_watch_hook(&s->child, pid);
+	if (!s->svc.groups[0] && !s->svc.groups[1])
+		s->svc.since = child_started(pid);
+	s->svc.groups[kind == HOOK_PROMOTE ? 0 : 1] = pid;
 	s->svc.hook = pid;
 	s->svc.kind = kind;
 	s->svc.hook_wstatus = -1;
@@ -122,6 +132,14 @@ int sup_service_stop(struct sup *s, int64_t now)
 {
 	struct service *v = &s->svc;
 
+	if (s->hold.exited) {
+		/* The service exited during its demote, the expected end of
+		 * one: the demote's own exit decides, so only what is left in
+		 * the service's group gets the kill signal, not the demote. */
+		if (v->hook > 0 && v->kind == HOOK_DEMOTE)
+			return child_signal(&s->child, s->o->kill_signal) == 0;
+		return sup_signal_all(s, s->o->kill_signal);
+	}
 	if (v->demoting)
 		return 0;
 	v->demoting = true;
@@ -148,12 +166,61 @@ int sup_service_stop(struct sup *s, int64_t now)
 void sup_service_killing(struct sup *s)
 {
 	struct service *v = &s->svc;
+	bool demote = (v->hook > 0 && v->kind == HOOK_DEMOTE) || v->clearing;
 
-	if (v->killed || s->hold.exited)
+	/* A service that exited on its own ends as a job's command, unless
+	 * its demote ran: then that demote did not end in time. */
+	if (v->killed || (s->hold.exited && !demote))
 		return;
 	v->killed = true;
-	if (v->hook > 0 && v->kind == HOOK_DEMOTE)
+	v->clearing = false;
+	if (demote)
 		event_emit(&s->ev, EV_DEMOTE_LATE, NULL);
+}
+
+/* SIG to what the term's hooks started: their groups, and what they left
+ * outside them (child_kill_term). How many are left, zombies included. */
+static int sup_service_clear(struct sup *s, int sig)
+{
+	struct service *v = &s->svc;
+	pid_t spare[2] = {s->child.pid, s->health_pid};
+	int n = 0;
+
+	for (int i = 0; i < 2; i++) {
+		if (v->groups[i] <= 0)
+			continue;
+		if (kill(-v->groups[i], sig) == 0)
+			n++;
+		else if (errno == ESRCH)
+			v->groups[i] = 0; /* empty for good: its number may be anyone's now */
+	}
+	return n + child_kill_term(&s->child, spare, 2, v->since, sig);
+}
+
+/* Leading ended here: the watcher has no deadline to keep, nor a hook's
+ * group. The release that follows may wait up to the old deadline (a
+ * database cut off), and the service must not die of it. */
+static void svc_demoted(struct sup *s, int64_t now)
+{
+	s->svc.demoted = true;
+	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
+	child_watch_hook(&s->child, 0);
+	event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - s->svc.demote_at});
+}
+
+int64_t sup_service_tick(struct sup *s, int64_t now)
+{
+	struct service *v = &s->svc;
+
+	if (!v->clearing || v->killed)
+		return 0;
+	/* Leading ends once nothing the hooks started is left: a worker a
+	 * promote left running (`worker &`) works for the leader too. */
+	if (sup_service_clear(s, SIGKILL) > 0)
+		return now + 10 * USEC_PER_MSEC;
+	v->clearing = false;
+	svc_demoted(s, now);
+	return 0;
 }
 
 void sup_service_reaped(struct sup *s, int64_t now)
@@ -166,7 +233,6 @@ void sup_service_reaped(struct sup *s, int64_t now)
 	if (v->hook <= 0 || st < 0)
 		return;
 	v->hook = 0;
-	child_watch_hook(&s->child, 0);
 	if (v->kind == HOOK_PROMOTE) {
 		if (ok) {
 			v->failed_promotes = 0;
@@ -181,12 +247,8 @@ void sup_service_reaped(struct sup *s, int64_t now)
 	if (v->killed)
 		return;
 	if (ok) {
-		/* Leading ended here: the watcher has no deadline to keep. The
-		 * release that follows may wait up to the old one (a database
-		 * cut off), and the service must not die of it. */
-		v->demoted = true;
-		child_set_deadline(&s->child, CHILD_NO_DEADLINE);
-		event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - v->demote_at});
+		v->clearing = true;
+		sup_service_tick(s, now);
 		return;
 	}
 	event_emit(&s->ev, EV_DEMOTE_FAILED, &(struct event){.wstatus = st});
@@ -314,6 +376,12 @@ void sup_serve(struct sup *s, struct outcome *out)
 			return;
 		}
 		sup_end_term(s);
+		if (s->hold.exited) {
+			/* The service exited during a demote that ended well:
+			 * the run ends with its status. */
+			out->kind = OUTCOME_CHILD_EXITED;
+			break;
+		}
 		if (!s->svc.stop_sig && !svc_step_back(s, out))
 			break;
 	}

@@ -12,20 +12,23 @@
 /* The service's stand-in and the hooks that make it lead and stop. */
 struct svc {
 	char log[256], lock[256], dir[256];
-	char promote[1024], demote[1024];
+	char promote[1536], demote[1024];
 	char service[256];
 };
 
 static void svc_init(struct svc *s)
 {
+	snprintf(s->service, sizeof(s->service), "%s/service.sh", getenv("LR_SERVICE_DIR"));
 	snprintf(s->log, sizeof(s->log), "%s", h_path("lead.log"));
 	snprintf(s->lock, sizeof(s->lock), "%s", h_path("lead.lock"));
 	snprintf(s->dir, sizeof(s->dir), "%s", h_dir());
-	snprintf(s->service, sizeof(s->service), "%s/service.sh", getenv("LR_SERVICE_DIR"));
+	/* The leader's work in the background too (service.sh worker): it
+	 * logs a violation if another term's still lives as it starts. */
 	snprintf(s->promote, sizeof(s->promote),
+		 "%s worker %s %s $LEADERRUN_TERM & "
 		 "echo $LEADERRUN_TERM > %s/term.$LEADERRUN_SERVICE_PID; kill -USR1 $LEADERRUN_SERVICE_PID; "
 		 "while [ ! -e %s/led.$LEADERRUN_SERVICE_PID ]; do sleep 0.01; done",
-		 s->dir, s->dir);
+		 s->service, s->log, s->dir, s->dir, s->dir);
 	snprintf(s->demote, sizeof(s->demote),
 		 "kill -USR2 $LEADERRUN_SERVICE_PID; while [ -e %s/led.$LEADERRUN_SERVICE_PID ]; do sleep 0.01; done",
 		 s->dir);
@@ -675,6 +678,165 @@ Test(service, a_favourite_whose_promote_keeps_failing_backs_off_its_preemption, 
 	cr_assert_eq(h_finish(&a, 10000), 0);
 	cr_assert_eq(h_finish(&b, 10000), 0);
 	cr_assert_geq(h_probe_check(s.log, NULL, NULL, 0), 1);
+}
+
+/* Issue 51: a promote that starts a background worker (`worker &`, in the
+ * promote's group, or one that left it with setsid). The worker leads as
+ * the service does: PROMOTE starts it (its pid in DIR/worker.HOLDER) after
+ * noting in DIR/overlap any other instance's worker still alive (a zombie
+ * is dead), the strict check that no two terms' workers overlap. */
+struct hooked {
+	char dir[256], promote[1400];
+};
+
+static void hooked_init(struct hooked *k, bool setsid)
+{
+	snprintf(k->dir, sizeof(k->dir), "%s", h_dir());
+	snprintf(k->promote, sizeof(k->promote),
+		 "d=%s; for f in $d/worker.*; do [ -e \"$f\" ] || continue; p=$(cat $f); "
+		 "if [ -r /proc/$p/status ] && ! grep -q '^State:.Z' /proc/$p/status; then "
+		 "echo \"$LEADERRUN_HOLDER saw $f alive\" >> $d/overlap; fi; done; "
+		 "%s sh -c \"echo \\$\\$ > $d/worker.tmp.$LEADERRUN_HOLDER; "
+		 "mv $d/worker.tmp.$LEADERRUN_HOLDER $d/worker.$LEADERRUN_HOLDER; exec sleep 600\" & "
+		 "echo $LEADERRUN_TERM > $d/promoted.$LEADERRUN_HOLDER",
+		 k->dir, setsid ? "setsid" : "");
+}
+
+static void hooked_start(struct h_proc *p, const struct hooked *k, const char *lease, const char *holder)
+{
+	LR(p, "-t", "2s", "-v", "-l", lease, "--holder", holder, "--service", "--on-promote", k->promote, "--on-demote",
+	   "true", "--", "sleep", "600");
+}
+
+/* The pid of HOLDER's worker, once it wrote it. */
+static pid_t hooked_worker(const struct hooked *k, const char *holder)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/worker.%s", k->dir, holder);
+	cr_assert(h_wait_file(path, NULL, 10000), "%s's worker never started", holder);
+	return (pid_t)atoi(h_slurp(path));
+}
+
+/* A frozen or SIGKILLed leader: B promotes, and A's worker must be dead
+ * by then (B's promote looked); with SIGKILL, dead within a bound. */
+static void hooked_leader_stopped(int sig)
+{
+	const char *lease = h_lease(sig == SIGKILL ? "svc_worker_kill" : "svc_worker_stop");
+	struct h_proc a, b;
+	struct hooked k;
+	char promoted[400];
+	pid_t worker;
+
+	hooked_init(&k, false);
+	hooked_start(&a, &k, lease, "A");
+	worker = hooked_worker(&k, "A");
+	hooked_start(&b, &k, lease, "B");
+	h_sleep_ms(500);
+	kill(a.pid, sig);
+	if (sig == SIGKILL)
+		cr_assert(h_wait_gone(worker, 2000), "A's worker %d outlived A's SIGKILL", (int)worker);
+	snprintf(promoted, sizeof(promoted), "%s/promoted.B", k.dir);
+	cr_assert(h_wait_file(promoted, NULL, 15000), "B never promoted:\n%s", h_slurp(b.err));
+	cr_assert(h_wait_file(h_path("worker.B"), NULL, 5000));
+	cr_assert_str_eq(h_slurp(h_path("overlap")), "", "two terms' workers at once");
+	/* Frozen, A cannot reap it: a zombie, dead all the same. */
+	cr_assert(!h_alive(worker), "A's worker %d still works", (int)worker);
+	if (sig == SIGSTOP) {
+		kill(a.pid, SIGCONT);
+		h_wait(&a, 10000);
+	}
+	kill(b.pid, SIGTERM);
+	h_finish(&b, 10000);
+}
+
+Test(service, a_frozen_leaders_promote_worker_is_dead_before_the_next_promote)
+{
+	hooked_leader_stopped(SIGSTOP);
+}
+
+Test(service, a_sigkilled_leaders_promote_worker_dies_with_it)
+{
+	hooked_leader_stopped(SIGKILL);
+}
+
+/* A term ends when what its hooks started is gone, in their group or not
+ * (setsid): the demote is said done, and the lease released, only then. */
+static void hooked_demote_kills(bool setsid)
+{
+	const char *lease = h_lease(setsid ? "svc_worker_setsid" : "svc_worker_group");
+	struct h_proc a, b;
+	struct hooked k;
+	pid_t worker;
+
+	hooked_init(&k, setsid);
+	hooked_start(&a, &k, lease, "A");
+	worker = hooked_worker(&k, "A");
+	hooked_start(&b, &k, lease, "B");
+	h_sleep_ms(500);
+	cr_assert_eq(h_run((const char *const[]){h_bin(), "-d", h_dsn(), "--release", lease, NULL}, NULL, 0), 0);
+	cr_assert(h_wait_file(a.err, "demoted in", 10000), "%s", h_slurp(a.err));
+	cr_assert(!h_alive(worker), "A's worker %d outlived its term:\n%s", (int)worker, h_slurp(a.err));
+	cr_assert(h_wait_file(h_path("promoted.B"), NULL, 15000), "B never promoted:\n%s", h_slurp(b.err));
+	cr_assert(h_wait_file(h_path("worker.B"), NULL, 5000));
+	cr_assert_str_eq(h_slurp(h_path("overlap")), "", "two terms' workers at once");
+	cr_assert(h_alive(a.pid), "A's run ended:\n%s", h_slurp(a.err));
+	kill(a.pid, SIGTERM);
+	kill(b.pid, SIGTERM);
+	h_finish(&a, 10000);
+	h_finish(&b, 10000);
+}
+
+Test(service, a_promote_worker_in_the_hooks_group_dies_with_the_term)
+{
+	hooked_demote_kills(false);
+}
+
+Test(service, a_promote_worker_that_left_the_group_dies_with_the_term)
+{
+	hooked_demote_kills(true);
+}
+
+/* A service that exits as soon as its demote begins, the demote running
+ * on after it: the demote's own exit decides, every time. */
+static int svc_exits_in_demote(const char *demote_end, char *err, size_t errlen)
+{
+	const char *lease = h_lease("svc_exit_demote");
+	char service[600], demote[600];
+	struct h_proc p;
+	int rc;
+
+	snprintf(service, sizeof(service), "trap '' TERM; while [ ! -e %s/demoting ]; do sleep 0.01; done; exit 5",
+		 h_dir());
+	/* Well within --kill-grace (1 s at ttl 4 s). */
+	snprintf(demote, sizeof(demote), "touch %s/demoting; sleep 0.3; %s", h_dir(), demote_end);
+	LR(&p, "-t", "4s", "-v", "-l", lease, "--service", "--on-promote", "true", "--on-demote", demote, "--", "sh",
+	   "-c", service);
+	cr_assert(h_wait_file(p.err, "leader of term", 10000), "%s", h_slurp(p.err));
+	kill(p.pid, SIGTERM);
+	rc = h_finish(&p, 10000);
+	snprintf(err, errlen, "%s", h_slurp(p.err));
+	cr_assert(strstr(err, "service exited with status 5 during --on-demote"), "%s", err);
+	cr_assert_str_eq(
+	    h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease), "",
+	    "the lease was not released");
+	return rc;
+}
+
+Test(service, a_service_that_exits_during_a_good_demote_ends_with_its_status)
+{
+	char err[4096];
+
+	cr_assert_eq(svc_exits_in_demote("true", err, sizeof(err)), 5, "%s", err);
+	cr_assert(strstr(err, "demoted in"), "%s", err);
+}
+
+Test(service, a_service_that_exits_during_a_failing_demote_exits_76)
+{
+	char err[4096];
+
+	cr_assert_eq(svc_exits_in_demote("exit 3", err, sizeof(err)), 76, "%s", err);
+	cr_assert(strstr(err, "--on-demote exited with status 3"), "%s", err);
 }
 
 HARNESS_MAIN

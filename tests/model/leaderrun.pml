@@ -369,6 +369,22 @@ inline kill_group(i)
 	if :: gch[i] == ALIVE -> gch[i] = ZOMBIE :: else fi
 }
 
+/* The watcher's SIGKILL (leaderrun dead, or frozen past the deadline):
+ * the command's group, and for a service the term's hooks' groups, where
+ * a worker a promote started in the background (`worker &`) lives on
+ * after the promote exited: the descendant gch stands for it too. */
+inline watcher_kill(i)
+{
+	if :: ch[i] == ALIVE -> ch[i] = ZOMBIE :: else fi;
+#ifdef MUTANT_WATCHER_FORGETS_HOOK
+	/* --service: the hook's group forgotten once the hook exited: its
+	 * worker works on. */
+	skip
+#else
+	if :: gch[i] == ALIVE -> gch[i] = ZOMBIE :: else fi
+#endif
+}
+
 /* worker_submit + lease_*: sent_at = timing_now(), then the statement. */
 inline send(i, op, t)
 {
@@ -676,8 +692,10 @@ inline sup_step(i)
  * reach the server. */
 inline crash(i)
 {
+	watcher_kill(i);
 	ch[i] = NONE;
-	gch[i] = NONE;
+	/* init reaps what the watcher killed */
+	if :: gch[i] != ALIVE -> gch[i] = NONE :: else fi;
 	crashes++;
 #ifdef LIVENESS
 	if :: sq[i] != IDLE -> abandon(i) :: else fi;
@@ -759,7 +777,7 @@ inline client_tick(i)
 	:: ph[i] != WAITING && dl[i] == 0 && sq[i] == IDLE -> kill_group(i)
 #else
 	if
-	:: ph[i] != WAITING && dl[i] == 0 -> kill_group(i)
+	:: ph[i] != WAITING && dl[i] == 0 -> watcher_kill(i)
 #endif
 	:: else
 	fi

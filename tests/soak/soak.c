@@ -117,7 +117,9 @@
  * blackhole, release, hangdemote (the demote hangs: killed, 76),
  * failpromote (the standbys' next promotes fail), and preempt and
  * switchover, after which the old leader demotes and stands by, its
- * service the same process. No standby's service restarts.
+ * service the same process. No standby's service restarts. Each promote
+ * starts a background worker (service.sh worker): no worker's line is
+ * stamped after a newer term's start (workers_check).
  *
  * At the end it prints a summary table and exits 1 if any check failed:
  * an overlap (the probe's flock saw two jobs), a term that did not grow, a
@@ -249,7 +251,7 @@ struct soak {
 	/* -V: the contenders run --service with LR_SERVICE (service.sh) and
 	 * its hooks, which fail or hang when a flag file says so. */
 	const char *service;
-	char promote[1024], demote[1024];
+	char promote[2048], demote[1024];
 };
 
 static uint64_t rnd(struct soak *s)
@@ -1329,15 +1331,87 @@ static pid_t service_of(struct soak *s, int i)
  * promote exits 1) or hang (the demote sleeps past the grace). */
 static void service_hooks(struct soak *s)
 {
-	snprintf(
-	    s->promote, sizeof(s->promote),
-	    "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/failpromote.$p ]; then rm -f $d/failpromote.$p; exit 1; fi; "
-	    "echo $LEADERRUN_TERM > $d/term.$p; kill -USR1 $p; while [ ! -e $d/led.$p ]; do sleep 0.01; done",
-	    s->dir);
+	/* The leader's work starts first, in the background (service.sh
+	 * worker): a promote that fails after it leaves it to the demote. */
+	snprintf(s->promote, sizeof(s->promote),
+		 "d=%s; p=$LEADERRUN_SERVICE_PID; %s worker %s $d $LEADERRUN_TERM & "
+		 "if [ -e $d/failpromote.$p ]; then rm -f $d/failpromote.$p; exit 1; fi; "
+		 "echo $LEADERRUN_TERM > $d/term.$p; kill -USR1 $p; while [ ! -e $d/led.$p ]; do sleep 0.01; done",
+		 s->dir, s->service, s->log);
 	snprintf(s->demote, sizeof(s->demote),
 		 "d=%s; p=$LEADERRUN_SERVICE_PID; if [ -e $d/hang.$p ]; then sleep 3600; fi; "
 		 "kill -USR2 $p; while [ -e $d/led.$p ]; do sleep 0.01; done",
 		 s->dir);
+}
+
+/* -V: removes DIR/NAME.PID. */
+static void service_unflag(struct soak *s, const char *name, pid_t pid)
+{
+	char path[400];
+
+	snprintf(path, sizeof(path), "%s/%s.%d", s->dir, name, (int)pid);
+	unlink(path);
+}
+
+/* -V: no promote's worker outlives its term: no line of DIR/work.log
+ * (service.sh worker: "work TERM NS PID", every 20 ms while it lives) is
+ * stamped after a newer term's start in the probe's log; and none lives
+ * once every contender has exited. Returns the lines that were, with the
+ * largest lead in *LATE_MS; *LINES: the lines read. */
+static int workers_check(struct soak *s, long *lines, long long *late_ms)
+{
+	char path[400], line[256], cmd[600];
+	unsigned long long *terms = NULL, t;
+	long long *ns = NULL, at;
+	size_t n = 0, cap = 0;
+	int late = 0, pid;
+	FILE *f = fopen(s->log, "r");
+
+	*lines = 0;
+	*late_ms = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "start %llu %lld", &t, &at) == 2) {
+			if (n == cap) {
+				cap = cap ? cap * 2 : 64;
+				terms = realloc(terms, cap * sizeof(*terms));
+				ns = realloc(ns, cap * sizeof(*ns));
+			}
+			terms[n] = t;
+			ns[n++] = at;
+		}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "%s/work.log", s->dir);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "work %llu %lld %d", &t, &at, &pid) != 3)
+			continue;
+		(*lines)++;
+		/* Terms grow down the log: the first start of a newer term. */
+		for (size_t i = 0; i < n; i++)
+			if (terms[i] > t) {
+				if (at > ns[i]) {
+					late++;
+					if ((at - ns[i]) / 1000000 > *late_ms)
+						*late_ms = (at - ns[i]) / 1000000;
+				}
+				break;
+			}
+	}
+	if (f)
+		fclose(f);
+	free(terms);
+	free(ns);
+	if (late)
+		fail(s, "a promote's worker worked after a newer term began: %d lines, by up to %lld ms", late,
+		     *late_ms);
+	snprintf(cmd, sizeof(cmd),
+		 "for f in %s/worker.*; do p=${f##*.}; grep -qa worker /proc/$p/cmdline 2>/dev/null && "
+		 "! grep -q '^State:.Z' /proc/$p/status && exit 1; done; exit 0",
+		 s->dir);
+	if (run_quiet((char *[]){"/bin/sh", "-c", cmd, NULL}, NULL) != 0)
+		fail(s, "a promote's worker outlived every contender");
+	return late;
 }
 
 /* -V: touches DIR/NAME.PID. */
@@ -1436,6 +1510,13 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 	}
 	if (!handover)
 		t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
+	/* A standby that did not promote meanwhile keeps its flag: its next
+	 * promote, in a later episode (a switch-over to it, say), would fail
+	 * for this one (seed 51 once failed so). */
+	if (f == F_FAILPROMOTE)
+		for (int i = 0; i < s->ncont; i++)
+			if (svc[i] > 0)
+				service_unflag(s, "failpromote", svc[i]);
 	if (t1 < 0) {
 		if (!handover) /* preempt and switchover said why */
 			fail(s, "%s: no instance led again", fault_names[f]);
@@ -1828,7 +1909,9 @@ static void load_env(struct soak *s)
 int main(int argc, char *argv[])
 {
 	struct soak s;
-	int episodes = 0, duration_s = 0, opt, rc;
+	int episodes = 0, duration_s = 0, opt, rc, workers_late = 0;
+	long work_lines = 0;
+	long long work_late_ms = 0;
 	unsigned long long seed = 0;
 	int64_t start;
 	bool ncont_given = false, slots_given = false;
@@ -1964,11 +2047,11 @@ int main(int argc, char *argv[])
 		return 2;
 	}
 	snprintf(s.dbdir, sizeof(s.dbdir), "%s/db", s.dir);
+	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
 	if (s.service) {
 		service_hooks(&s);
 		printf("soak: --service: every contender runs its service; leading is promote to demote\n");
 	}
-	snprintf(s.log, sizeof(s.log), "%s/probe.log", s.dir);
 	snprintf(s.lock, sizeof(s.lock), "%s/probe.lock", s.dir);
 	sandbox(&s, "start");
 	load_env(&s);
@@ -2011,6 +2094,8 @@ int main(int argc, char *argv[])
 	}
 	if (s.fenced_job)
 		fence_check(&s);
+	if (s.service)
+		workers_late = workers_check(&s, &work_lines, &work_late_ms);
 
 	qsort(s.st.failover_ms, (size_t)s.st.nfailover, sizeof(int64_t), cmp64);
 	printf("\n| soak | value |\n|---|---|\n");
@@ -2023,6 +2108,9 @@ int main(int argc, char *argv[])
 		    "%d |\n",
 		    probe_read(&s).starts, s.st.demotes_killed, s.st.promotes_failed);
 		printf("| --service: a standby's service restarted by a failover | %d |\n", s.st.standby_restarts);
+		printf("| --service: promotes' workers' lines / stamped after a newer term began (max ms) | %ld / %d "
+		       "(%lld) |\n",
+		       work_lines, workers_late, work_late_ms);
 	}
 	printf("| failover median | %lld ms |\n",
 	       s.st.nfailover ? (long long)s.st.failover_ms[s.st.nfailover / 2] : 0LL);
