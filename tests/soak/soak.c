@@ -62,8 +62,10 @@
  *   switchover `leaderrun --release LEASE --to NAME`, an operator's,
  *              naming a waiting contender (each run has a holder id of its
  *              own, --holder soak-cI-G): it exits 0 once NAME holds the
- *              lease under a larger term; the holder stops its command,
- *              76, and its log says it was switched over
+ *              lease under a larger term (judged by the term it prints,
+ *              NAME's history row of that term begun before the exit and
+ *              NAME's log, not by the row afterwards); the holder stops its
+ *              command, 76, and its log says it was switched over
  *
  * preempt and switchover need one server and no -S (priorities ride on one
  * server's named locks, and not with --slots).
@@ -115,7 +117,8 @@
  * service.sh, and its hooks): leading, from the promote's start to the
  * demote's end, takes the probe's lock. The faults: kill9, freeze, stoplr,
  * blackhole, release, hangdemote (the demote hangs: killed, 76),
- * failpromote (the standbys' next promotes fail), and preempt and
+ * failpromote (the standbys' next promotes fail, in that episode: the
+ * flags no promote took are cleared once another leads), and preempt and
  * switchover, after which the old leader demotes and stands by, its
  * service the same process. No standby's service restarts. Each promote
  * starts a background worker (service.sh worker): no worker's line is
@@ -933,6 +936,57 @@ static int64_t preempt(struct soak *s, int h, const struct probe_state *before, 
 	return t1;
 }
 
+/* The term `leaderrun --release --to` says W took ("switched over lease
+ * LEASE to W (term N) in D", in OUT), or 0. */
+static unsigned long long switchover_said(struct soak *s, int w, const char *out)
+{
+	char line[512], want[128];
+	unsigned long long term = 0;
+	FILE *f = fopen(out, "r");
+
+	snprintf(want, sizeof(want), "switched over lease " LEASE " to %s (term ", s->c[w].holder);
+	while (f && fgets(line, sizeof(line), f))
+		if (strncmp(line, want, strlen(want)) == 0)
+			term = strtoull(line + strlen(want), NULL, 10);
+	if (f)
+		fclose(f);
+	return term;
+}
+
+/* Its exit 0 says W held the lease, under a term above BEFORE's, when it
+ * looked: judged from that moment's records, not from the row read
+ * afterwards (W may have stepped down since, and a neighbour taken the
+ * lease). The term it printed is above BEFORE's and no newer than the row
+ * (EXIT_AT, the server's time at the exit, and ROW_TERM, the row's term
+ * then); W's history row of that term began before the exit; W's own log
+ * says it acquired that term. */
+static void switchover_judge(struct soak *s, int w, const struct probe_state *before, const char *out,
+			     const char *exit_at, unsigned long long row_term)
+{
+	unsigned long long term = switchover_said(s, w, out);
+	int64_t end = procs_now_ms() + s->ttl_ms * 3 + 10000;
+	char q[512], n[64] = "", said[128];
+
+	if (term <= before->last_term || term > row_term) {
+		fail(s, "switchover: its exit 0 says term %llu, not one above term %llu and at most the row's %llu",
+		     term, before->last_term, row_term);
+		return;
+	}
+	/* The history is written beside the lease loop, a moment later. */
+	snprintf(q, sizeof(q),
+		 "SELECT COUNT(*) FROM leaderrun_history WHERE lease='" LEASE
+		 "' AND slot=0 AND term=%llu AND holder='%s' AND started_at <= '%s'",
+		 term, s->c[w].holder, exit_at);
+	while (!(sql(s, q, n, sizeof(n)) == 0 && atoi(n) > 0) && procs_now_ms() < end)
+		procs_sleep_ms(100);
+	if (atoi(n) == 0)
+		fail(s, "switchover: no history row says %s took term %llu before its exit 0 (%s)", s->c[w].holder,
+		     term, exit_at);
+	snprintf(said, sizeof(said), "acquired term %llu as %s ", term, s->c[w].holder);
+	if (log_count(s, w, said) == 0)
+		fail(s, "switchover: %s's log does not say '%s'", s->c[w].holder, said);
+}
+
 /* The switchover fault: `leaderrun --release LEASE --to NAME` names a
  * waiting contender W; it exits 0 once W holds the lease, under a term
  * above the holder H's, and H stops its command or demotes. SVC: H's
@@ -943,8 +997,6 @@ static int64_t switchover(struct soak *s, int h, const struct probe_state *befor
 	int w = other_contender(s, h), rc, said_before = log_count(s, h, "lease switched over to ");
 	char dsn[512], out[340], row[512] = "";
 	int64_t t1;
-	unsigned long long term;
-	const char *tab;
 	FILE *f;
 
 	if (!wait_standby(s, w, s->ttl_ms * 3 + 10000)) {
@@ -966,14 +1018,13 @@ static int64_t switchover(struct soak *s, int h, const struct probe_state *befor
 		row[strcspn(row, "\n")] = '\0';
 		fail(s, "switchover: leaderrun --release " LEASE " --to %s exited %d, want 0 (%s)", s->c[w].holder, rc,
 		     row);
-	} else {
-		/* Its 0 says the standby holds the lease: the row says so now. */
-		sql(s, "SELECT term, holder FROM leaderrun_lease WHERE name='" LEASE "'", row, sizeof(row));
-		term = strtoull(row, NULL, 10);
-		tab = strchr(row, '\t');
-		if (!tab || strcmp(tab + 1, s->c[w].holder) != 0 || term <= before->last_term)
-			fail(s, "switchover: after its exit 0 the lease is '%s', not %s's above term %llu", row,
-			     s->c[w].holder, before->last_term);
+	} else if (sql(s, "SELECT UTC_TIMESTAMP(6), term FROM leaderrun_lease WHERE name='" LEASE "'", row,
+		       sizeof(row)) != 0 ||
+		   !strchr(row, '\t'))
+		fail(s, "switchover: cannot read the server's time after its exit (%s)", row);
+	else {
+		*strchr(row, '\t') = '\0';
+		switchover_judge(s, w, before, out, row, strtoull(row + strlen(row) + 1, NULL, 10));
 	}
 	handover_holder(s, h, F_SWITCHOVER, svc);
 	t1 = handover_check(s, w, F_SWITCHOVER, before);
@@ -1344,15 +1395,6 @@ static void service_hooks(struct soak *s)
 		 s->dir);
 }
 
-/* -V: removes DIR/NAME.PID. */
-static void service_unflag(struct soak *s, const char *name, pid_t pid)
-{
-	char path[400];
-
-	snprintf(path, sizeof(path), "%s/%s.%d", s->dir, name, (int)pid);
-	unlink(path);
-}
-
 /* -V: no promote's worker outlives its term: no line of DIR/work.log
  * (service.sh worker: "work TERM NS PID", every 20 ms while it lives) is
  * stamped after a newer term's start in the probe's log; and none lives
@@ -1423,6 +1465,20 @@ static void service_flag(struct soak *s, const char *name, pid_t pid)
 	snprintf(path, sizeof(path), "%s/%s.%d", s->dir, name, (int)pid);
 	if ((f = fopen(path, "w")))
 		fclose(f);
+}
+
+/* -V: after a failpromote episode, the flags no promote took (another
+ * contender led first): left, they would fail a later episode's promote,
+ * a switch-over's chosen standby's say, moments after it took the lease. */
+static void service_unflag_promotes(struct soak *s, int h, const pid_t *svc)
+{
+	char path[400];
+
+	for (int i = 0; i < s->ncont; i++)
+		if (i != h && svc[i] > 0) {
+			snprintf(path, sizeof(path), "%s/failpromote.%d", s->dir, (int)svc[i]);
+			unlink(path);
+		}
 }
 
 /* -V: one fault on the service's leader H (a standby's promote for
@@ -1510,13 +1566,8 @@ static void episode_service(struct soak *s, int h, enum fault f, const struct pr
 	}
 	if (!handover)
 		t1 = wait_new_start(s, before->last_term, s->ttl_ms * 4 + 20000);
-	/* A standby that did not promote meanwhile keeps its flag: its next
-	 * promote, in a later episode (a switch-over to it, say), would fail
-	 * for this one (seed 51 once failed so). */
 	if (f == F_FAILPROMOTE)
-		for (int i = 0; i < s->ncont; i++)
-			if (svc[i] > 0)
-				service_unflag(s, "failpromote", svc[i]);
+		service_unflag_promotes(s, h, svc);
 	if (t1 < 0) {
 		if (!handover) /* preempt and switchover said why */
 			fail(s, "%s: no instance led again", fault_names[f]);
