@@ -99,8 +99,8 @@ static void fence_end_failed(struct db *db, const struct lease_sql *sql, char *w
 	if (strstr(said, "(error 1370)")) {
 		/* This account's own grant. */
 		snprintf(why, whylen,
-			 "this account may not call %.64s_end (%s): grant it EXECUTE on it (sql/grants.sql)",
-			 sql->fence, said);
+			 "this account may not call %.64s_end (%s): grant it EXECUTE on %.64s_end (sql/grants.sql)",
+			 sql->fence, said, sql->fence);
 		return;
 	}
 	fence_definer(db, sql, definer, sizeof(definer));

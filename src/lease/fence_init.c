@@ -414,16 +414,23 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
  * the server's last start from an XA branch recovered by it (issue 47). */
 static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
 {
-	if (rs->cannot_kill[0])
+	if (rs->cannot_kill[0] && rs->no_process[0])
+		warn_add(out,
+			 "the fence's procedures are defined by %s, who may not end other accounts' sessions, nor has "
+			 "PROCESS: a takeover ends a stale job's session only of that account, and of a term begun "
+			 "since the server's last start; grant it PROCESS and CONNECTION ADMIN (MariaDB) or "
+			 "CONNECTION_ADMIN (MySQL) to end any",
+			 rs->cannot_kill);
+	else if (rs->cannot_kill[0])
 		warn_add(out,
 			 "the fence's procedures are defined by %s, who may not end other accounts' sessions: a stale "
 			 "job's open transaction of another account (--fence-user) would then hold up every takeover; "
-			 "grant it CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL)%s",
-			 rs->cannot_kill, rs->no_process[0] ? " and PROCESS" : "");
+			 "grant it CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL)",
+			 rs->cannot_kill);
 	else if (rs->no_process[0])
 		warn_add(out,
 			 "the fence's procedures are defined by %s, who lacks PROCESS: a stale job's transaction of a "
-			 "term that began before the server's last start is waited for, not ended; grant it PROCESS",
+			 "term begun before the server's last start is waited for, not ended; grant it PROCESS",
 			 rs->no_process);
 }
 

@@ -1325,3 +1325,77 @@ Test(fence, a_stale_commit_held_in_the_network_is_ended_with_the_least_privilege
 {
 	stale_commit_held_in_the_network(DEFINER_LEAST, "k_least");
 }
+
+/* A fence of 0.7.0 to 0.10.2, whose end needs PROCESS: --init replaces
+ * its move and end, keeps who may execute them, and trusts the result. */
+Test(fence, init_replaces_the_move_and_end_of_an_older_leaderrun_keeping_execute)
+{
+	char err[4096], cmd[1024];
+	struct h_proc p;
+
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	snprintf(cmd, sizeof(cmd),
+		 "{ echo 'DROP PROCEDURE old10_fence_end; DROP PROCEDURE old10_fence_move;'; sed 's/leaderrun_/old10_/g' "
+		 "\"$LR_UPGRADE_DIR/fence-0.10.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
+		 "\"$LR_DB_NAME\"");
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	kind_grant("lr_old10", (const char *const[]){NULL});
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.old10_fence_end TO 'lr_old10'@'%%'", getenv("LR_DB_NAME"));
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.old10_fence_move TO 'lr_old10'@'%%'", getenv("LR_DB_NAME"));
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "replaced 2 of the fence's procedures made by an older leaderrun"), "%s", err);
+	cr_assert_null(strstr(h_sql("SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+				    "DATABASE() AND ROUTINE_NAME = 'old10_fence_end'"),
+			      "JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id\n      WHERE"),
+		       "the old end stands");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name ORDER BY Routine_name) FROM mysql.procs_priv WHERE "
+			       "User = 'lr_old10' AND Proc_priv = 'Execute'"),
+			 "old10_fence_end,old10_fence_move");
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
+}
+
+/* Without PROCESS the end cannot tell a stale fence written before the
+ * server's last start from an XA branch recovered by it: a fence whose
+ * move is older than the start (its second forged to 0 here, as a row
+ * moved before the restart, or before --init replaced the end, has) gets
+ * nobody ended, and the message names PROCESS and the definer. */
+Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_ended)
+{
+	struct h_proc p, stale;
+	const char *user = fence_by(DEFINER_APP, "k_rst");
+	const char *lease = h_lease("k_rst");
+	char dsn[512], sql[512];
+
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "true",
+					  NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	h_sql("UPDATE k_rst_fence SET fences = fences & 4294967295 WHERE lease = '%s'", lease);
+	snprintf(sql, sizeof(sql),
+		 "START TRANSACTION; CALL k_rst_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'stale'); "
+		 "SELECT SLEEP(20); COMMIT",
+		 lease, lease);
+	snprintf(dsn, sizeof(dsn), "-p%s-pw", user);
+	h_start(&stale,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", user, dsn,
+				      getenv("LR_DB_NAME"), "-e", sql, NULL},
+		NULL);
+	for (int k = 0; k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+					      "INFO LIKE 'SELECT SLEEP%%'",
+					      user)) == 0;
+	     k++)
+		h_sleep_ms(50);
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "echo",
+					  "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_app@%"), "%s",
+		  h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
