@@ -1334,10 +1334,11 @@ Test(fence, init_replaces_the_move_and_end_of_an_older_leaderrun_keeping_execute
 	struct h_proc p;
 
 	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
-	snprintf(cmd, sizeof(cmd),
-		 "{ echo 'DROP PROCEDURE old10_fence_end; DROP PROCEDURE old10_fence_move;'; sed 's/leaderrun_/old10_/g' "
-		 "\"$LR_UPGRADE_DIR/fence-0.10.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
-		 "\"$LR_DB_NAME\"");
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "{ echo 'DROP PROCEDURE old10_fence_end; DROP PROCEDURE old10_fence_move;'; sed 's/`leaderrun_/`old10_/g' "
+	    "\"$LR_UPGRADE_DIR/fence-0.10.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
+	    "\"$LR_DB_NAME\"");
 	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
 	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
 	kind_grant("lr_old10", (const char *const[]){NULL});
@@ -1369,9 +1370,15 @@ Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_e
 	char dsn[512], sql[512];
 
 	tcp_dsn(dsn, sizeof(dsn), user);
-	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "true",
-					  NULL},
-		NULL);
+	/* --check-server names the definer and what it lacks. */
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "--check-server", NULL}, NULL);
+	h_finish(&p, 20000);
+	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_app@%, without PROCESS or CONNECTION ADMIN"), "%s",
+		  h_slurp(p.out));
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "true", NULL},
+	    NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	h_sql("UPDATE k_rst_fence SET fences = fences & 4294967295 WHERE lease = '%s'", lease);
 	snprintf(sql, sizeof(sql),
@@ -1389,8 +1396,9 @@ Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_e
 	     k++)
 		h_sleep_ms(50);
 	tcp_dsn(dsn, sizeof(dsn), user);
-	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "echo",
-					  "ran", NULL},
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "echo",
+				      "ran", NULL},
 		NULL);
 	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "");

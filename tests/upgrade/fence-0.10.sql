@@ -1,6 +1,6 @@
 -- The fence's move and end as leaderrun 0.7.0 to 0.10.2 made them (git show
 -- 0fe1266:sql/leaderrun.sql), for the test that --init replaces them
--- (tests/integration/test_fence.c). Rename leaderrun_ for another --table.
+-- (tests/integration/test_fence.c). Rename `leaderrun_ for another --table.
 DELIMITER ;;
 CREATE PROCEDURE `leaderrun_fence_move`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
