@@ -96,8 +96,9 @@ CREATE TABLE IF NOT EXISTS `leaderrun_standby` (
 --
 -- No account but the procedures' definer writes this table: the
 -- procedures run with their definer's rights (an administrator's, who may
--- end other accounts' sessions: CONNECTION ADMIN on MariaDB,
--- CONNECTION_ADMIN on MySQL), and each checks what its caller may do.
+-- end other accounts' sessions: PROCESS, and CONNECTION ADMIN on MariaDB,
+-- CONNECTION_ADMIN on MySQL; or the application's own account's, who may
+-- end its own), and each checks what its caller may do.
 -- SECURITY in leaderrun-safety(7) lists what a caller controls and why none
 -- of it turns the definer's rights to another use. The procedures are
 -- created as such (not IF NOT EXISTS: whatever already stands under these
@@ -218,7 +219,9 @@ BEGIN
 END;;
 -- leaderrun's, at each acquisition: moves the fence to TERM, only if TERM
 -- holds the lease (by the lease row) and only forward, the row made on
--- first use, naming FENCER (by default the caller's account).
+-- first use, naming FENCER (by default the caller's account). It writes
+-- the second it moved (UNIX time) into the high 32 bits of fences, which
+-- each fence counts up from: leaderrun_fence_end reads it.
 CREATE PROCEDURE `leaderrun_fence_move`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED, IN p_fencer VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin)
@@ -247,10 +250,15 @@ END;;
 -- holds the lease: ends the session whose open transaction fenced with an
 -- older term. The row as committed, then as an open transaction left it:
 -- only a fence still open has counted one more, and only the fence writes
--- the count, with its own session's id. That session must still run a
--- transaction, as the row's fencer; while any transaction has no session
--- (a prepared XA branch, detached or recovered after a restart, whose id
--- another session may have now), nobody is ended: see XA RECOVER.
+-- the count, with its own session's id. That session must still be there,
+-- as the row's fencer. A prepared XA branch recovered after a restart may
+-- name an id that another session has now: with PROCESS (INNODB_TRX),
+-- nobody is ended while any transaction has no session (see XA RECOVER).
+-- Without PROCESS (INNODB_TRX refused, error 1227; issue 47), the session
+-- is looked for among those the definer may see (its own account's), and
+-- ended only if the stale term's move came after the server's start
+-- (UNIX_TIMESTAMP() - Uptime, readable without a grant): ids are not
+-- reused within one run of the server, so it is the session that fenced.
 CREATE PROCEDURE `leaderrun_fence_end`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED)
