@@ -1365,7 +1365,7 @@ Test(fence, init_replaces_the_move_and_end_of_an_older_leaderrun_keeping_execute
 Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_ended)
 {
 	struct h_proc p, stale;
-	const char *user = fence_by(DEFINER_APP, "k_rst");
+	const char *user = fence_by(DEFINER_LEAST, "k_rst");
 	const char *lease = h_lease("k_rst");
 	char dsn[512], sql[512];
 
@@ -1373,7 +1373,7 @@ Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_e
 	/* --check-server names the definer and what it lacks. */
 	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "--check-server", NULL}, NULL);
 	h_finish(&p, 20000);
-	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_app@%, without PROCESS or CONNECTION ADMIN"), "%s",
+	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_least@%, without PROCESS or CONNECTION ADMIN"), "%s",
 		  h_slurp(p.out));
 	h_start(
 	    &p,
@@ -1402,8 +1402,48 @@ Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_e
 		NULL);
 	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "");
-	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_app@%"), "%s",
+	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_least@%"), "%s",
 		  h_slurp(p.err));
 	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
+
+/* A job of another account than the definer's (--fence-user), with the
+ * least definer: its stale session is one the definer may neither see nor
+ * end; nobody is ended, and the message says whose grant is missing. */
+Test(fence, without_process_another_accounts_stale_fence_gets_nobody_ended_and_says_whose_grant)
+{
+	struct h_proc p, stale;
+	const char *user = fence_by(DEFINER_LEAST, "k_oth");
+	const char *lease = h_lease("k_oth");
+	char dsn[512], sql[512];
+
+	kind_grant("lr_k_job", (const char *const[]){NULL});
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.k_oth_fence TO 'lr_k_job'@'%%'", getenv("LR_DB_NAME"));
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_oth_lease", "--fence-user", "lr_k_job", "-n",
+				      "-l", lease, "--", "true", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL k_oth_fence('%s', 1); SELECT SLEEP(20); COMMIT", lease);
+	h_start(&stale,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", "lr_k_job",
+				      "-plr_k_job-pw", getenv("LR_DB_NAME"), "-e", sql, NULL},
+		NULL);
+	for (int k = 0;
+	     k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='lr_k_job' "
+				   "AND INFO LIKE 'SELECT SLEEP%%'")) == 0;
+	     k++)
+		h_sleep_ms(50);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_oth_lease", "--fence-user", "lr_k_job", "-n",
+				      "-l", lease, "--", "echo", "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "no session of k_oth_fence_end's definer's account lr_k_least@%") &&
+		      strstr(h_slurp(p.err), "PROCESS and CONNECTION ADMIN"),
+		  "%s", h_slurp(p.err));
 	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
 }
