@@ -13,7 +13,11 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_history TO 'leaderrun'@'%'
 -- rows of the dead.
 GRANT SELECT, INSERT, UPDATE, DELETE ON ops.leaderrun_standby TO 'leaderrun'@'%';
 -- Schema 7, the fence: nobody writes its table but its procedures, which
--- run with their definer's rights (an administrator who may end sessions).
+-- run with their definer's rights (an administrator with PROCESS and
+-- CONNECTION ADMIN, who may end any account's sessions; or an account that
+-- ends its own only: this one, given CREATE ROUTINE on the database and
+-- INSERT, UPDATE on the fence's table, running --init: leaderrun-safety(7),
+-- SECURITY).
 -- leaderrun moves it to each new term (leaderrun_fence_move), and ends the
 -- session of a transaction that still holds it with a stale term
 -- (leaderrun_fence_end); SELECT and EXECUTE on the other two let

@@ -96,8 +96,9 @@ CREATE TABLE IF NOT EXISTS `leaderrun_standby` (
 --
 -- No account but the procedures' definer writes this table: the
 -- procedures run with their definer's rights (an administrator's, who may
--- end other accounts' sessions: CONNECTION ADMIN on MariaDB,
--- CONNECTION_ADMIN on MySQL), and each checks what its caller may do.
+-- end other accounts' sessions: PROCESS, and CONNECTION ADMIN on MariaDB,
+-- CONNECTION_ADMIN on MySQL; or the application's own account's, who may
+-- end its own), and each checks what its caller may do.
 -- SECURITY in leaderrun-safety(7) lists what a caller controls and why none
 -- of it turns the definer's rights to another use. The procedures are
 -- created as such (not IF NOT EXISTS: whatever already stands under these
@@ -218,7 +219,9 @@ BEGIN
 END;;
 -- leaderrun's, at each acquisition: moves the fence to TERM, only if TERM
 -- holds the lease (by the lease row) and only forward, the row made on
--- first use, naming FENCER (by default the caller's account).
+-- first use, naming FENCER (by default the caller's account). It writes
+-- the second it moved (UNIX time) into the high 32 bits of fences, which
+-- each fence counts up from: leaderrun_fence_end reads it.
 CREATE PROCEDURE `leaderrun_fence_move`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED, IN p_fencer VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin)
@@ -232,9 +235,11 @@ BEGIN
   IF held IS NULL THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'leaderrun_fence_move: the term does not hold the lease';
   END IF;
-  UPDATE `leaderrun_fence` SET term = p_term, fencer = who WHERE lease = p_lease AND slot = p_slot AND term < p_term;
+  UPDATE `leaderrun_fence` SET term = p_term, fencer = who, fences = UNIX_TIMESTAMP() << 32
+    WHERE lease = p_lease AND slot = p_slot AND term < p_term;
   IF ROW_COUNT() = 0 THEN
-    INSERT IGNORE INTO `leaderrun_fence` (lease, slot, term, fencer) VALUES (p_lease, p_slot, p_term, who);
+    INSERT IGNORE INTO `leaderrun_fence` (lease, slot, term, fencer, fences)
+      VALUES (p_lease, p_slot, p_term, who, UNIX_TIMESTAMP() << 32);
     IF ROW_COUNT() = 0 THEN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
         'leaderrun_fence_move: the fence holds this term or a newer one';
@@ -245,18 +250,24 @@ END;;
 -- holds the lease: ends the session whose open transaction fenced with an
 -- older term. The row as committed, then as an open transaction left it:
 -- only a fence still open has counted one more, and only the fence writes
--- the count, with its own session's id. That session must still run a
--- transaction, as the row's fencer; while any transaction has no session
--- (a prepared XA branch, detached or recovered after a restart, whose id
--- another session may have now), nobody is ended: see XA RECOVER.
+-- the count, with its own session's id. That session must still be there,
+-- as the row's fencer. A prepared XA branch recovered after a restart may
+-- name an id that another session has now: with PROCESS (INNODB_TRX),
+-- nobody is ended while any transaction has no session (see XA RECOVER).
+-- Without PROCESS (INNODB_TRX refused, error 1227; issue 47), the session
+-- is looked for among those the definer may see (its own account's), and
+-- ended only if the stale term's move came after the server's start
+-- (UNIX_TIMESTAMP() - Uptime, readable without a grant): ids are not
+-- reused within one run of the server, so it is the session that fenced.
 CREATE PROCEDURE `leaderrun_fence_end`(
     IN p_lease VARCHAR(191) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin,
     IN p_slot SMALLINT UNSIGNED, IN p_term BIGINT UNSIGNED)
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: ends the session of a transaction fenced with a stale term'
 BEGIN
-  DECLARE c, n, was, held BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE c, n, was, held, up BIGINT UNSIGNED DEFAULT NULL;
   DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
+  DECLARE sessionless, noprocess BOOLEAN DEFAULT FALSE;
   SET @leaderrun_fence_ended = NULL, @leaderrun_fence_held_by = NULL;
   SELECT term INTO held FROM `leaderrun_lease`
     WHERE name = p_lease AND slot = p_slot AND term = p_term AND expires_at > UTC_TIMESTAMP(6);
@@ -270,12 +281,27 @@ BEGIN
     WHERE lease = p_lease AND slot = p_slot AND term < p_term;
   IF was IS NULL OR n IS NULL OR n = was OR c = CONNECTION_ID() THEN
     SET c = NULL;
-  ELSEIF EXISTS (SELECT 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0) THEN
-    SET c = NULL, @leaderrun_fence_held_by = 'xa';
-  ELSEIF NOT EXISTS (SELECT 1 FROM information_schema.INNODB_TRX x
-      JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
-      WHERE x.trx_mysql_thread_id = c AND p.USER = who) THEN
-    SET c = NULL;
+  ELSE
+    BEGIN
+      DECLARE CONTINUE HANDLER FOR 1227 SET noprocess = TRUE;
+      SET sessionless = EXISTS (SELECT 1 FROM information_schema.INNODB_TRX WHERE trx_mysql_thread_id = 0);
+    END;
+    IF noprocess THEN
+      SET up = (SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime');
+      /*M!100300 SET up = (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+        WHERE VARIABLE_NAME = 'Uptime'); */
+      IF up IS NULL OR UNIX_TIMESTAMP() - up >= was >> 32 THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'restart';
+      ELSEIF NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = c AND USER = who) THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'unseen';
+      END IF;
+    ELSEIF sessionless THEN
+      SET c = NULL, @leaderrun_fence_held_by = 'xa';
+    ELSEIF NOT EXISTS (SELECT 1 FROM information_schema.INNODB_TRX x
+        JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id
+        WHERE x.trx_mysql_thread_id = c AND p.USER = who) THEN
+      SET c = NULL;
+    END IF;
   END IF;
   SET @leaderrun_fence_ended = c;
   IF c IS NOT NULL THEN

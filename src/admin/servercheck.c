@@ -161,6 +161,21 @@ static void servercheck_read_clock(struct db *db, struct promise_facts *f)
 	}
 }
 
+/* A row of FENCE_ROUTINES: the end's definer, whether it may end other
+ * accounts' sessions, whether it has PROCESS (NULL: unknown). */
+static void servercheck_on_routine(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct promise_facts *f = ctx;
+	size_t n = row[0] ? strlen(row[0]) : 0;
+
+	(void)ncols;
+	if (n < 4 || strcmp(row[0] + n - 4, "_end") != 0 || !row[2])
+		return;
+	snprintf(f->fence_definer, sizeof(f->fence_definer), "%.90s", row[2]);
+	f->fence_kill = row[4] ? strcmp(row[4], "0") != 0 : -1;
+	f->fence_process = row[5] ? strcmp(row[5], "0") != 0 : -1;
+}
+
 /* Everything the checks judge, from one connected server. */
 static void servercheck_read(struct db *db, const struct lease_sql *sql, struct promise_facts *f)
 {
@@ -182,6 +197,8 @@ static void servercheck_read(struct db *db, const struct lease_sql *sql, struct 
 	if (f->schema == LEASE_ROWS_SCHEMA &&
 	    lease_fence_seen(db, sql, &fence, f->schema_err, sizeof(f->schema_err)) == DB_OK && fence.complete)
 		f->schema = fence.schema;
+	if (f->schema == LEASE_SCHEMA)
+		(void)db_query_rows(db, sql->fence_routines, 6, servercheck_on_routine, f, err, sizeof(err));
 	servercheck_read_clock(db, f);
 }
 

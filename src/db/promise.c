@@ -19,6 +19,7 @@ void promise_facts_init(struct promise_facts *f)
 	f->semisync_source = -1;
 	f->replicas = -1;
 	f->schema = -1;
+	f->fence_process = f->fence_kill = -1;
 }
 
 const char *promise_state_name(enum promise_state s)
@@ -255,8 +256,27 @@ static void judge_proxy(const struct promise_facts *f, struct promise_line *l)
 		    f->version, f->version_comment);
 }
 
+/* What the fence's definer lacks (issue 47), after the schema's line:
+ * said, not judged, as the fence holds either way (FENCED WRITES). */
+static const char *fence_definer_said(const struct promise_facts *f, char *said, size_t len)
+{
+	if (!f->fence_definer[0] || (f->fence_process != 0 && f->fence_kill != 0))
+		return "";
+	snprintf(said, len,
+		 "; the fence's procedures are defined by %s, without %s: a takeover ends a stale job's session only "
+		 "of that account%s (leaderrun-safety(7), SECURITY)",
+		 f->fence_definer,
+		 f->fence_process == 0 && f->fence_kill == 0 ? "PROCESS or CONNECTION ADMIN"
+		 : f->fence_process == 0		     ? "PROCESS"
+							     : "CONNECTION ADMIN",
+		 f->fence_process == 0 ? ", and of a term begun since the server's last start" : "");
+	return said;
+}
+
 static void judge_schema(const struct promise_facts *f, struct promise_line *l)
 {
+	char said[320];
+
 	l->check = "lease table";
 	if (f->schema < 0)
 		say(l, PROMISE_UNKNOWN, "grant the user SELECT on the lease table (sql/grants.sql)",
@@ -281,7 +301,8 @@ static void judge_schema(const struct promise_facts *f, struct promise_line *l)
 		    : f->schema == 6 ? " (the fence's procedures may be turned against the server: SECURITY)"
 				     : "");
 	else
-		say(l, PROMISE_HELD, NULL, "%s is current (schema %d)", f->table, f->schema);
+		say(l, PROMISE_HELD, NULL, "%s is current (schema %d)%s", f->table, f->schema,
+		    fence_definer_said(f, said, sizeof(said)));
 }
 
 /* Informational: leaderrun judges time by the server's clock alone. */

@@ -37,6 +37,8 @@ struct promise_facts {
 	const char *table;			      /* the lease table */
 	int schema, schema_newest;		      /* its schema: 0 missing, -1 unknown */
 	char schema_err[160];
+	char fence_definer[96];			       /* its procedures' definer, "" unknown */
+	int64_t fence_process, fence_kill;	       /* it has PROCESS, CONNECTION ADMIN: 1, 0, -1 unknown */
 	bool clock_known;
 	int64_t clock_offset_us, clock_uncertainty_us; /* server minus host, +- half the round trip */
 };

@@ -73,6 +73,81 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 	return FENCE_FAILED;
 }
 
+/* Who defined the fence's procedure _end (information_schema.ROUTINES),
+ * into OUT; "its definer" when this account cannot see it. */
+static void fence_definer(struct db *db, const struct lease_sql *sql, char *out, size_t len)
+{
+	char who[160] = "", e[256];
+	struct db_value c[] = {{.type = DB_STR, .buf = who, .cap = sizeof(who)}};
+	struct db_result r;
+
+	if (db_exec(db, STMT_FENCE_DEFINER, sql->fence_definer, NULL, 0, c, 1, &r, e, sizeof(e)) == DB_OK &&
+	    r.have_row && !c[0].is_null && who[0])
+		snprintf(out, len, "%s", who);
+	else
+		snprintf(out, len, "its definer");
+}
+
+/* The procedure failed: WHY (the server's words and errno) said with what
+ * is missing and whose grant it is, from the error itself (issue 47).
+ * Short: the worker's message holds 384 bytes, this among them. */
+static void fence_end_failed(struct db *db, const struct lease_sql *sql, char *why, size_t whylen)
+{
+	char said[200], definer[80];
+
+	snprintf(said, sizeof(said), "%s", why);
+	if (strstr(said, "(error 1370)")) {
+		/* This account's own grant. */
+		snprintf(why, whylen,
+			 "this account may not call %.64s_end (%s): grant it EXECUTE on %.64s_end (sql/grants.sql)",
+			 sql->fence, said, sql->fence);
+		return;
+	}
+	fence_definer(db, sql, definer, sizeof(definer));
+	if (strstr(said, "(error 1095)"))
+		snprintf(why, whylen,
+			 "%.64s_end's definer %s may not end another account's session (%s): grant it CONNECTION ADMIN "
+			 "(MariaDB) or CONNECTION_ADMIN (MySQL), or end the session by hand",
+			 sql->fence, definer, said);
+	else
+		snprintf(why, whylen,
+			 "%.64s_end, defined by %s, failed: %s; grant that account what the error names, or run "
+			 "leaderrun --init to replace an older leaderrun's procedure",
+			 sql->fence, definer, said);
+}
+
+/* Why nobody was ended, by what the procedure said (HELD_BY). */
+static void fence_end_none(struct db *db, const struct lease_sql *sql, const char *held_by, char *why, size_t whylen)
+{
+	char definer[80];
+
+	if (strcmp(held_by, "xa") == 0) {
+		snprintf(why, whylen,
+			 "a prepared XA transaction has no session to end: see XA RECOVER, and have its transaction "
+			 "manager end it (XA ROLLBACK)");
+		return;
+	}
+	if (strcmp(held_by, "restart") != 0 && strcmp(held_by, "unseen") != 0) {
+		snprintf(why, whylen,
+			 "no open fence of an older term names a session: the lock is not a fence's (an "
+			 "administrator's transaction?), and it ends with its transaction");
+		return;
+	}
+	fence_definer(db, sql, definer, sizeof(definer));
+	if (strcmp(held_by, "restart") == 0)
+		snprintf(why, whylen,
+			 "%.64s_end's definer %s lacks PROCESS, and the stale term began before the server's last "
+			 "start, which may have recovered an XA branch (XA RECOVER): grant it PROCESS, or end the "
+			 "session by hand",
+			 sql->fence, definer);
+	else
+		snprintf(why, whylen,
+			 "no session of %.64s_end's definer's account %s holds it: for a job of another account, grant "
+			 "%s PROCESS and CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL); for a prepared XA "
+			 "branch, see XA RECOVER",
+			 sql->fence, definer, definer);
+}
+
 /* A lock wait ran out: ends the session whose transaction fenced with an
  * older term. Returns its connection id, or 0 with WHY. */
 static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q, char *why,
@@ -86,15 +161,10 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 
 	enum db_status st = db_exec(db, STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, &r, why, whylen);
 
-	if (st == DB_DENIED || (st != DB_OK && strstr(why, "(error 1095)"))) {
-		/* 1370: this account may not call it; 1095 (not owner of
-		 * thread): its definer may not end another account's session. */
-		snprintf(why, whylen,
-			 "%s: grant leaderrun's account EXECUTE on %s_end, and that procedure's definer CONNECTION "
-			 "ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL) (sql/grants.sql), or end the session by hand",
-			 st == DB_DENIED ? "this account may not call the fence's procedure"
-					 : "the fence's procedure may not end other accounts' sessions",
-			 sql->fence);
+	/* A server's refusal, not the procedure's own (45000, error 1644). */
+	if (st != DB_OK && st != DB_CONFLICT && db_connected(db) && strstr(why, "(error ") &&
+	    !strstr(why, "(error 1644)")) {
+		fence_end_failed(db, sql, why, whylen);
 		return 0;
 	}
 	if (st != DB_OK)
@@ -103,14 +173,7 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 		return 0;
 	if (r.have_row && !c[0].is_null)
 		return c[0].u64;
-	if (r.have_row && !c[1].is_null && strcmp(held_by, "xa") == 0)
-		snprintf(why, whylen,
-			 "a prepared XA transaction has no session to end: see XA RECOVER, and have its transaction "
-			 "manager end it (XA ROLLBACK)");
-	else
-		snprintf(why, whylen,
-			 "no open fence of an older term names a session: the lock is not a fence's (an "
-			 "administrator's transaction?), and it ends with its transaction");
+	fence_end_none(db, sql, r.have_row && !c[1].is_null ? held_by : "", why, whylen);
 	return 0;
 }
 

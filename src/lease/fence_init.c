@@ -33,9 +33,11 @@ struct routines_seen {
 	const struct lease_sql *sql;
 	bool mariadb;
 	bool stands[FENCE_ROUTINES];
-	int foreign;	      /* the first one that is not ours (enum fence_routine); -1 none */
-	char why[96];	      /* and why not */
-	char cannot_kill[96]; /* a definer that may not end sessions; "" none */
+	bool outdated[FENCE_ROUTINES]; /* an older leaderrun's body: to replace */
+	int foreign;		       /* the first one that is not ours (enum fence_routine); -1 none */
+	char why[96];		       /* and why not */
+	char cannot_kill[96];	       /* a definer that may not end sessions; "" none */
+	char no_process[96];	       /* a definer without PROCESS; "" none */
 };
 
 /* How fence_body_normal reads a body: one of leaderrun's as MariaDB
@@ -102,6 +104,23 @@ static const char *fence_create_of(const struct lease_sql *sql, int k)
 	return ddl[k];
 }
 
+/* The body that 0.7.0 to 0.10.2 made under routine K, which --init
+ * replaces; NULL when this build's is the same. */
+static const char *fence_create70_of(const struct lease_sql *sql, int k)
+{
+	return k == FENCE_R_END ? sql->fence_proc_end70 : k == FENCE_R_MOVE ? sql->fence_proc_move70 : NULL;
+}
+
+/* Whether BODY, as the server shows it, is that of CREATE. */
+static bool fence_body_is(const struct routines_seen *s, const char *create, const char *body)
+{
+	char want[4096], got[4096];
+
+	return strcmp(fence_body_normal(fence_body_of(create), s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want,
+					sizeof(want)),
+		      fence_body_normal(body, BODY_AS_IS, got, sizeof(got))) == 0;
+}
+
 /* Which of enum fence_routine NAME is (information_schema's, unquoted). */
 static int fence_routine_of(const struct lease_sql *sql, const char *name)
 {
@@ -118,12 +137,12 @@ static int fence_routine_of(const struct lease_sql *sql, const char *name)
 
 /* One row of FENCE_ROUTINES: name, security type, definer, body (NULL
  * when this account may not see it), whether the definer may end
- * sessions (NULL: unknown). */
+ * sessions, whether it has PROCESS (NULL: unknown). */
 static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 {
 	struct routines_seen *s = ctx;
 	int k = fence_routine_of(s->sql, row[0] ? row[0] : "");
-	char want[4096], got[4096];
+	const char *older = k < 0 ? NULL : fence_create70_of(s->sql, k);
 
 	(void)ncols;
 	if (k < 0)
@@ -133,14 +152,20 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 		return;
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
-	else if (row[3] && strcmp(fence_body_normal(fence_body_of(fence_create_of(s->sql, k)),
-						    s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want, sizeof(want)),
-				  fence_body_normal(row[3], BODY_AS_IS, got, sizeof(got))) != 0)
-		snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
-	if (s->why[0])
+	else if (row[3] && !fence_body_is(s, fence_create_of(s->sql, k), row[3])) {
+		if (older && fence_body_is(s, older, row[3]))
+			s->outdated[k] = true;
+		else
+			snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
+	}
+	if (s->why[0]) {
 		s->foreign = k;
-	else if (row[4] && strcmp(row[4], "0") == 0 && !s->cannot_kill[0])
+		return;
+	}
+	if (row[4] && strcmp(row[4], "0") == 0 && !s->cannot_kill[0])
 		snprintf(s->cannot_kill, sizeof(s->cannot_kill), "%.80s", row[2] ? row[2] : "?");
+	if (row[5] && strcmp(row[5], "0") == 0 && !s->no_process[0])
+		snprintf(s->no_process, sizeof(s->no_process), "%.80s", row[2] ? row[2] : "?");
 }
 
 /* The tables the procedures touch, the fence's and the lease table: base
@@ -187,7 +212,7 @@ static enum db_status fence_check(struct db *db, const struct lease_sql *sql, st
 		return DB_NO_TABLE;
 	}
 	if (st == DB_OK)
-		st = db_query_rows(db, sql->fence_routines, 5, on_routine, rs, err, errlen);
+		st = db_query_rows(db, sql->fence_routines, 6, on_routine, rs, err, errlen);
 	if (st == DB_OK && rs->foreign >= 0) {
 		snprintf(err, errlen,
 			 "procedure %s is not the one leaderrun makes (%s): as an administrator, drop it (DROP "
@@ -255,14 +280,18 @@ static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct l
 			 who);
 }
 
-/* EXECUTE again for whoever had it; leaderrun's own account (the one that
- * may end stale sessions) also on the move, which schema 6 lacked. */
-static enum db_status fence_regrant(struct db *db, const struct grants *gs, char *err, size_t errlen)
+/* EXECUTE again for whoever had it on a procedure of MADE; leaderrun's
+ * own account (the one that may end stale sessions) also on the move,
+ * which schema 6 lacked. */
+static enum db_status fence_regrant(struct db *db, const struct grants *gs, const bool made[FENCE_ROUTINES], char *err,
+				    size_t errlen)
 {
 	char q[1024];
 	enum db_status st = DB_OK;
 
 	for (int i = 0; i < gs->n && st == DB_OK; i++) {
+		if (!made[gs->g[i].routine])
+			continue;
 		snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
 			 gs->sql->fence_routine[gs->g[i].routine], gs->g[i].user, gs->g[i].host);
 		st = db_query(db, q, err, errlen);
@@ -325,70 +354,121 @@ static enum db_status fence_create_routine(struct db *db, const struct lease_sql
 	return db_query(db, fence_create_of(sql, k), err, errlen);
 }
 
-/* Schema 6 to 7: the column, the procedures replaced (a DROP takes their
- * grants with it, so the EXECUTE grants are read first and given again:
- * only EXECUTE, so an account that created them keeps no right to alter
- * them), and the table's write grants taken away. */
-static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+/* The procedures of DROP dropped, and those of MAKE made: a DROP takes
+ * their grants with it, so the EXECUTE grants are read first and given
+ * again (only EXECUTE, so an account that created them keeps no right to
+ * alter them); said in a warning when they could not be read (only an
+ * administrator may). */
+static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, const bool drop[FENCE_ROUTINES],
+				    const bool make[FENCE_ROUTINES], struct lease_fence_init *out, char *err,
 				    size_t errlen)
 {
 	struct grants gs = {.sql = sql};
-	char q[LEASE_TABLE_MAX + 64], why[256];
-	bool read = db_query_rows(db, sql->fence_proc_grants, 4, on_proc_grant, &gs, why, sizeof(why)) == DB_OK;
-	enum db_status st = db_query(db, sql->fence_upgrade, err, errlen);
+	char q[LEASE_TABLE_MAX + 64], why[256] = "";
+	bool read = true, dropped = false;
+	enum db_status st = DB_OK;
 
+	for (int k = 0; k < FENCE_ROUTINES; k++)
+		dropped = dropped || drop[k];
+	if (dropped)
+		read = db_query_rows(db, sql->fence_proc_grants, 4, on_proc_grant, &gs, why, sizeof(why)) == DB_OK;
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++) {
 		snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", sql->fence_routine[k]);
-		st = db_query(db, q, err, errlen);
+		if (drop[k])
+			st = db_query(db, q, err, errlen);
 	}
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
-		st = fence_create_routine(db, sql, k, err, errlen);
+		if (make[k])
+			st = fence_create_routine(db, sql, k, err, errlen);
 	if (st == DB_OK)
-		st = fence_regrant(db, &gs, err, errlen);
-	if (st != DB_OK)
-		return st;
-	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
-	if (!read || gs.skipped)
+		st = fence_regrant(db, &gs, make, err, errlen);
+	if (st == DB_OK && (!read || gs.skipped))
 		warn_add(out,
 			 "the fence's procedures were made anew, and some EXECUTE grants on them could not be given "
 			 "again (%s): grant them as sql/grants.sql shows",
 			 read ? "an account's name holds a quote" : why);
+	return st;
+}
+
+/* Schema 6 to 7: the column, the procedures replaced, and the table's
+ * write grants taken away. */
+static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
+				    size_t errlen)
+{
+	const bool all[FENCE_ROUTINES] = {true, true, true, true};
+	enum db_status st = db_query(db, sql->fence_upgrade, err, errlen);
+
+	if (st == DB_OK)
+		st = fence_replace(db, sql, all, all, out, err, errlen);
+	if (st != DB_OK)
+		return st;
+	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
 	fence_revoke_writes(db, sql, out);
 	fence_db_grants(db, sql, out);
 	return DB_OK;
 }
 
-/* A fence of schema 7 that stands: checked, and any procedure missing
- * made (an administrator dropped a foreign one, or a grant hides it: then
- * the CREATE is refused, and the caller says which grant). */
+/* What the definer of the procedures may not do, in one warning: without
+ * the right to end other accounts' sessions it ends only its own
+ * account's; without PROCESS it cannot tell a stale fence written before
+ * the server's last start from an XA branch recovered by it (issue 47). */
+static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
+{
+	if (rs->cannot_kill[0] && rs->no_process[0])
+		warn_add(out,
+			 "the fence's procedures are defined by %s, who may not end other accounts' sessions, nor has "
+			 "PROCESS: a takeover ends a stale job's session only of that account, and of a term begun "
+			 "since the server's last start; grant it PROCESS and CONNECTION ADMIN (MariaDB) or "
+			 "CONNECTION_ADMIN (MySQL) to end any",
+			 rs->cannot_kill);
+	else if (rs->cannot_kill[0])
+		warn_add(out,
+			 "the fence's procedures are defined by %s, who may not end other accounts' sessions: a stale "
+			 "job's open transaction of another account (--fence-user) would then hold up every takeover; "
+			 "grant it CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL)",
+			 rs->cannot_kill);
+	else if (rs->no_process[0])
+		warn_add(out,
+			 "the fence's procedures are defined by %s, who lacks PROCESS: a stale job's transaction of a "
+			 "term begun before the server's last start is waited for, not ended; grant it PROCESS",
+			 rs->no_process);
+}
+
+/* A fence of schema 7 that stands: checked, an older leaderrun's move and
+ * end replaced, and any procedure missing made (an administrator dropped
+ * a foreign one, or a grant hides it: then the CREATE is refused, and the
+ * caller says which grant). */
 static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
 				    size_t errlen)
 {
 	struct routines_seen rs = {
 	    .sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
 	enum db_status st = fence_check(db, sql, &rs, err, errlen);
-	int made = 0;
+	bool make[FENCE_ROUTINES];
+	int made = 0, replaced = 0;
 
-	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
-		if (!rs.stands[k] && (st = fence_create_routine(db, sql, k, err, errlen)) == DB_OK)
-			made++;
+	for (int k = 0; k < FENCE_ROUTINES; k++) {
+		make[k] = !rs.stands[k] || rs.outdated[k];
+		rs.outdated[k] = rs.stands[k] && rs.outdated[k];
+		made += !rs.stands[k];
+		replaced += rs.outdated[k];
+	}
+	if (st == DB_OK && (made || replaced))
+		st = fence_replace(db, sql, rs.outdated, make, out, err, errlen);
 	/* What was made has this account for its definer: looked at again
 	 * for whether that definer may end sessions. */
-	if (st == DB_OK && made) {
-		memset(rs.stands, 0, sizeof(rs.stands));
+	if (st == DB_OK && (made || replaced)) {
+		rs = (struct routines_seen){.sql = sql, .foreign = -1, .mariadb = rs.mariadb};
 		st = fence_check(db, sql, &rs, err, errlen);
 	}
 	if (st != DB_OK)
 		return st;
-	if (made)
+	if (replaced)
+		snprintf(out->done, sizeof(out->done),
+			 "replaced %d of the fence's procedures made by an older leaderrun", replaced + made);
+	else if (made)
 		snprintf(out->done, sizeof(out->done), "made %d of the fence's procedures", made);
-	if (rs.cannot_kill[0])
-		warn_add(out,
-			 "the fence's procedures are defined by %s, who may not end other accounts' sessions: a stale "
-			 "job's open transaction would then hold up every takeover; grant it CONNECTION ADMIN "
-			 "(MariaDB) or CONNECTION_ADMIN (MySQL), or run --init as such an administrator after dropping "
-			 "the procedures",
-			 rs.cannot_kill);
+	fence_warn_definer(&rs, out);
 	fence_db_grants(db, sql, out);
 	if (fence_revoke_writes(db, sql, out) && !out->done[0])
 		snprintf(out->done, sizeof(out->done), "took the write grants on the fence's table away");

@@ -3,7 +3,11 @@
  * lease over. The jobs here are real SQL clients (the mariadb CLI, as the
  * suite's least-privileged user) writing rows tagged with their term into
  * a table of the test's; the check reads back what committed. */
+#include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "proxy.h"
@@ -1101,4 +1105,345 @@ Test(fence, init_refuses_a_body_that_hides_code_in_a_string_between_comment_mark
 	cr_assert_eq(init_as_root("hide_lease", err, sizeof(err)), 78, "%s", err);
 	cr_assert(strstr(err, "its body is not the one leaderrun writes"), "%s", err);
 	h_sql("DROP PROCEDURE hide_fence");
+}
+
+/* ---- Issue 47: whoever defined the fence's procedures, a stale fencer of
+ * its own account is ended at the takeover. Three definers: an
+ * administrator (root: PROCESS and CONNECTION ADMIN), the application's
+ * account with ALL on its database and nothing global, and the least an
+ * account needs to make the procedures itself: sql/grants.sql's grants,
+ * CREATE ROUTINE on the database and INSERT, UPDATE on the fence's table,
+ * which its procedures write with its rights. In each, leaderrun and the
+ * job connect as the application's account (with the administrator's
+ * fence, one with sql/grants.sql's grants). Seen failing on 0fe1266 for
+ * the two definers without PROCESS: the end failed with error 1227, the
+ * next holder waited for the held COMMIT (20 s), which then committed. */
+
+/* The next holder starts this soon after the release, at most: the move's
+ * lock wait (1 s), the end, a retry; room for a busy machine. */
+#define TAKEOVER_BOUND_MS 10000
+
+enum definer_kind { DEFINER_ADMIN, DEFINER_APP, DEFINER_LEAST };
+
+/* USER@'%' (password "USER-pw"), with GRANT ... TO it for each of the
+ * statements' fragments (NULL-ended). One account for the socket and TCP,
+ * as an application has: MariaDB and MySQL show and let end, without
+ * PROCESS and CONNECTION ADMIN, the sessions of one's own account only
+ * (user and host), not of one's user name from another host. */
+static void kind_grant(const char *user, const char *const *grants)
+{
+	h_sql("CREATE USER IF NOT EXISTS '%s'@'%%' IDENTIFIED BY '%s-pw'", user, user);
+	for (int g = 0; grants[g]; g++)
+		h_sql("GRANT %s TO '%s'@'%%'", grants[g], user);
+}
+
+/* sql/grants.sql's grants on PREFIX's tables and procedures, as text. */
+static void grants_sql(const char *prefix, char out[9][160])
+{
+	const char *db = getenv("LR_DB_NAME");
+
+	snprintf(out[0], 160, "SELECT, INSERT, UPDATE ON %s.%s_lease", db, prefix);
+	snprintf(out[1], 160, "SELECT, INSERT, UPDATE, DELETE ON %s.%s_history", db, prefix);
+	snprintf(out[2], 160, "SELECT, INSERT, UPDATE, DELETE ON %s.%s_standby", db, prefix);
+	snprintf(out[3], 160, "SELECT ON %s.%s_fence", db, prefix);
+	snprintf(out[4], 160, "EXECUTE ON PROCEDURE %s.%s_fence_move", db, prefix);
+	snprintf(out[5], 160, "EXECUTE ON PROCEDURE %s.%s_fence_end", db, prefix);
+	snprintf(out[6], 160, "EXECUTE ON PROCEDURE %s.%s_fence", db, prefix);
+	snprintf(out[7], 160, "EXECUTE ON PROCEDURE %s.%s_fence_slot", db, prefix);
+	snprintf(out[8], 160, "SELECT, INSERT ON %s.fenced_rows", db);
+}
+
+/* --init for PREFIX_lease as USER over the socket (the definer is then
+ * USER@%); its stderr in ERR. */
+static int init_as(const char *user, const char *prefix, char *err, size_t errlen)
+{
+	char dsn[512], table[64];
+	struct h_proc p;
+	int rc;
+
+	snprintf(dsn, sizeof(dsn), "mysql://%s:%s-pw@localhost/%s?socket=%s", user, user, getenv("LR_DB_NAME"),
+		 getenv("LR_DB_SOCKET"));
+	snprintf(table, sizeof(table), "%s_lease", prefix);
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", table, "--init", NULL}, NULL);
+	rc = h_finish(&p, 30000);
+	snprintf(err, errlen, "%s", h_slurp(p.err));
+	return rc;
+}
+
+/* The fence of PREFIX made by a definer of KIND; returns the account that
+ * leaderrun and the job use. */
+static const char *fence_by(enum definer_kind kind, const char *prefix)
+{
+	char g[10][160], err[4096];
+	const char *gp[11];
+	const char *db = getenv("LR_DB_NAME");
+	const char *user = kind == DEFINER_ADMIN ? "lr_k_adm" : kind == DEFINER_APP ? "lr_k_app" : "lr_k_least";
+
+	rows_table();
+	grants_sql(prefix, g);
+	if (kind == DEFINER_APP) {
+		snprintf(g[0], 160, "ALL ON %s.*", db);
+		kind_grant(user, (const char *const[]){g[0], NULL});
+		cr_assert_eq(init_as(user, prefix, err, sizeof(err)), 0, "%s", err);
+		return user;
+	}
+	if (kind == DEFINER_ADMIN) {
+		char table[64];
+		snprintf(table, sizeof(table), "%s_lease", prefix);
+		cr_assert_eq(init_as_root(table, err, sizeof(err)), 0, "%s", err);
+	} else {
+		/* The tables, as sql/leaderrun.sql makes them, by an
+		 * administrator; the procedures by the account. */
+		h_sql("CREATE TABLE IF NOT EXISTS %s_lease LIKE leaderrun_lease", prefix);
+		h_sql("CREATE TABLE IF NOT EXISTS %s_history LIKE leaderrun_history", prefix);
+		h_sql("CREATE TABLE IF NOT EXISTS %s_standby LIKE leaderrun_standby", prefix);
+		h_sql("CREATE TABLE IF NOT EXISTS %s_fence LIKE leaderrun_fence", prefix);
+		snprintf(g[4], 160, "CREATE ROUTINE ON %s.*", db);
+		snprintf(g[5], 160, "INSERT, UPDATE ON %s.%s_fence", db, prefix);
+		kind_grant(user, (const char *const[]){g[0], g[1], g[2], g[3], g[4], g[5], g[8], NULL});
+		cr_assert_eq(init_as(user, prefix, err, sizeof(err)), 0, "%s", err);
+		cr_assert(strstr(err, "made 4 of the fence's procedures"), "%s", err);
+		grants_sql(prefix, g);
+	}
+	for (int k = 0; k < 9; k++)
+		gp[k] = g[k];
+	gp[9] = NULL;
+	kind_grant(user, gp);
+	return user;
+}
+
+/* USER's DSN over TCP (after --init's login over the socket, MySQL's
+ * caching_sha2_password lets the job's client in over TCP). */
+static const char *tcp_dsn(char *buf, size_t len, const char *user)
+{
+	snprintf(buf, len, "mysql://%s:%s-pw@127.0.0.1:%s/%s", user, user, getenv("LR_DB_PORT"), getenv("LR_DB_NAME"));
+	return buf;
+}
+
+/* USER's transaction of term 1 of LEASE through PORT: fences with FENCE
+ * and writes its row, says "fenced", and sends its COMMIT when a line
+ * arrives on the FIFO GO. */
+static void held_commit_start(struct h_proc *p, int port, const char *user, const char *fence, const char *lease,
+			      const char *go)
+{
+	char sh[2048];
+
+	cr_assert_eq(mkfifo(go, 0600), 0, "mkfifo %s: %s", go, strerror(errno));
+	snprintf(sh, sizeof(sh),
+		 "{ echo \"START TRANSACTION; CALL %s('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'stale'); "
+		 "SELECT 'fenced';\"; read -r _ < %s; echo \"COMMIT; SELECT 'committed';\"; } | mariadb --no-defaults "
+		 "--unbuffered --protocol=TCP -h127.0.0.1 -P%d -u%s -p%s-pw %s",
+		 fence, lease, lease, go, port, user, user, getenv("LR_DB_NAME"));
+	h_start(p, (const char *const[]){"timeout", "60", "/bin/sh", "-c", sh, NULL}, NULL);
+	for (int k = 0; k < 2000 && !strstr(h_slurp(p->out), "fenced") && h_wait(p, 0) < 0; k++)
+		h_sleep_ms(10);
+	cr_assert(strstr(h_slurp(p->out), "fenced"), "the term-1 transaction never fenced:\n%s", h_slurp(p->err));
+}
+
+static void held_commit_go(const char *go)
+{
+	int fd = -1;
+
+	for (int k = 0; k < 1000 && fd < 0; k++) {
+		fd = open(go, O_WRONLY | O_NONBLOCK);
+		if (fd < 0)
+			h_sleep_ms(5);
+	}
+	cr_assert(fd >= 0, "nobody reads %s: %s", go, strerror(errno));
+	cr_assert_eq(write(fd, "\n", 1), 1);
+	close(fd);
+}
+
+/* The scenario of issue 47 with the fence of PREFIX made by KIND. */
+static void stale_commit_held_in_the_network(enum definer_kind kind, const char *prefix)
+{
+	struct h_proc a, b, stale, rel;
+	const char *user = fence_by(kind, prefix);
+	const char *lease = h_lease(prefix);
+	struct proxy *proxy = proxy_start(atoi(getenv("LR_DB_PORT")));
+	char dsn[512], table[64], fence[64], go[256], job[1024];
+	const char *rows;
+	int64_t t0, took;
+
+	snprintf(table, sizeof(table), "%s_lease", prefix);
+	snprintf(fence, sizeof(fence), "%s_fence", prefix);
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&a,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", table, "-t", "3s", "-l", lease, "--", "sleep",
+				      "60", NULL},
+		NULL);
+	for (int k = 0;
+	     k < 200 && atoi(h_sql("SELECT COUNT(*) FROM %s WHERE lease='%s' AND term=1", fence, lease)) == 0; k++)
+		h_sleep_ms(50);
+	snprintf(go, sizeof(go), "%s/go-%s", getenv("LR_DB_DIR"), lease);
+	held_commit_start(&stale, proxy_port(proxy), user, fence, lease, go);
+	/* The next holder's job writes its row, fenced with its term. */
+	snprintf(job, sizeof(job),
+		 "echo started; mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P%s -u%s -p%s-pw %s -e \"START "
+		 "TRANSACTION; CALL %s('$LEADERRUN_LEASE', $LEADERRUN_TERM); INSERT INTO fenced_rows VALUES "
+		 "('$LEADERRUN_LEASE', $LEADERRUN_TERM, 'new'); COMMIT\"",
+		 getenv("LR_DB_PORT"), user, user, getenv("LR_DB_NAME"), fence);
+	h_start(&b,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", table, "-t", "3s", "-l", lease, "--", "sh", "-c",
+				      job, NULL},
+		NULL);
+	/* The COMMIT, held in the network for 20 s. */
+	proxy_set_delay(proxy, 20000);
+	proxy_set_mode(proxy, PROXY_DELAY);
+	held_commit_go(go);
+	h_start(&rel, (const char *const[]){h_bin(), "-d", dsn, "--table", table, "--release", lease, NULL}, NULL);
+	cr_assert_eq(h_finish(&rel, 20000), 0, "%s", h_slurp(rel.err));
+	/* The holder sees the revocation at its next renewal (1 s), stops
+	 * its command and lets go: from then on, the bound. */
+	h_finish(&a, 20000);
+	t0 = h_now_ms();
+	cr_assert(h_wait_file(b.out, "started", 30000), "the next holder never started:\n%s", h_slurp(b.err));
+	took = h_now_ms() - t0;
+	cr_log_info("%s: the next holder started %lld ms after the release", prefix, (long long)took);
+	cr_assert_eq(h_finish(&b, 30000), 0, "%s", h_slurp(b.err));
+	cr_assert_neq(h_finish(&stale, 40000), 0, "the stale transaction ended well:\n%s", h_slurp(stale.out));
+	cr_assert_null(strstr(h_slurp(stale.out), "committed"), "%s", h_slurp(stale.out));
+	rows = committed(lease);
+	cr_assert(strcmp(rows, "2:new") == 0 || strcmp(rows, "3:new") == 0, "committed: %s\n%s", rows, h_slurp(b.err));
+	cr_assert(strstr(h_slurp(b.err), "ended session"), "%s", h_slurp(b.err));
+	cr_assert_lt(took, TAKEOVER_BOUND_MS, "the next holder started %lld ms after the release:\n%s", (long long)took,
+		     h_slurp(b.err));
+	unlink(go);
+}
+
+Test(fence, a_stale_commit_held_in_the_network_is_ended_with_an_administrators_fence)
+{
+	stale_commit_held_in_the_network(DEFINER_ADMIN, "k_adm");
+}
+
+Test(fence, a_stale_commit_held_in_the_network_is_ended_with_the_applications_own_fence)
+{
+	stale_commit_held_in_the_network(DEFINER_APP, "k_app");
+}
+
+Test(fence, a_stale_commit_held_in_the_network_is_ended_with_the_least_privileged_definers_fence)
+{
+	stale_commit_held_in_the_network(DEFINER_LEAST, "k_least");
+}
+
+/* A fence of 0.7.0 to 0.10.2, whose end needs PROCESS: --init replaces
+ * its move and end, keeps who may execute them, and trusts the result. */
+Test(fence, init_replaces_the_move_and_end_of_an_older_leaderrun_keeping_execute)
+{
+	char err[4096], cmd[1024];
+	struct h_proc p;
+
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	snprintf(
+	    cmd, sizeof(cmd),
+	    "{ echo 'DROP PROCEDURE old10_fence_end; DROP PROCEDURE old10_fence_move;'; sed 's/`leaderrun_/`old10_/g' "
+	    "\"$LR_UPGRADE_DIR/fence-0.10.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
+	    "\"$LR_DB_NAME\"");
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+	kind_grant("lr_old10", (const char *const[]){NULL});
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.old10_fence_end TO 'lr_old10'@'%%'", getenv("LR_DB_NAME"));
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.old10_fence_move TO 'lr_old10'@'%%'", getenv("LR_DB_NAME"));
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "replaced 2 of the fence's procedures made by an older leaderrun"), "%s", err);
+	cr_assert_null(strstr(h_sql("SELECT ROUTINE_DEFINITION FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+				    "DATABASE() AND ROUTINE_NAME = 'old10_fence_end'"),
+			      "JOIN information_schema.PROCESSLIST p ON p.ID = x.trx_mysql_thread_id\n      WHERE"),
+		       "the old end stands");
+	cr_assert_str_eq(h_sql("SELECT GROUP_CONCAT(Routine_name ORDER BY Routine_name) FROM mysql.procs_priv WHERE "
+			       "User = 'lr_old10' AND Proc_priv = 'Execute'"),
+			 "old10_fence_end,old10_fence_move");
+	cr_assert_eq(init_as_root("old10_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
+}
+
+/* Without PROCESS the end cannot tell a stale fence written before the
+ * server's last start from an XA branch recovered by it: a fence whose
+ * move is older than the start (its second forged to 0 here, as a row
+ * moved before the restart, or before --init replaced the end, has) gets
+ * nobody ended, and the message names PROCESS and the definer. */
+Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_ended)
+{
+	struct h_proc p, stale;
+	const char *user = fence_by(DEFINER_LEAST, "k_rst");
+	const char *lease = h_lease("k_rst");
+	char dsn[512], sql[512];
+
+	tcp_dsn(dsn, sizeof(dsn), user);
+	/* --check-server names the definer and what it lacks. */
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "--check-server", NULL}, NULL);
+	h_finish(&p, 20000);
+	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_least@%, without PROCESS or CONNECTION ADMIN"), "%s",
+		  h_slurp(p.out));
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "true", NULL},
+	    NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	h_sql("UPDATE k_rst_fence SET fences = fences & 4294967295 WHERE lease = '%s'", lease);
+	snprintf(sql, sizeof(sql),
+		 "START TRANSACTION; CALL k_rst_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'stale'); "
+		 "SELECT SLEEP(20); COMMIT",
+		 lease, lease);
+	snprintf(dsn, sizeof(dsn), "-p%s-pw", user);
+	h_start(&stale,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", user, dsn,
+				      getenv("LR_DB_NAME"), "-e", sql, NULL},
+		NULL);
+	for (int k = 0; k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+					      "INFO LIKE 'SELECT SLEEP%%'",
+					      user)) == 0;
+	     k++)
+		h_sleep_ms(50);
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "echo",
+				      "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_least@%"), "%s",
+		  h_slurp(p.err));
+	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
+
+/* A job of another account than the definer's (--fence-user), with the
+ * least definer: its stale session is one the definer may neither see nor
+ * end; nobody is ended, and the message says whose grant is missing. */
+Test(fence, without_process_another_accounts_stale_fence_gets_nobody_ended_and_says_whose_grant)
+{
+	struct h_proc p, stale;
+	const char *user = fence_by(DEFINER_LEAST, "k_oth");
+	const char *lease = h_lease("k_oth");
+	char dsn[512], sql[512];
+
+	kind_grant("lr_k_job", (const char *const[]){NULL});
+	h_sql("GRANT EXECUTE ON PROCEDURE %s.k_oth_fence TO 'lr_k_job'@'%%'", getenv("LR_DB_NAME"));
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_oth_lease", "--fence-user", "lr_k_job", "-n",
+				      "-l", lease, "--", "true", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql), "START TRANSACTION; CALL k_oth_fence('%s', 1); SELECT SLEEP(20); COMMIT", lease);
+	h_start(&stale,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", "lr_k_job",
+				      "-plr_k_job-pw", getenv("LR_DB_NAME"), "-e", sql, NULL},
+		NULL);
+	for (int k = 0;
+	     k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='lr_k_job' "
+				   "AND INFO LIKE 'SELECT SLEEP%%'")) == 0;
+	     k++)
+		h_sleep_ms(50);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_oth_lease", "--fence-user", "lr_k_job", "-n",
+				      "-l", lease, "--", "echo", "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "no session of k_oth_fence_end's definer's account lr_k_least@%") &&
+		      strstr(h_slurp(p.err), "PROCESS and CONNECTION ADMIN"),
+		  "%s", h_slurp(p.err));
+	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
 }

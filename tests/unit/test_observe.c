@@ -15,7 +15,7 @@
  * AT-th such statement) to its ';'. */
 static const char *shipped(const char *file, const char *start, int at)
 {
-	static char buf[16384];
+	static char buf[32768];
 	char path[4096];
 	const char *dir = getenv("LEADERRUN_SQL_DIR");
 	FILE *f;
