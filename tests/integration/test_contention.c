@@ -25,12 +25,17 @@ Test(contention, no_wait_loser_does_not_run)
 {
 	struct h_proc holder, loser;
 	const char *lease = h_lease("skip");
+	char job[600];
 
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 2");
+	/* Held until the test is done with it, not for a time that a busy
+	 * machine may outlast. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go"));
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	LR(&loser, "-n", "-l", lease, "--", "sh", "-c", "echo ran");
 	cr_assert_eq(h_finish(&loser, 10000), 75);
 	cr_assert_str_eq(h_slurp(loser.out), "");
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 }
 
@@ -54,12 +59,17 @@ Test(contention, wait_timeout_gives_up_without_running)
 {
 	struct h_proc holder, waiter;
 	const char *lease = h_lease("wto");
+	char job[600];
 
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 3");
+	/* Held until the test is done with it, not for a time that a busy
+	 * machine may outlast. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go"));
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	LR(&waiter, "-w", "500ms", "-l", lease, "--", "sh", "-c", "echo ran");
 	cr_assert_eq(h_finish(&waiter, 10000), 75);
 	cr_assert_str_eq(h_slurp(waiter.out), "");
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 }
 
