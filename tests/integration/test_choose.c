@@ -120,11 +120,12 @@ Test(choose, a_frozen_favourite_holds_the_lease_up_no_longer_than_its_claim)
 	wait_holder(lease, "low", 15000);
 	took = h_now_ms() - killed;
 	/* The expiry (2 s), then the claim (max(2 s, 2 x 1 s)): not before,
-	 * and not much after. */
+	 * and not much after (about 4 s; bounded generously for a busy
+	 * machine). */
 	cr_assert_geq(took, 3500, "low took the lease %lld ms after the kill, inside the favourite's claim",
 		      (long long)took);
-	cr_assert_lt(took, 8000, "low waited %lld ms for a frozen favourite", (long long)took);
-	cr_assert(strstr(h_slurp(low.err), "lease free, but left to another candidate"), "%s", h_slurp(low.err));
+	cr_assert_lt(took, 12000, "low waited %lld ms for a frozen favourite", (long long)took);
+	cr_assert(h_wait_file(low.err, "lease free, but left to another candidate", 5000), "%s", h_slurp(low.err));
 	kill(fav.pid, SIGCONT);
 	stop(&fav);
 	stop(&low);
@@ -153,7 +154,7 @@ Test(choose, preemption_with_fail_back_stops_the_holder_before_the_favourite_sta
 	wait_starts(log, 3);
 	cr_assert_eq(h_finish(&low, 10000), 76, "%s", h_slurp(low.err));
 	cr_assert(strstr(h_slurp(low.err), "lease preempted by fav"), "%s", h_slurp(low.err));
-	cr_assert(strstr(h_slurp(back.err), "preempting low (its priority 1, ours 10)"), "%s", h_slurp(back.err));
+	cr_assert(h_wait_file(back.err, "preempting low (its priority 1, ours 10)", 5000), "%s", h_slurp(back.err));
 	cr_assert_str_eq(h_sql("SELECT outcome FROM leaderrun_history WHERE lease = '%s' AND holder = 'low'", lease),
 			 "preempted");
 	stop(&back);
@@ -180,7 +181,6 @@ Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
 	const char *lease = h_lease("switch"), *log = h_path("probe.log"), *lock = h_path("probe.lock");
 	struct h_proc a, b, c, d, op;
 	char term_before[32];
-	int64_t t0;
 
 	LR(&a, "-l", lease, "--holder", "A", "--", h_probe(), log, lock, "60");
 	wait_holder(lease, "A", 10000);
@@ -191,13 +191,8 @@ Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
 	snprintf(term_before, sizeof(term_before), "%s",
 		 h_sql("SELECT term FROM leaderrun_lease WHERE name = '%s'", lease));
 	/* D has the lowest priority: only the choice gets it the lease. */
-	t0 = h_now_ms();
 	LR(&op, "--release", lease, "--to", "D");
 	cr_assert_eq(h_finish(&op, 30000), 0, "%s%s", h_slurp(op.out), h_slurp(op.err));
-	/* A stops at its next renew (5 s at the default ttl) and releases;
-	 * B, woken first, and C, behind it, hand on to D at once, not at A's
-	 * expiry (15 s). */
-	cr_assert_lt(h_now_ms() - t0, 9000, "the switch-over took %lld ms", (long long)(h_now_ms() - t0));
 	cr_assert_str_eq(holder_of(lease), "D");
 	wait_starts(log, 2);
 	cr_assert(strstr(h_slurp(op.out), "switched over lease "), "%s", h_slurp(op.out));
@@ -206,6 +201,16 @@ Test(choose, release_to_a_named_standby_switches_over_and_exits_0)
 	cr_assert(strstr(h_slurp(a.err), "lease switched over to D"), "%s", h_slurp(a.err));
 	cr_assert_str_eq(h_sql("SELECT outcome FROM leaderrun_history WHERE lease = '%s' AND holder = 'A'", lease),
 			 "switched_over");
+	/* A stops at its next renew and releases; B, woken first, and C,
+	 * behind it, hand on to D at once, not at a poll (15 s at the default
+	 * ttl). By the server's clock, from A's end to D's start: a time from
+	 * here would count this machine's load. */
+	cr_assert_lt(
+	    atof(h_sql("SELECT TIMESTAMPDIFF(MICROSECOND, a.ended_at, d.started_at) / 1e6 FROM "
+		       "leaderrun_history a JOIN leaderrun_history d ON d.lease = a.lease WHERE a.lease = '%s' "
+		       "AND a.holder = 'A' AND d.holder = 'D'",
+		       lease)),
+	    5.0, "D started long after A's release");
 	stop(&b);
 	stop(&c);
 	stop(&d);
@@ -347,7 +352,8 @@ Test(choose, a_waiting_candidate_with_a_priority_costs_what_a_plain_one_does)
 	wait_holder(lease, "A", 10000);
 	LR(&waiter, "-l", lease, "--holder", "W", "--priority", "5", "--preempt", "--", "true");
 	wait_standbys(lease, 1);
-	h_sleep_ms(1000);
+	for (int64_t end = h_now_ms() + 15000; h_hint_waiters(lease) < 1;)
+		cr_assert(h_now_ms() < end, "the candidate never waits on the hint");
 	/* At the default ttl (15 s): a look a ttl at most, 0.2 a second. */
 	n = h_follower_statements(lease, 20);
 	cr_assert_leq(n, 4, "a waiting candidate with --priority and --preempt sent %ld statements in 20 s", n);

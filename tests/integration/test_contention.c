@@ -25,12 +25,17 @@ Test(contention, no_wait_loser_does_not_run)
 {
 	struct h_proc holder, loser;
 	const char *lease = h_lease("skip");
+	char job[600];
 
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 2");
+	/* Held until the test is done with it, not for a time that a busy
+	 * machine may outlast. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go"));
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	LR(&loser, "-n", "-l", lease, "--", "sh", "-c", "echo ran");
 	cr_assert_eq(h_finish(&loser, 10000), 75);
 	cr_assert_str_eq(h_slurp(loser.out), "");
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 }
 
@@ -54,12 +59,17 @@ Test(contention, wait_timeout_gives_up_without_running)
 {
 	struct h_proc holder, waiter;
 	const char *lease = h_lease("wto");
+	char job[600];
 
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 3");
+	/* Held until the test is done with it, not for a time that a busy
+	 * machine may outlast. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go"));
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	LR(&waiter, "-w", "500ms", "-l", lease, "--", "sh", "-c", "echo ran");
 	cr_assert_eq(h_finish(&waiter, 10000), 75);
 	cr_assert_str_eq(h_slurp(waiter.out), "");
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 }
 
@@ -199,14 +209,15 @@ Test(contention, after_a_crash_failover_followers_wait_on_the_new_leaders_hint)
 	const char *lease = h_lease("crash");
 	const char *const args[] = {"-t", "2s", "-l", lease, "--", "sleep", "120", NULL};
 	struct h_proc p[7];
-	int n = 0;
+	int n = 0, waiting = 0;
 
 	/* Started at once, as from cron: a follower may ask for the hint
 	 * before the leader takes it, and must not keep it. */
 	for (int i = 0; i < 3; i++)
 		h_leaderrun(&p[n++], args);
-	h_sleep_ms(2500);
-	cr_assert_eq(h_hint_waiters(lease), 2, "both followers wait on the first leader's hint");
+	for (int64_t end = h_now_ms() + 10000; (waiting = h_hint_waiters(lease)) != 2 && h_now_ms() < end;)
+		continue; /* each look samples for a second */
+	cr_assert_eq(waiting, 2, "both followers wait on the first leader's hint");
 	for (int round = 0; round < 4; round++) {
 		pid_t leader = holder_pid(lease);
 		int waiters;
@@ -215,9 +226,12 @@ Test(contention, after_a_crash_failover_followers_wait_on_the_new_leaders_hint)
 		for (int i = 0; i < n; i++)
 			if (p[i].pid == leader)
 				h_wait(&p[i], 5000);
-		/* The row expires within the 2 s ttl; a follower takes it. */
-		h_sleep_ms(3500);
-		waiters = h_hint_waiters(lease);
+		/* The row expires within the 2 s ttl; a follower takes it, and
+		 * the other blocks on its hint within a few seconds' looks. */
+		for (int64_t end = h_now_ms() + 15000; holder_pid(lease) == leader; h_sleep_ms(50))
+			cr_assert(h_now_ms() < end, "round %d: nobody took over from %d", round, (int)leader);
+		for (int k = 0; (waiters = h_hint_waiters(lease)) != 1 && k < 3; k++)
+			continue;
 		cr_assert_eq(waiters, 1, "round %d: the other follower waits on the new leader's hint (%d waiting)",
 			     round, waiters);
 		h_leaderrun(&p[n++], args);

@@ -29,6 +29,16 @@ static void promtool_accepts(const char *file)
 		     h_slurp(p.out), h_slurp(p.err), h_slurp(file));
 }
 
+/* A command that runs until the file GO exists: held as long as the test
+ * needs, not for a time that a busy machine may outlast. */
+static const char *until_go(const char *go)
+{
+	static char cmd[700];
+
+	snprintf(cmd, sizeof(cmd), "echo up; until [ -e '%s' ]; do sleep 0.05; done", go);
+	return cmd;
+}
+
 static int count(const char *hay, const char *needle)
 {
 	int n = 0;
@@ -84,7 +94,7 @@ Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 	snprintf(pattern, sizeof(pattern), "%s/h-%%l.prom", h_dir());
 	snprintf(hold_file, sizeof(hold_file), "%s/h-%s.prom", h_dir(), lease);
 	snprintf(wait_file, sizeof(wait_file), "%s/w.prom", h_dir());
-	LR(&holder, "-t", "3s", "-l", lease, "--metrics-file", pattern, "--", "sleep", "3");
+	LR(&holder, "-t", "3s", "-l", lease, "--metrics-file", pattern, "--", "sh", "-c", until_go(h_path("go")));
 	snprintf(line, sizeof(line), "leaderrun_process_holds_lease{lease=\"%s\"} 1", lease);
 	cr_assert(h_wait_file(hold_file, line, 10000), "%s", h_slurp(hold_file));
 	LR(&waiter, "-t", "3s", "-w", "30s", "-l", lease, "--metrics-file", wait_file, "--", "true");
@@ -96,6 +106,7 @@ Test(observe, metrics_file_while_holding_waiting_and_after_exit)
 	cr_assert(wait_sample_at_least(hold_file, line, 1, 10000), "%s", h_slurp(hold_file));
 	cr_assert(strstr(h_slurp(hold_file), "leaderrun_lease_deadline_margin_seconds"), "%s", h_slurp(hold_file));
 	promtool_accepts(hold_file);
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&waiter, 20000), 0, "%s", h_slurp(waiter.err));
 	/* After exit: not held, the exit and the release are there. */
@@ -121,11 +132,12 @@ Test(observe, two_processes_on_one_metrics_file_do_not_take_turns)
 	char held[300];
 
 	snprintf(held, sizeof(held), "leaderrun_process_holds_lease{lease=\"%s\"} 1", lease);
-	LR(&a, "-t", "3s", "-l", lease, "--metrics-file", file, "--", "sleep", "2");
+	LR(&a, "-t", "3s", "-l", lease, "--metrics-file", file, "--", "sh", "-c", until_go(h_path("go")));
 	cr_assert(h_wait_file(file, held, 10000), "%s", h_slurp(file));
 	LR(&b, "-t", "3s", "-n", "-l", lease, "--metrics-file", file, "--", "true");
 	cr_assert_eq(h_finish(&b, 20000), 75, "%s", h_slurp(b.err));
 	cr_assert(strstr(h_slurp(b.err), "is written by another leaderrun"), "%s", h_slurp(b.err));
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&a, 20000), 0, "%s", h_slurp(a.err));
 	cr_assert(strstr(h_slurp(file), "leaderrun_lease_releases_total"), "%s", h_slurp(file));
 }
@@ -139,7 +151,7 @@ Test(observe, status_prometheus_shows_the_fleet_by_the_database_clock)
 	FILE *f;
 
 	cr_assert_eq(run(&p, (const char *const[]){"-l", ok, "--", "true", NULL}), 0, "%s", h_slurp(p.err));
-	LR(&holder, "-t", "5s", "-l", held, "--", "sh", "-c", "echo up; exec sleep 3");
+	LR(&holder, "-t", "5s", "-l", held, "--", "sh", "-c", until_go(h_path("go")));
 	cr_assert(h_wait_file(holder.out, "up", 10000), "%s", h_slurp(holder.err));
 	cr_assert_eq(run(&p, (const char *const[]){"--status", "--format", "prometheus", NULL}), 0, "%s",
 		     h_slurp(p.err));
@@ -156,6 +168,7 @@ Test(observe, status_prometheus_shows_the_fleet_by_the_database_clock)
 	cr_assert(strstr(h_slurp(out), line), "%s", h_slurp(out));
 	snprintf(line, sizeof(line), "leaderrun_lease_holder_info{lease=\"%s\",holder=", held);
 	cr_assert(strstr(h_slurp(out), line), "%s", h_slurp(out));
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 20000), 0);
 }
 
@@ -216,9 +229,14 @@ Test(observe, history_keeps_the_last_n_runs)
 
 	for (int i = 0; i < 5; i++)
 		cr_assert_eq(run(&p, (const char *const[]){"-l", lease, "--history-keep", "2", "--", "true", NULL}), 0);
-	h_sleep_ms(300);
-	cr_assert_str_eq(
-	    h_sql("SELECT GROUP_CONCAT(term ORDER BY term) FROM leaderrun_history WHERE lease='%s'", lease), "4,5");
+	/* The last run's pruning may land on the server after it exited. */
+	for (int64_t end = h_now_ms() + 10000;
+	     strcmp(h_sql("SELECT GROUP_CONCAT(term ORDER BY term) FROM leaderrun_history WHERE lease='%s'", lease),
+		    "4,5") != 0;
+	     h_sleep_ms(50))
+		cr_assert(
+		    h_now_ms() < end, "kept: %s",
+		    h_sql("SELECT GROUP_CONCAT(term ORDER BY term) FROM leaderrun_history WHERE lease='%s'", lease));
 	cr_assert_str_eq(h_sql("SELECT term FROM leaderrun_lease WHERE name='%s'", lease), "5");
 }
 
@@ -294,7 +312,12 @@ Test(observe, history_that_cannot_be_written_costs_the_command_nothing)
 		(const char *const[]){"mariadb", "-uroot", "-S", getenv("LR_DB_SOCKET"), getenv("LR_DB_NAME"), "-e",
 				      lock_sql, NULL},
 		NULL);
-	h_sleep_ms(400);
+	/* The rows locked: its SLEEP runs. */
+	for (int64_t end = h_now_ms() + 10000;
+	     strcmp(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE 'SELECT SLEEP(2.5)%%'"),
+		    "0") == 0;
+	     h_sleep_ms(20))
+		cr_assert(h_now_ms() < end, "the locker never locked: %s", h_slurp(locker.err));
 	LR(&p, "-t", "3s", "-l", lease, "--", "sh", "-c", "sleep 3; exit 6");
 	cr_assert_eq(h_finish(&p, 20000), 6, "%s", h_slurp(p.err));
 	h_finish(&locker, 10000);

@@ -33,6 +33,30 @@ static void release_deadline(const char *out, char *buf, size_t len)
 	snprintf(buf, len, "%.27s", p + strlen("at the latest by "));
 }
 
+/* Waits until LEASE has a standby waiting (its row's lock held). */
+static void wait_standby(const char *lease)
+{
+	for (int64_t end = h_now_ms() + 15000;
+	     atoi(h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND IS_USED_LOCK(lock_name) IS NOT "
+			"NULL",
+			lease)) < 1;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "nobody waits for %s", lease);
+}
+
+/* Waits until root's SQL answers WANT: a row another process wrote. */
+static void wait_sql(const char *sql, const char *want)
+{
+	char got[256];
+
+	for (int64_t end = h_now_ms() + 10000;; h_sleep_ms(50)) {
+		snprintf(got, sizeof(got), "%s", h_sql("%s", sql));
+		if (strcmp(got, want) == 0)
+			return;
+		cr_assert(h_now_ms() < end, "%s: '%s', not '%s'", sql, got, want);
+	}
+}
+
 Test(operations, release_of_a_live_holder_hands_over_after_its_command_is_dead)
 {
 	struct h_proc holder, waiter, p;
@@ -48,7 +72,7 @@ Test(operations, release_of_a_live_holder_hands_over_after_its_command_is_dead)
 	LR(&holder, "-t", "9s", "-l", lease, "--", "sh", "-c", ignore_term);
 	cr_assert(h_wait_file(log, "start", 10000));
 	LR(&waiter, "-w", "30s", "-t", "9s", "-l", lease, "--", h_probe(), log, lock, "0.2");
-	h_sleep_ms(500);
+	wait_standby(lease);
 	released = h_now_ms();
 	cr_assert_eq(run(&p, (const char *const[]){"--release", lease, NULL}), 0, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.out), "revoked lease"), "%s", h_slurp(p.out));
@@ -61,13 +85,15 @@ Test(operations, release_of_a_live_holder_hands_over_after_its_command_is_dead)
 	 * holder's was dead), and the terms grow. */
 	cr_assert_eq(h_probe_check(log, started_ns, NULL, 2), 2);
 	cr_log_info("waiter started %lld ms after --release", (long long)(h_now_ms() - released));
-	/* Well before the expiry the holder last wrote, by the database's
-	 * clock: within a renew interval (3 s) and the kill-grace (2.25 s) of
-	 * the revocation, where the expiry is at least 6 s away. */
-	cr_assert_str_eq(h_sql("SELECT acquired_at + INTERVAL 2 SECOND < STR_TO_DATE('%s', "
+	/* Before the expiry the holder last wrote, by the database's clock:
+	 * within a renew interval (3 s) and the kill-grace (2.25 s) of the
+	 * revocation, where the expiry is at least 6 s away. An expiry would
+	 * let the waiter in at it or after; the margin left for the hand-over
+	 * itself is no more than 1.75 s, which a busy machine can take. */
+	cr_assert_str_eq(h_sql("SELECT acquired_at < STR_TO_DATE('%s', "
 			       "'%%Y-%%m-%%dT%%H:%%i:%%s.%%fZ') FROM leaderrun_lease WHERE name='%s'",
 			       expiry, lease),
-			 "1", "the waiter did not start well before the revoked holder's expiry %s", expiry);
+			 "1", "the waiter did not start before the revoked holder's expiry %s", expiry);
 }
 
 Test(operations, release_of_a_frozen_holder_waits_for_its_expiry)
@@ -82,7 +108,7 @@ Test(operations, release_of_a_frozen_holder_waits_for_its_expiry)
 	cr_assert(h_wait_file(holder.out, "\n", 10000));
 	cr_assert_eq(sscanf(h_slurp(holder.out), "%d", &command), 1);
 	LR(&waiter, "-w", "30s", "-t", "3s", "-l", lease, "--", "true");
-	h_sleep_ms(300);
+	wait_standby(lease);
 	/* A frozen holder never sees the revocation: only its expiry can let
 	 * the waiter in. */
 	kill(holder.pid, SIGSTOP);
@@ -98,10 +124,11 @@ Test(operations, release_of_a_frozen_holder_waits_for_its_expiry)
 	t0 = h_now_ms();
 	kill(-command, SIGCONT);
 	kill(holder.pid, SIGCONT);
-	cr_assert(h_wait_gone(command, 2000), "stale command %d survived the thaw", (int)command);
+	cr_assert(h_wait_gone(command, 5000), "stale command %d survived the thaw", (int)command);
 	window = h_now_ms() - t0;
 	cr_log_info("stale command killed %lld ms after the thaw", (long long)window);
-	cr_assert_lt(window, 500);
+	/* At once: tens of ms; bounded generously for a busy machine. */
+	cr_assert_lt(window, 2000);
 	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
 }
 
@@ -121,7 +148,9 @@ Test(operations, release_force_frees_at_once_with_a_larger_term)
 	cr_assert(strstr(h_slurp(p.out), "may still run until its holder's next renew"), "%s", h_slurp(p.out));
 	LR(&next, "-n", "-l", lease, "--", "sh", "-c", "echo $LEADERRUN_TERM");
 	cr_assert_eq(h_finish(&next, 10000), 0, "%s", h_slurp(next.err));
-	cr_assert_lt(h_now_ms() - t0, 3000, "not acquired at once");
+	/* At once, not at the expiry (30 s): bounded generously for a busy
+	 * machine. */
+	cr_assert_lt(h_now_ms() - t0, 10000, "not acquired at once");
 	sscanf(h_slurp(next.out), "%llu", &t2);
 	cr_assert_gt(t2, t1);
 	/* The old holder learns at its next renew (10 s at ttl 30 s). */
@@ -186,7 +215,7 @@ Test(operations, pause_for_a_while_resumes_by_itself)
 {
 	struct h_proc waiter, p;
 	const char *lease = h_lease("pausefor");
-	int64_t t0;
+	int64_t t0, t0_db = db_now_us();
 
 	cr_assert_eq(run(&p, (const char *const[]){"--pause", lease, "--for", "2s", NULL}), 0, "%s", h_slurp(p.err));
 	t0 = h_now_ms();
@@ -194,7 +223,13 @@ Test(operations, pause_for_a_while_resumes_by_itself)
 	cr_assert_eq(h_finish(&waiter, 15000), 0, "%s", h_slurp(waiter.err));
 	cr_assert_str_eq(h_slurp(waiter.out), "ran\n");
 	cr_log_info("ran %lld ms after --pause --for 2s", (long long)(h_now_ms() - t0));
-	cr_assert_geq(h_now_ms() - t0, 1500, "ran before the pause ended");
+	/* By the server's clock: the pause began after T0_DB, and ends 2 s
+	 * later (the time here counts the --pause run's own start). */
+	cr_assert_geq(strtoll(h_sql("SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', acquired_at) FROM "
+				    "leaderrun_lease WHERE name='%s'",
+				    lease),
+			      NULL, 10),
+		      t0_db + 2000000, "ran before the pause ended");
 }
 
 Test(operations, pause_keeps_a_running_holder_and_release_then_stops_it)
@@ -430,10 +465,13 @@ Test(operations, a_database_without_the_history_table_runs_leases_and_warns_once
 		cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 		cr_assert_str_eq(h_slurp(p.err), "", "the history is written: quiet");
 	}
-	h_sleep_ms(300);
-	cr_assert_str_eq(
-	    h_sql("SELECT CONCAT(term, ' ', outcome, ' ', exit_status) FROM %s WHERE lease='%s'", history, lease),
-	    "3 exited 0");
+	{
+		char sql[300];
+		snprintf(sql, sizeof(sql),
+			 "SELECT CONCAT(term, ' ', outcome, ' ', exit_status) FROM %s WHERE lease='%s'", history,
+			 lease);
+		wait_sql(sql, "3 exited 0");
+	}
 }
 
 /* Every column of every row, for a before-and-after comparison. */
@@ -469,8 +507,11 @@ Test(operations, init_upgrades_a_schema_3_table_to_5_keeping_rows_and_terms)
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.err), "", "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_sql("SELECT term FROM %s WHERE name='up'", table), "42");
-	h_sleep_ms(300);
-	cr_assert_str_eq(h_sql("SELECT CONCAT(term, ' ', outcome) FROM %s WHERE lease='up'", history), "42 exited");
+	{
+		char sql[200];
+		snprintf(sql, sizeof(sql), "SELECT CONCAT(term, ' ', outcome) FROM %s WHERE lease='up'", history);
+		wait_sql(sql, "42 exited");
+	}
 	/* And once more: nothing left to do. */
 	h_start(&p, init, NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));

@@ -21,8 +21,12 @@ Test(operator, status_lists_leases_and_json_has_the_fields)
 {
 	struct h_proc holder, p;
 	const char *lease = h_lease("st");
+	char job[600];
 
-	LR(&holder, "-l", lease, "--", "sh", "-c", "echo up; sleep 2");
+	/* Held until the statuses are read, not for a time a busy machine
+	 * may outlast. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go"));
+	LR(&holder, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	cr_assert_eq(run(&p, (const char *const[]){"--status", NULL}), 0, "%s", h_slurp(p.err));
 	cr_assert(strstr(h_slurp(p.out), "LEASE"), "%s", h_slurp(p.out));
@@ -32,6 +36,7 @@ Test(operator, status_lists_leases_and_json_has_the_fields)
 	cr_assert(strstr(h_slurp(p.out), "\"expires_in_ms\": "), "%s", h_slurp(p.out));
 	cr_assert(strstr(h_slurp(p.out), "\"term\": "), "%s", h_slurp(p.out));
 	cr_assert(strstr(h_slurp(p.out), "\"holder\": \""), "%s", h_slurp(p.out));
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 	cr_assert_eq(run(&p, (const char *const[]){"--status", "--json", lease, NULL}), 0);
 	cr_assert(strstr(h_slurp(p.out), "\"state\": \"free\""), "%s", h_slurp(p.out));
@@ -108,7 +113,13 @@ Test(operator, min_hold_keeps_a_fast_job_from_running_twice)
 	/* A host whose cron fired a little late skips. */
 	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "sh", "-c", "echo ran-twice", NULL}), 75);
 	cr_assert_str_eq(h_slurp(p.out), "");
-	h_sleep_ms(3200);
+	/* Until the minimum hold has passed, by the server's clock. */
+	for (int64_t end = h_now_ms() + 15000;
+	     strcmp(h_sql("SELECT COUNT(*) FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)",
+			  lease),
+		    "0") != 0;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "the minimum hold never ended");
 	cr_assert_eq(run(&p, (const char *const[]){"-n", "-l", lease, "--", "true", NULL}), 0, "%s", h_slurp(p.err));
 }
 
@@ -116,14 +127,17 @@ Test(operator, ping_start_and_exit_status_only_from_the_leader)
 {
 	struct h_proc holder, loser;
 	const char *lease = h_lease("ping");
-	char url[128];
+	char url[128], job[600];
 	int port = httpd_start(h_path("http.log"), 200);
 
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d/ping/abc", port);
-	LR(&holder, "--ping", url, "-l", lease, "--", "sh", "-c", "echo up; sleep 1; exit 3");
+	/* Held until the loser has tried, however long that takes. */
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done; exit 3", h_path("go"));
+	LR(&holder, "--ping", url, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	LR(&loser, "--ping", url, "-n", "-l", lease, "--", "true");
 	cr_assert_eq(h_finish(&loser, 10000), 75);
+	fclose(fopen(h_path("go"), "w"));
 	cr_assert_eq(h_finish(&holder, 20000), 3, "%s", h_slurp(holder.err));
 	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /ping/abc/start"), "%s", h_slurp(h_path("http.log")));
 	cr_assert(strstr(h_slurp(h_path("http.log")), "GET /ping/abc/3"), "%s", h_slurp(h_path("http.log")));
@@ -226,14 +240,17 @@ Test(operator, ready_file_exists_only_while_the_command_runs)
 	cr_assert(h_wait_file(holder.out, "up", 10000));
 	f = fopen(ready, "w");
 	fclose(f);
-	LR(&p, "-v", "--ready-file", ready, "-l", lease, "--", "sh", "-c", "echo up; sleep 1");
+	snprintf(job, sizeof(job), "echo up; until [ -e '%s' ]; do sleep 0.05; done", h_path("go2"));
+	LR(&p, "-v", "--ready-file", ready, "-l", lease, "--", "sh", "-c", job);
 	cr_assert(h_wait_file(p.err, "waiting: held by", 10000), "%s", h_slurp(p.err));
 	cr_assert_neq(stat(ready, &st), 0, "a waiting follower looks ready");
 	fclose(fopen(go, "w"));
 	cr_assert_eq(h_finish(&holder, 10000), 0);
 	cr_assert(h_wait_file(p.out, "up", 10000));
-	/* Written right after the spawn: the command may print first. */
-	cr_assert(h_wait_file(ready, NULL, 2000), "no ready file while the command runs");
+	/* Written right after the spawn: the command may print first. It
+	 * runs until seen. */
+	cr_assert(h_wait_file(ready, NULL, 10000), "no ready file while the command runs");
+	fclose(fopen(h_path("go2"), "w"));
 	cr_assert_eq(h_finish(&p, 10000), 0);
 	cr_assert_neq(stat(ready, &st), 0, "ready file left behind");
 }
@@ -354,7 +371,12 @@ Test(operator, status_lists_each_waiting_standby_with_host_and_health)
 
 	gethostname(host, sizeof(host) - 1);
 	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--", "sleep", "30");
-	h_sleep_ms(500);
+	for (int64_t end = h_now_ms() + 10000;
+	     strcmp(
+		 h_sql("SELECT holder FROM leaderrun_lease WHERE name = '%s' AND expires_at > UTC_TIMESTAMP(6)", lease),
+		 "A") != 0;
+	     h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "A does not hold the lease:\n%s", h_slurp(a.err));
 	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--", "sleep", "30");
 	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--health-cmd", "false", "--", "sleep", "30");
 	wait_standbys(lease, 2);

@@ -257,8 +257,8 @@ Test(sdnotify, leader_is_ready_with_its_term_and_says_stopping_on_sigterm)
 	cr_assert_geq(wait_msg(0, "STATUS=starting: connecting to the database", 0, NULL), 0, "%s", received());
 
 	/* WATCHDOG_PID empty counts as unset: keep-alives, every 150 ms. */
-	h_sleep_ms(1000);
-	cr_assert_geq(count_msgs("WATCHDOG=1", 0, INT64_MAX, NULL, NULL), 3, "%s", received());
+	for (int64_t end = h_now_ms() + 10000; count_msgs("WATCHDOG=1", 0, INT64_MAX, NULL, NULL) < 3; h_sleep_ms(20))
+		cr_assert(h_now_ms() < end, "fewer than 3 keep-alives: %s", received());
 
 	kill(leader.pid, SIGTERM);
 	s = wait_msg(r + 1, "STOPPING=1", 10000, &stopping);
@@ -325,11 +325,12 @@ Test(sdnotify, watchdog_keepalives_at_half_the_interval_while_leading_stop_when_
 	t0 = h_now_ms();
 	h_sleep_ms(2000);
 	/* Every 200 ms: about 10 in 2 s; never further apart than the
-	 * watchdog's 400 ms on average, nor much closer than 200 ms. */
+	 * watchdog's 400 ms on average (its own limit: a busy machine may
+	 * come near it), nor much closer than 200 ms. */
 	n = count_msgs("WATCHDOG=1", t0, t0 + 2000, &first, &last);
-	cr_assert_geq(n, 6, "%d keep-alives in 2 s: %s", n, received());
+	cr_assert_geq(n, 5, "%d keep-alives in 2 s: %s", n, received());
 	cr_assert_leq(n, 12, "%d keep-alives in 2 s: %s", n, received());
-	cr_assert(last - first >= (n - 1) * 180 && last - first <= (n - 1) * 350,
+	cr_assert(last - first >= (n - 1) * 180 && last - first <= (n - 1) * 400,
 		  "%d keep-alives from %lld to %lld ms: %s", n, (long long)first, (long long)last, received());
 
 	proxy_set_mode(proxy, PROXY_BLACKHOLE);
@@ -368,9 +369,13 @@ Test(sdnotify, standby_keepalives_stop_when_the_database_is_unreachable)
 		  (const char *const[]){"-t", "1s", "--retry-interval", "200ms", "-l", lease, "--", "true", NULL});
 	cr_assert_geq(wait_msg(0, "READY=1\nSTATUS=standby: waiting for lease", 10000, NULL), 0, "%s\n%s", received(),
 		      h_slurp(standby.err));
-	h_sleep_ms(1500);
-	cut = h_now_ms();
-	cr_assert_geq(count_msgs("WATCHDOG=1", cut - 1000, cut, NULL, NULL), 3, "%s", received());
+	/* Keep-alives flow: 3 in the last second, waited for. */
+	for (int64_t end = h_now_ms() + 10000;; h_sleep_ms(20)) {
+		cut = h_now_ms();
+		if (count_msgs("WATCHDOG=1", cut - 1000, cut, NULL, NULL) >= 3)
+			break;
+		cr_assert(h_now_ms() < end, "fewer than 3 keep-alives a second: %s", received());
+	}
 	proxy_set_mode(proxy, PROXY_BLACKHOLE);
 	h_sleep_ms(5500);
 	cr_assert_eq(count_msgs("WATCHDOG=1", cut + 4000, INT64_MAX, NULL, NULL), 0,
