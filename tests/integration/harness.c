@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -745,7 +747,7 @@ static void fence_order(char order[4], int first)
 
 /* A transaction of term 1 through member N, its statements read from a
  * pipe: it fences, writes its row, says "fenced" and stays open until a
- * line arrives on the FIFO GO (fence_go); then it commits and says
+ * line arrives on the FIFO GO (h_fifo_go); then it commits and says
  * "committed". The CLI stops at the first error, exit 1. */
 static void fence_stale_start(const struct h_cluster *c, struct h_proc *p, int n, const char *lease, const char *go)
 {
@@ -766,8 +768,20 @@ static void fence_stale_start(const struct h_cluster *c, struct h_proc *p, int n
 	cr_assert(strstr(h_slurp(p->out), "fenced"), "the term-1 transaction never fenced:\n%s", h_slurp(p->err));
 }
 
-/* Sends the transaction of fence_stale_start its COMMIT. */
-static void fence_go(const char *go)
+int h_free_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	cr_assert(fd >= 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+void h_fifo_go(const char *go)
 {
 	int fd = -1;
 
@@ -881,7 +895,7 @@ int h_cluster_fence_takeover(const struct h_cluster *c)
 	cr_assert_eq(h_finish(&holder, 20000), 0, "%s", h_slurp(holder.err));
 	cr_assert_eq(h_finish(&next, 30000), 0, "%s", h_slurp(next.err));
 	/* The new term's command has committed its row: now term 1's. */
-	fence_go(go);
+	h_fifo_go(go);
 	rc = h_finish(&stale, 20000);
 	cr_assert_null(strstr(h_slurp(stale.out), "committed"), "term 1 committed after the takeover: %s",
 		       fence_rows(c, lease));
@@ -921,7 +935,7 @@ static void fence_round(const struct h_cluster *c, int round, int s, int m, int 
 	cr_assert_eq(h_finish(&first, 20000), 0, "%s", h_slurp(first.err));
 	fence_stale_start(c, &stale, s, lease, h_path(go));
 	if (offset < 0) {
-		fence_go(h_path(go));
+		h_fifo_go(h_path(go));
 		h_sleep_ms(-offset);
 	}
 	fence_order(order, m);
@@ -930,7 +944,7 @@ static void fence_round(const struct h_cluster *c, int round, int s, int m, int 
 					   fence_new_command(cmd, sizeof(cmd), c, m), NULL});
 	if (offset >= 0) {
 		h_sleep_ms(offset);
-		fence_go(h_path(go));
+		h_fifo_go(h_path(go));
 	}
 	rs = h_finish(&stale, 30000);
 	cr_assert_eq(h_finish(&next, 30000), 0, "round %d: %s", round, h_slurp(next.err));

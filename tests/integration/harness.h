@@ -78,6 +78,12 @@ int h_finish(struct h_proc *p, int timeout_ms);
 const char *h_slurp(const char *path);
 /* Waits until PATH exists and holds NEEDLE (or is non-empty if NULL). */
 bool h_wait_file(const char *path, const char *needle, int timeout_ms);
+/* A loopback port nobody listens on now (bound, then closed): for a
+ * server the test starts, which binds it again. */
+int h_free_port(void);
+/* Writes a line to the FIFO GO once its reader has opened it: a held
+ * transaction's shell (read -r _ < GO) goes on to its COMMIT. */
+void h_fifo_go(const char *go);
 
 /* Runs SQL as root on the test database; returns its output, trimmed
  * (static buffer). Fails the test on error. */

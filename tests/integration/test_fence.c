@@ -1240,20 +1240,6 @@ static void held_commit_start(struct h_proc *p, int port, const char *user, cons
 	cr_assert(strstr(h_slurp(p->out), "fenced"), "the term-1 transaction never fenced:\n%s", h_slurp(p->err));
 }
 
-static void held_commit_go(const char *go)
-{
-	int fd = -1;
-
-	for (int k = 0; k < 1000 && fd < 0; k++) {
-		fd = open(go, O_WRONLY | O_NONBLOCK);
-		if (fd < 0)
-			h_sleep_ms(5);
-	}
-	cr_assert(fd >= 0, "nobody reads %s: %s", go, strerror(errno));
-	cr_assert_eq(write(fd, "\n", 1), 1);
-	close(fd);
-}
-
 /* The scenario of issue 47 with the fence of PREFIX made by KIND. */
 static void stale_commit_held_in_the_network(enum definer_kind kind, const char *prefix)
 {
@@ -1290,7 +1276,7 @@ static void stale_commit_held_in_the_network(enum definer_kind kind, const char 
 	/* The COMMIT, held in the network for 20 s. */
 	proxy_set_delay(proxy, 20000);
 	proxy_set_mode(proxy, PROXY_DELAY);
-	held_commit_go(go);
+	h_fifo_go(go);
 	h_start(&rel, (const char *const[]){h_bin(), "-d", dsn, "--table", table, "--release", lease, NULL}, NULL);
 	cr_assert_eq(h_finish(&rel, 20000), 0, "%s", h_slurp(rel.err));
 	/* The holder sees the revocation at its next renewal (1 s), stops

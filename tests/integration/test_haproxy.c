@@ -12,21 +12,6 @@
 
 #define N 3
 
-/* A loopback port nobody listens on now. */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	cr_assert(fd >= 0);
-	cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	cr_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* GET / through the proxy: the status, and the body's first word (the
  * instance that answered) into WHO. */
 static int get(int port, char *who, size_t len)
@@ -68,7 +53,7 @@ Test(haproxy, requests_reach_only_the_leader_and_move_after_it_is_killed)
 {
 	const char *lease = h_lease("web");
 	struct h_proc lr[N], proxy;
-	int role_port[N], web_port[N], front = free_port();
+	int role_port[N], web_port[N], front = h_free_port();
 	char cfg[4096], path[600], holder[N][8], who[32];
 	FILE *f;
 	int64_t t0;
@@ -81,8 +66,8 @@ Test(haproxy, requests_reach_only_the_leader_and_move_after_it_is_killed)
 		 front);
 	for (int i = 0; i < N; i++) {
 		char dir[400], line[256];
-		role_port[i] = free_port();
-		web_port[i] = free_port();
+		role_port[i] = h_free_port();
+		web_port[i] = h_free_port();
 		snprintf(holder[i], sizeof(holder[i]), "web%d", i);
 		snprintf(dir, sizeof(dir), "%s/%s", h_dir(), holder[i]);
 		mkdir(dir, 0755);

@@ -247,20 +247,6 @@ Test(hostile_rows, text_logs_and_operator_messages_escape_a_hostile_row)
 	cr_assert_eq(lines(p.out), 1, "%s", h_slurp(p.out));
 }
 
-/* A free loopback port (bound, then closed: node_exporter takes it). */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-	cr_assert(fd >= 0);
-	cr_assert_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-	cr_assert_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-	close(fd);
-	return ntohs(a.sin_port);
-}
-
 /* How many samples of leaderrun's TEXT has. */
 static int samples(const char *text)
 {
@@ -323,7 +309,7 @@ Test(hostile_rows, metrics_file_and_status_prometheus_merge_in_one_textfile_dire
 	fputc('\n', f);
 	fclose(f);
 
-	port = free_port();
+	port = h_free_port();
 	snprintf(flag, sizeof(flag), "--collector.textfile.directory=%s", dir);
 	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", port);
 	h_start(&ne,

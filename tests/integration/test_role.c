@@ -15,21 +15,6 @@
 
 #define LR(p, ...) h_leaderrun(p, (const char *const[]){__VA_ARGS__, NULL})
 
-/* A loopback port nobody listens on now. */
-static int free_port(void)
-{
-	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-
-	cr_assert(fd >= 0);
-	cr_assert(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	cr_assert(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	port = ntohs(a.sin_port);
-	close(fd);
-	return port;
-}
-
 /* Waits for FD to be ready for EVENTS until END (h_now_ms); false on time. */
 static bool ready_by(int fd, short events, int64_t end)
 {
@@ -83,7 +68,7 @@ static int get_leader(int port, int timeout_ms)
 Test(role, leader_endpoint_answers_within_1s_while_500_slow_clients_are_connected)
 {
 	const char *lease = h_lease("role_slow");
-	int port = free_port(), worst = 0;
+	int port = h_free_port(), worst = 0;
 	char addr[64], script[512], ports[16];
 	struct h_proc a, slow;
 
