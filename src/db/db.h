@@ -95,6 +95,12 @@ struct db *db_new(const struct db_config *cfg);
 void db_free(struct db *db);
 
 bool db_connected(const struct db *db);
+
+/* The server's or the library's error number (ER_*, CR_*) of the last
+ * call on DB that failed, 0 if that one failed without a number (not
+ * connected, a statement too long): read right after a call that failed.
+ * Decisions read it, never the message's text. */
+unsigned db_errno(const struct db *db);
 /* Connects to the first usable host: reachable, accepting the login, and
  * (NEED_WRITABLE) not read-only and, on Galera, Synced. On Galera the
  * session's reads are made causal (wsrep_sync_wait). On failure ERR names

@@ -141,6 +141,7 @@ enum db_status db_block(struct db *db, const char *body, struct db_value *cols, 
 	memset(res, 0, sizeof(*res));
 	if (!db->mysql) {
 		snprintf(err, errlen, "not connected");
+		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
 	st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
@@ -238,6 +239,7 @@ enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct
 	memset(res, 0, sizeof(*res));
 	if (!db->mysql || !db->prepared[id]) {
 		snprintf(err, errlen, "not connected");
+		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
 	fits = sqltext_append(q, sizeof(q), &used, "EXECUTE %s", prepared_name[id]);

@@ -89,6 +89,11 @@ void db_free(struct db *db)
 	free(db);
 }
 
+unsigned db_errno(const struct db *db)
+{
+	return db->errnum;
+}
+
 bool db_connected(const struct db *db)
 {
 	return db->mysql != NULL;
@@ -146,6 +151,7 @@ enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *er
 	enum db_status st = db_status_of(errnum, msg);
 
 	snprintf(err, errlen, "%s (error %u)", msg, errnum);
+	db->errnum = errnum;
 	db_note_timeout(db, err, errlen);
 	if (st == DB_UNAVAILABLE)
 		db_fail_over(db);
@@ -220,6 +226,7 @@ static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host
 			 lib.mysql_error(m), e);
 	else
 		snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
+	db->errnum = e;
 	db_note_timeout(db, err, errlen);
 	db_close_failed(db, m);
 	return st == DB_OK ? DB_ERROR : st;

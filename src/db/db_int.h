@@ -126,6 +126,8 @@ struct db {
 	 * blocks_off: this server (or a proxy before it) took no compound
 	 * statement; never tried again on this handle. */
 	bool unprobed, blocks_off;
+	/* The error number of the last call that failed (db_errno). */
+	unsigned errnum;
 	int64_t wait_timeout_s; /* the session's, as the probe read it */
 	/* The bodies of the blocks prepared on the live connection
 	 * (db_block_prepare), by id; NULL: none. */

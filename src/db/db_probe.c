@@ -85,6 +85,7 @@ static enum db_status db_probe(struct db *db, char *why, size_t len)
 failed:
 	e = lib.mysql_errno(m);
 	snprintf(why, len, "%s (error %u)", lib.mysql_error(m), e);
+	db->errnum = e;
 	db_note_timeout(db, why, len);
 	return db_status_of(e, lib.mysql_error(m));
 }

@@ -13,6 +13,7 @@ enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen
 
 	if (!db->mysql) {
 		snprintf(err, errlen, "not connected");
+		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
 	if (db->unprobed && (st = db_settle(db, err, errlen)) != DB_OK)
@@ -245,6 +246,7 @@ static enum db_status db_exec_armed(struct db *db, unsigned id, const char *sql,
 	}
 	if (!db->mysql) {
 		snprintf(err, errlen, "not connected");
+		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
 	if (db->unprobed && (s = db_settle(db, err, errlen)) != DB_OK)

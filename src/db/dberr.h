@@ -34,6 +34,17 @@ enum db_status dberr_classify_tls(unsigned errnum, const char *msg);
  * own words whichever library wrote MSG ("SSL connection error: ..." or
  * "TLS/SSL error: ..."): DBERR_TLS_ABSENT, or that the certificate failed
  * verification. */
+/* The server's error numbers that decisions read (db_errno), by the
+ * names MySQL's and MariaDB's manuals give them (ER_*). */
+#define DBERR_CON_COUNT		1040 /* ER_CON_COUNT_ERROR: too many connections */
+#define DBERR_DUP_FIELDNAME	1060 /* ER_DUP_FIELDNAME: the column is there already */
+#define DBERR_KILL_DENIED	1095 /* ER_KILL_DENIED_ERROR: not this account's session */
+#define DBERR_USER_CONNECTIONS	1203 /* ER_TOO_MANY_USER_CONNECTIONS */
+#define DBERR_LOCK_WAIT_TIMEOUT 1205 /* ER_LOCK_WAIT_TIMEOUT */
+#define DBERR_SP_DOES_NOT_EXIST 1305 /* ER_SP_DOES_NOT_EXIST: no such procedure */
+#define DBERR_PROCACCESS_DENIED 1370 /* ER_PROCACCESS_DENIED_ERROR: no EXECUTE */
+#define DBERR_SIGNAL_EXCEPTION	1644 /* ER_SIGNAL_EXCEPTION: a procedure's own SIGNAL */
+
 #define DBERR_TLS_ABSENT "the server offers no TLS"
 const char *dberr_tls_reason(unsigned errnum, const char *msg);
 

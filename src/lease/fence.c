@@ -38,9 +38,9 @@ static enum db_status fence_try6(struct db *db, const struct lease_sql *sql, con
 }
 
 /* One attempt: the procedure, or schema 6's writes where it does not
- * exist yet. */
+ * exist yet. *ERRNUM: the server's error number of a failure, 0 if none. */
 static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
-				  enum db_status *st, char *err, size_t errlen)
+				  enum db_status *st, unsigned *errnum, char *err, size_t errlen)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = q->name},
 			       {.type = DB_I64, .i64 = q->slot},
@@ -57,10 +57,15 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 		*st = dberr_classify_msg(q->tried_errno, q->tried_err ? q->tried_err : "");
 		if (*st == DB_OK)
 			*st = DB_ERROR;
-	} else
+		*errnum = q->tried_errno;
+	} else {
 		*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, &r, err, errlen);
-	if (*st == DB_ERROR && strstr(err, "(error 1305)"))
+		*errnum = *st == DB_OK ? 0 : db_errno(db);
+	}
+	if (*st == DB_ERROR && *errnum == DBERR_SP_DOES_NOT_EXIST) {
 		*st = fence_try6(db, sql, move6, &moved, err, errlen);
+		*errnum = *st == DB_OK ? 0 : db_errno(db);
+	}
 	if (*st == DB_OK)
 		return moved ? FENCE_MOVED : FENCE_NEWER;
 	if (*st == DB_ERROR && strstr(err, "leaderrun_fence_move: the fence holds"))
@@ -91,12 +96,12 @@ static void fence_definer(struct db *db, const struct lease_sql *sql, char *out,
 /* The procedure failed: WHY (the server's words and errno) said with what
  * is missing and whose grant it is, from the error itself (issue 47).
  * Short: the worker's message holds 384 bytes, this among them. */
-static void fence_end_failed(struct db *db, const struct lease_sql *sql, char *why, size_t whylen)
+static void fence_end_failed(struct db *db, const struct lease_sql *sql, unsigned errnum, char *why, size_t whylen)
 {
 	char said[200], definer[80];
 
 	snprintf(said, sizeof(said), "%s", why);
-	if (strstr(said, "(error 1370)")) {
+	if (errnum == DBERR_PROCACCESS_DENIED) {
 		/* This account's own grant. */
 		snprintf(why, whylen,
 			 "this account may not call %.64s_end (%s): grant it EXECUTE on %.64s_end (sql/grants.sql)",
@@ -104,7 +109,7 @@ static void fence_end_failed(struct db *db, const struct lease_sql *sql, char *w
 		return;
 	}
 	fence_definer(db, sql, definer, sizeof(definer));
-	if (strstr(said, "(error 1095)"))
+	if (errnum == DBERR_KILL_DENIED)
 		snprintf(why, whylen,
 			 "%.64s_end's definer %s may not end another account's session (%s): grant it CONNECTION ADMIN "
 			 "(MariaDB) or CONNECTION_ADMIN (MySQL), or end the session by hand",
@@ -162,9 +167,9 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 	enum db_status st = db_exec(db, STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, &r, why, whylen);
 
 	/* A server's refusal, not the procedure's own (45000, error 1644). */
-	if (st != DB_OK && st != DB_CONFLICT && db_connected(db) && strstr(why, "(error ") &&
-	    !strstr(why, "(error 1644)")) {
-		fence_end_failed(db, sql, why, whylen);
+	if (st != DB_OK && st != DB_CONFLICT && db_connected(db) && db_errno(db) &&
+	    db_errno(db) != DBERR_SIGNAL_EXCEPTION) {
+		fence_end_failed(db, sql, db_errno(db), why, whylen);
 		return 0;
 	}
 	if (st != DB_OK)
@@ -186,8 +191,9 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 
 	*ended = 0;
 	for (;;) {
-		enum lease_fence f = fence_try(db, sql, &next, st, err, errlen);
-		bool lock_wait = *st == DB_CONFLICT && strstr(err, "(error 1205)");
+		unsigned errnum;
+		enum lease_fence f = fence_try(db, sql, &next, st, &errnum, err, errlen);
+		bool lock_wait = *st == DB_CONFLICT && errnum == DBERR_LOCK_WAIT_TIMEOUT;
 
 		/* A certification conflict (Galera 1213, Group Replication
 		 * 3101, or 1180 with the handler's deadlock: dberr.c) means a

@@ -266,9 +266,9 @@ bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum
 /* Did the compare-and-set just tried wait in vain for a row lock (1205,
  * innodb_lock_wait_timeout=1)? A winner's compare-and-set holds it for
  * milliseconds; a second is a transaction that does not end. */
-static bool lease_lock_waited(enum db_status st, const char *err)
+static bool lease_lock_waited(struct db *db, enum db_status st)
 {
-	return st == DB_CONFLICT && strstr(err, "(error 1205)") != NULL;
+	return st == DB_CONFLICT && db_errno(db) == DBERR_LOCK_WAIT_TIMEOUT;
 }
 
 /* The row is free as read, and the last compare-and-set waited in vain
@@ -345,7 +345,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 		o = lease_try(db, sql, q, r, err, errlen);
 		if (o != LEASE_BUSY)
 			return o;
-		locked = lease_lock_waited(*st, err);
+		locked = lease_lock_waited(db, *st);
 		o = lease_look(db, sql, q->name, slots, period_us, info, &l, st, err, errlen);
 		if (o != LEASE_OK)
 			return o;

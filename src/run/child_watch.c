@@ -32,6 +32,20 @@ static void watch_hook_note(int64_t hooks[WATCH_HOOKS], int64_t g)
 	hooks[WATCH_HOOKS - 1] = g;
 }
 
+/* One message from leaderrun. The first is the command's own, its pid
+ * (= group), sent before it execs; then deadlines and hooks' groups. */
+static void watch_take(int64_t next, int64_t *group, int64_t hooks[WATCH_HOOKS], int64_t *deadline)
+{
+	if (!*group)
+		*group = next;
+	else if (next & WATCH_HOOK)
+		watch_hook_note(hooks, next & ~WATCH_HOOK);
+	else if (next & WATCH_EXACT)
+		*deadline = next & ~WATCH_EXACT;
+	else if (next > *deadline)
+		*deadline = next;
+}
+
 /* The watcher: a small process beside leaderrun that SIGKILLs the command's
  * whole group when either
  *   - leaderrun dies, even by SIGKILL (its end of the pipe closes):
@@ -77,16 +91,7 @@ watcher_main(int fd, int64_t deadline, const char *role_tmp, const char *role_fi
 		if (p[0].revents) {
 			n = read(fd, &next, sizeof(next));
 			if (n == (ssize_t)sizeof(next)) {
-				/* The first message is the command's own, its pid
-				 * (= group), sent before it execs; then deadlines. */
-				if (!group)
-					group = next;
-				else if (next & WATCH_HOOK)
-					watch_hook_note(hooks, next & ~WATCH_HOOK);
-				else if (next & WATCH_EXACT)
-					deadline = next & ~WATCH_EXACT;
-				else if (next > deadline)
-					deadline = next;
+				watch_take(next, &group, hooks, &deadline);
 				continue;
 			}
 			if (n == 0 || (n < 0 && errno != EINTR))

@@ -236,7 +236,7 @@ static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, st
 		r->standbys_upgraded = st == DB_OK;
 		if (st == DB_OK)
 			snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
-		else if (!strstr(err, "(error 1060)")) /* another --init added them meanwhile */
+		else if (db_errno(db) != DBERR_DUP_FIELDNAME) /* another --init added them meanwhile */
 			log_warn("--init: the standbys' table %s lacks --priority's columns (%s: %s); priorities and "
 				 "switch-overs are not honoured until an account with ALTER on it runs --init",
 				 sql->standby, dberr_name(st), err);

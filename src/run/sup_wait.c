@@ -183,7 +183,7 @@ static int64_t sup_backoff_cap(const struct options *o)
  * once. */
 static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
-	bool refused = strstr(r->err, "(error 1040)") || strstr(r->err, "(error 1203)");
+	bool refused = r->errnum == DBERR_CON_COUNT || r->errnum == DBERR_USER_CONNECTIONS;
 	struct event d = {.status = r->status, .err = r->err};
 
 	if (sup_fatal(s, r, out))

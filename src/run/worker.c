@@ -50,6 +50,7 @@ static void *worker_main(void *arg)
 		bgthread_unlock(&w->t);
 
 		worker_run_op(w, &q, &r);
+		r.errnum = r.status != DB_OK ? db_errno(w->db) : 0;
 		r.standby_lost = w->hint.keep_lost;
 		w->hint.keep_lost = false;
 		if (r.wake == HINT_NONE && !w->hint.on)

@@ -81,6 +81,9 @@ struct worker_result {
 	 * this host is the one to take the lease now (spread.h), else LEASE_BUSY. */
 	char handover[16];
 	char handover_by[LEASE_HOLDER_MAX + 1];
+	/* A failure: the server's error number (db_errno; 0 when it gave
+	 * none), and its words for a message. */
+	unsigned errnum;
 	char err[384];
 };
 
