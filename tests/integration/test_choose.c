@@ -679,3 +679,37 @@ Test(choose, release_to_a_standby_whose_promote_fails_at_once_says_its_term_and_
 	stop(&b);
 	stop(&c);
 }
+
+/* The chosen standby dies before it takes the lease, and another takes
+ * the next term: the choice is spent, so the operator says so at once,
+ * not after the holder's expiry + 10 s + 1 s. */
+Test(choose, release_to_a_standby_that_another_term_overtakes_exits_1_at_once)
+{
+	const char *lease = h_lease("overtaken");
+	struct h_proc a, b, c, op;
+	char said[160];
+	int64_t t0;
+	int rc;
+
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--service", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--service", "--", "sleep", "60");
+	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--service", "--", "sleep", "60");
+	wait_standbys(lease, 2);
+	t0 = h_now_ms();
+	LR(&op, "--release", lease, "--to", "B");
+	cr_assert(h_wait_file(op.out, "revoked lease", 10000), "%s", h_slurp(op.err));
+	/* The operator stopped until C holds: its looks see the row only then. */
+	kill(op.pid, SIGSTOP);
+	stop(&b);
+	wait_holder(lease, "C", 10000);
+	kill(op.pid, SIGCONT);
+	rc = h_finish(&op, 30000);
+	cr_assert_eq(rc, 1, "exit %d: %s", rc, h_slurp(op.err));
+	cr_assert_lt(h_now_ms() - t0, 9000, "took %lld ms", (long long)(h_now_ms() - t0));
+	snprintf(said, sizeof(said),
+		 "standby B did not take lease %s (the run history has no term of its above 1): held by C", lease);
+	cr_assert(strstr(h_slurp(op.err), said), "no '%s' in:\n%s", said, h_slurp(op.err));
+	stop(&a);
+	stop(&c);
+}
