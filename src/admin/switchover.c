@@ -1,8 +1,9 @@
 /* --release --to (switchover.h): the standby found and chosen, the
- * holder's term revoked, then the lease watched until the standby holds
- * it. The holder stops (or demotes) at its next renew, and releases; the
- * chosen standby is woken by the release, and every other candidate's
- * acquisition refuses while the choice runs (choose.h). */
+ * holder's term revoked, then the lease watched until a later term shows
+ * whether the standby took one (switchover_judge.h). The holder stops (or
+ * demotes) at its next renew, and releases; the chosen standby is woken by
+ * the release, and every other candidate's acquisition refuses while the
+ * choice runs (choose.h). */
 #include "switchover.h"
 
 #include <inttypes.h>
@@ -13,9 +14,12 @@
 #include "base/duration.h"
 #include "base/timing.h"
 #include "lease/choose.h"
+#include "lease/history_sql.h"
+#include "lease/stmt.h"
 #include "report/escape.h"
 #include "report/log.h"
 #include "run/runmode.h"
+#include "switchover_judge.h"
 
 /* The lease's slot 0 as it is now. */
 struct switchover_look {
@@ -89,13 +93,76 @@ static bool switchover_target(const struct options *o, struct db *db, struct lea
 	return t->matches == 1 && t->healthy;
 }
 
-/* Watches the lease until T holds it, or UNTIL (CLOCK_BOOTTIME us). */
+/* The chosen standby's first term above FROM_TERM by the run history, in
+ * *TERM; ABSENT when the history cannot tell (an older schema: no table). */
+static enum switchover_history switchover_history(const struct options *o, struct db *db, const char *holder,
+						  uint64_t from_term, uint64_t *term)
+{
+	struct history_sql h;
+	char err[512];
+	const struct db_value p[] = {
+	    {.type = DB_STR, .str = o->lease}, {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = from_term}};
+	struct db_value c = {.type = DB_U64};
+	struct db_result r = {0};
+	enum db_status st;
+
+	history_sql_render(&h, o->history_table, o->table);
+	st = db_exec(db, STMT_HISTORY_TOOK, h.took, p, 3, &c, 1, &r, err, sizeof(err));
+	if (st != DB_OK) {
+		if (st != DB_NO_TABLE)
+			log_warn(
+			    "--release --to: the run history %s cannot be read (%s: %s): the lease row alone tells",
+			    o->history_table, dberr_name(st), err);
+		return SWITCHOVER_HISTORY_ABSENT;
+	}
+	if (!r.have_row || c.is_null)
+		return SWITCHOVER_HISTORY_NONE;
+	*term = c.u64;
+	return SWITCHOVER_HISTORY_FOUND;
+}
+
+/* Says what NEXT (neither a wait nor a read) found: TOOK is the
+ * standby's term, L the row as the last look read it. */
+static void switchover_end(const struct options *o, const struct choose_target *t, const struct switchover_look *l,
+			   enum switchover_next next, uint64_t took, uint64_t from_term, int64_t start,
+			   struct outcome *out)
+{
+	char rest[64], d[32], now[LEASE_HOLDER_MAX + 16];
+
+	snprintf(now, sizeof(now), "%s%s", l->held ? "held by " : "free", l->held ? l->holder : "");
+	if (next == SWITCHOVER_HOLDS || next == SWITCHOVER_LET_GO) {
+		duration_format(timing_now() - start, d, sizeof(d));
+		snprintf(rest, sizeof(rest), " (term %" PRIu64 ") in %s", took, d);
+		switchover_say("switched over lease", t->holder, o->lease, rest);
+		fflush(stdout);
+		if (next == SWITCHOVER_LET_GO)
+			log_warn("standby %s has since let go of lease %s: %s, term %" PRIu64, t->holder, o->lease, now,
+				 l->term);
+		out->kind = OUTCOME_INIT_DONE;
+		return;
+	}
+	if (next == SWITCHOVER_NOT_TAKEN)
+		log_error("standby %s did not take lease %s (the run history has no term of its above %" PRIu64
+			  "): %s, term %" PRIu64,
+			  t->holder, o->lease, from_term, now, l->term);
+	else
+		log_error("standby %s did not take lease %s in time; the choice ran out, and any candidate may take it "
+			  "now",
+			  t->holder, o->lease);
+	out->kind = OUTCOME_NO;
+}
+
+/* Watches the lease until a term above FROM_TERM shows whether T took
+ * one, or until UNTIL (CLOCK_BOOTTIME us): one look at the row each
+ * step, the history read once, when the row cannot tell. */
 static void switchover_wait(const struct options *o, struct db *db, struct lease_sql *sql,
 			    const struct choose_target *t, uint64_t from_term, int64_t until, struct outcome *out)
 {
 	const struct timespec step = {0, 100 * 1000 * 1000};
+	enum switchover_history history = SWITCHOVER_HISTORY_UNREAD;
+	uint64_t took = 0;
 	struct switchover_look l;
-	char err[512], took[64];
+	char err[512];
 	int64_t start = timing_now();
 
 	for (;;) {
@@ -105,21 +172,20 @@ static void switchover_wait(const struct options *o, struct db *db, struct lease
 			out->kind = runmode_outcome_of(st);
 			return;
 		}
-		if (l.held && l.term > from_term && strcmp(l.holder, t->holder) == 0) {
-			char d[32];
-			duration_format(timing_now() - start, d, sizeof(d));
-			snprintf(took, sizeof(took), " (term %" PRIu64 ") in %s", l.term, d);
-			switchover_say("switched over lease", t->holder, o->lease, took);
-			out->kind = OUTCOME_INIT_DONE;
+		const struct switchover_row row = {.held = l.held, .term = l.term, .holder = l.holder};
+		bool time_up = timing_now() >= until;
+		enum switchover_next next = switchover_judge(from_term, t->holder, &row, history, time_up);
+		if (next == SWITCHOVER_READ_HISTORY) {
+			history = switchover_history(o, db, t->holder, from_term, &took);
+			next = switchover_judge(from_term, t->holder, &row, history, time_up);
+		}
+		if (next != SWITCHOVER_WAIT) {
+			switchover_end(o, t, &l, next, history == SWITCHOVER_HISTORY_FOUND ? took : l.term, from_term,
+				       start, out);
 			return;
 		}
-		if (timing_now() >= until)
-			break;
 		nanosleep(&step, NULL);
 	}
-	log_error("standby %s did not take lease %s in time; the choice ran out, and any candidate may take it now",
-		  t->holder, o->lease);
-	out->kind = OUTCOME_NO;
 }
 
 void switchover_run(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)

@@ -601,3 +601,115 @@ Test(choose, a_held_slot_row_of_another_count_does_not_refuse_a_change_of_slots)
 	stop(&evil);
 }
 HARNESS_MAIN
+
+/* Waits until HOLDER stands by for LEASE, alive (its promote's back-off
+ * over). */
+static void wait_standby_named(const char *lease, const char *holder)
+{
+	int64_t end = h_now_ms() + 15000;
+
+	while (strcmp(h_sql("SELECT COUNT(*) FROM leaderrun_standby WHERE lease = '%s' AND holder = '%s' AND "
+			    "IS_USED_LOCK(lock_name) IS NOT NULL",
+			    lease, holder),
+		      "1") != 0) {
+		cr_assert(h_now_ms() < end, "%s does not stand by for %s", holder, lease);
+		h_sleep_ms(50);
+	}
+}
+
+/* The chosen standby takes the lease, its promote fails at once, and it
+ * lets go before the operator's look sees it: the switch-over happened,
+ * said the same way each time (it was exit 1 after the whole window, or
+ * exit 0 when a look caught the short hold). The operator is stopped
+ * (SIGSTOP) from its first look until B has let go, so that no look of
+ * its can catch B's hold: what it must say then is pinned, not a race. */
+Test(choose, release_to_a_standby_whose_promote_fails_at_once_says_its_term_and_that_it_let_go)
+{
+	const char *lease = h_lease("letgo");
+	struct h_proc a, b, c;
+
+	/* Each demotes and stands by again, its service left running. */
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--on-demote", "true", "--service", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--on-promote", "exit 1", "--on-demote", "true", "--service",
+	   "--", "sleep", "60");
+	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--on-demote", "true", "--service", "--", "sleep", "60");
+	for (int i = 0; i < 3; i++) {
+		struct h_proc op;
+		char said[160], b_term[32];
+		int64_t t0;
+		int rc;
+
+		wait_standby_named(lease, "B");
+		for (int64_t end = h_now_ms() + 10000; !*holder_of(lease) || !strcmp(holder_of(lease), "B");
+		     h_sleep_ms(50))
+			cr_assert(h_now_ms() < end, "round %d: nobody but B holds %s", i, lease);
+		snprintf(
+		    b_term, sizeof(b_term), "%s",
+		    h_sql("SELECT COALESCE(MAX(term), 0) FROM leaderrun_history WHERE lease = '%s' AND holder = 'B'",
+			  lease));
+		t0 = h_now_ms();
+		LR(&op, "--release", lease, "--to", "B");
+		/* Its first look follows the revoke at once, before the holder's
+		 * next renew can even see the revoke. */
+		cr_assert(h_wait_file(op.out, "revoked lease", 10000), "round %d: %s", i, h_slurp(op.err));
+		kill(op.pid, SIGSTOP);
+		for (int64_t end = h_now_ms() + 10000;
+		     atoll(h_sql("SELECT COALESCE(MAX(term), 0) FROM leaderrun_history WHERE lease = '%s' AND holder = "
+				 "'B'",
+				 lease)) <= atoll(b_term) ||
+		     !strcmp(holder_of(lease), "B");
+		     h_sleep_ms(20))
+			cr_assert(h_now_ms() < end, "round %d: B did not take and let go of %s", i, lease);
+		kill(op.pid, SIGCONT);
+		rc = h_finish(&op, 30000);
+		cr_assert_eq(rc, 0, "round %d: exit %d: %s", i, rc, h_slurp(op.err));
+		/* Well before the old wait's end: the holder's expiry (up to 3 s)
+		 * + 10 s + 1 s. */
+		cr_assert_lt(h_now_ms() - t0, 9000, "round %d took %lld ms: %s", i, (long long)(h_now_ms() - t0),
+			     h_slurp(op.err));
+		snprintf(b_term, sizeof(b_term), "%s",
+			 h_sql("SELECT MAX(term) FROM leaderrun_history WHERE lease = '%s' AND holder = 'B'", lease));
+		snprintf(said, sizeof(said), "switched over lease %s to B (term %s)", lease, b_term);
+		cr_assert(strstr(h_slurp(op.out), said), "round %d: no '%s' in:\n%s", i, said, h_slurp(op.out));
+		snprintf(said, sizeof(said), "standby B has since let go of lease %s", lease);
+		cr_assert(strstr(h_slurp(op.err), said), "round %d: no '%s' in:\n%s", i, said, h_slurp(op.err));
+	}
+	stop(&a);
+	stop(&b);
+	stop(&c);
+}
+
+/* The chosen standby dies before it takes the lease, and another takes
+ * the next term: the choice is spent, so the operator says so at once,
+ * not after the holder's expiry + 10 s + 1 s. */
+Test(choose, release_to_a_standby_that_another_term_overtakes_exits_1_at_once)
+{
+	const char *lease = h_lease("overtaken");
+	struct h_proc a, b, c, op;
+	char said[160];
+	int64_t t0;
+	int rc;
+
+	LR(&a, "-t", "3s", "-l", lease, "--holder", "A", "--service", "--", "sleep", "60");
+	wait_holder(lease, "A", 10000);
+	LR(&b, "-t", "3s", "-l", lease, "--holder", "B", "--service", "--", "sleep", "60");
+	LR(&c, "-t", "3s", "-l", lease, "--holder", "C", "--service", "--", "sleep", "60");
+	wait_standbys(lease, 2);
+	t0 = h_now_ms();
+	LR(&op, "--release", lease, "--to", "B");
+	cr_assert(h_wait_file(op.out, "revoked lease", 10000), "%s", h_slurp(op.err));
+	/* The operator stopped until C holds: its looks see the row only then. */
+	kill(op.pid, SIGSTOP);
+	stop(&b);
+	wait_holder(lease, "C", 10000);
+	kill(op.pid, SIGCONT);
+	rc = h_finish(&op, 30000);
+	cr_assert_eq(rc, 1, "exit %d: %s", rc, h_slurp(op.err));
+	cr_assert_lt(h_now_ms() - t0, 9000, "took %lld ms", (long long)(h_now_ms() - t0));
+	snprintf(said, sizeof(said),
+		 "standby B did not take lease %s (the run history has no term of its above 1): held by C", lease);
+	cr_assert(strstr(h_slurp(op.err), said), "no '%s' in:\n%s", said, h_slurp(op.err));
+	stop(&a);
+	stop(&c);
+}
