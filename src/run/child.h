@@ -56,6 +56,9 @@ void child_set_deadline(struct child *c, int64_t deadline);
 #define CHILD_NO_DEADLINE ((int64_t)1 << 60)
 void child_set_deadline_exact(struct child *c, int64_t deadline);
 void child_watch_hook(struct child *c, pid_t group);
+/* The watcher no longer kills GROUP (the command's or a hook's): it was
+ * seen empty, or its number is no longer pinned, and may be reused. */
+void child_watch_forget(struct child *c, pid_t group);
 
 /* Starts a --service hook, ARGV with ENVP, as the command is started but in
  * a process group of its own, without the terminal, and without a watcher

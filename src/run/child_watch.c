@@ -32,12 +32,25 @@ static void watch_hook_note(int64_t hooks[WATCH_HOOKS], int64_t g)
 	hooks[WATCH_HOOKS - 1] = g;
 }
 
+/* Group G is no longer to be killed: seen empty, its number may be anyone's
+ * soon. -1 for the command's: its first message is taken already. */
+static void watch_forget(int64_t *group, int64_t hooks[WATCH_HOOKS], int64_t g)
+{
+	if (*group == g)
+		*group = -1;
+	for (int i = 0; i < WATCH_HOOKS; i++)
+		if (hooks[i] == g)
+			hooks[i] = 0;
+}
+
 /* One message from leaderrun. The first is the command's own, its pid
  * (= group), sent before it execs; then deadlines and hooks' groups. */
 static void watch_take(int64_t next, int64_t *group, int64_t hooks[WATCH_HOOKS], int64_t *deadline)
 {
 	if (!*group)
 		*group = next;
+	else if ((next & WATCH_HOOK) && (next & WATCH_FORGET))
+		watch_forget(group, hooks, next & WATCH_PID);
 	else if (next & WATCH_HOOK)
 		watch_hook_note(hooks, next & ~WATCH_HOOK);
 	else if (next & WATCH_EXACT)
@@ -208,6 +221,14 @@ void child_watch_hook(struct child *c, pid_t group)
 	int64_t m = (int64_t)group | WATCH_HOOK;
 
 	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &m, sizeof(m));
+}
+
+void child_watch_forget(struct child *c, pid_t group)
+{
+	int64_t m = (int64_t)group | WATCH_HOOK | WATCH_FORGET;
+
+	if (c->watch_fd >= 0 && group > 0)
 		(void)!write(c->watch_fd, &m, sizeof(m));
 }
 

@@ -153,12 +153,25 @@ bool sup_reap(struct sup *s)
 	return exited;
 }
 
+/* A service's term is open: leading, a hook runs, what the hooks left is
+ * being cleared, or a hook's group is still the term's. */
+static bool sup_term_open(const struct sup *s)
+{
+	const struct service *v = &s->svc;
+
+	return s->leading || v->hook > 0 || v->clearing || v->groups[0] > 0 || v->groups[1] > 0;
+}
+
 bool sup_keeps_watcher(const struct sup *s)
 {
-	/* Its deadline is the lease's: held, that is a renew interval away
-	 * at least; lost or late, it may come before the end, and kill a
-	 * group number that anyone may have by then. */
-	return !s->o->service && s->hold.lease == HOLD_HELD;
+	/* A job's deadline is the lease's: held, that is a renew interval
+	 * away at least; lost or late, it may come before the end, and kill
+	 * a group number that anyone may have by then. A service's guards
+	 * the term's hooks and what they left (review S2), the service's
+	 * own group forgotten once seen empty (child_signal). */
+	if (s->o->service)
+		return sup_term_open(s) && s->child.watcher > 0;
+	return s->hold.lease == HOLD_HELD;
 }
 
 bool sup_nothing_left(struct sup *s)
@@ -171,9 +184,12 @@ bool sup_nothing_left(struct sup *s)
 	/* The watcher is this process's one child: nothing is left below it
 	 * (child_only_watcher_left says why that is proof), and it is
 	 * stopped once the release has gone (sup_release), off the path of
-	 * the hand-over. */
-	if (sup_keeps_watcher(s) && child_only_watcher_left(&s->child))
-		return true;
+	 * the hand-over. A service's stays while anything else is left. */
+	if (sup_keeps_watcher(s)) {
+		bool only = child_only_watcher_left(&s->child);
+		if (only || s->o->service)
+			return only;
+	}
 	/* Nothing left for the watcher to guard. */
 	child_unwatch(&s->child);
 	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)

@@ -203,6 +203,7 @@ static int sup_service_clear(struct sup *s, int sig)
 static void svc_demoted(struct sup *s, int64_t now)
 {
 	s->svc.demoted = true;
+	s->svc.groups[0] = s->svc.groups[1] = 0;
 	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
 	child_watch_hook(&s->child, 0);
 	event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - s->svc.demote_at});

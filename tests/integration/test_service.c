@@ -876,4 +876,37 @@ Test(service, a_service_that_exits_during_a_failing_demote_exits_76)
 	cr_assert(strstr(err, "--on-demote exited with status 3"), "%s", err);
 }
 
+/* Review S2: the service exits during a demote that runs on; the watcher
+ * must stay while the term is open, or a SIGKILL of leaderrun then leaves
+ * the demote and a promote's `worker &` running for good. */
+Test(service, a_sigkilled_leader_whose_service_exited_in_its_demote_takes_the_hooks_along)
+{
+	const char *lease = h_lease("svc_exit_demote_kill");
+	char service[600], promote[600], demote[600];
+	struct h_proc p;
+	pid_t worker, hook;
+
+	snprintf(service, sizeof(service), "trap '' TERM; while [ ! -e %s/demoting ]; do sleep 0.01; done; exit 5",
+		 h_dir());
+	snprintf(promote, sizeof(promote), "d=%s; sh -c \"echo \\$\\$ > $d/w.tmp; mv $d/w.tmp $d/worker; exec sleep 600\" &",
+		 h_dir());
+	snprintf(demote, sizeof(demote), "d=%s; echo $$ > $d/d.tmp; mv $d/d.tmp $d/demote; touch $d/demoting; sleep 600",
+		 h_dir());
+	LR(&p, "-t", "9s", "--kill-grace", "3s", "-v", "-l", lease, "--service", "--on-promote", promote,
+	   "--on-demote", demote, "--", "sh", "-c", service);
+	cr_assert(h_wait_file(p.err, "leader of term", 10000), "%s", h_slurp(p.err));
+	cr_assert(h_wait_file(h_path("worker"), NULL, 5000), "no worker:\n%s", h_slurp(p.err));
+	worker = (pid_t)atoi(h_slurp(h_path("worker")));
+	kill(p.pid, SIGTERM);
+	cr_assert(h_wait_file(p.err, "during --on-demote", 5000), "%s", h_slurp(p.err));
+	hook = (pid_t)atoi(h_slurp(h_path("demote")));
+	/* The passes after the service's exit, where the watcher went. */
+	h_sleep_ms(300);
+	cr_assert(h_alive(hook), "the demote ended early:\n%s", h_slurp(p.err));
+	kill(p.pid, SIGKILL);
+	h_wait(&p, 5000);
+	cr_assert(h_wait_gone(worker, 3000), "the promote's worker %d outlived leaderrun", (int)worker);
+	cr_assert(h_wait_gone(hook, 3000), "the demote %d outlived leaderrun", (int)hook);
+}
+
 HARNESS_MAIN
