@@ -66,6 +66,13 @@ void child_watch_forget(struct child *c, pid_t group);
  * (= group), or -1 with ERR (exec failures exit 126/127, as the command's). */
 pid_t child_spawn_hook(char *const argv[], char *const envp[], char *err, size_t errlen);
 
+/* --service: forks a child of this process into GROUP (a hook's, just
+ * spawned, not yet reaped) that waits there until a signal ends it, so
+ * that GROUP's number stays taken until it is reaped (child_anchor.c).
+ * Its pid; 0 when it could not be made (the group is then pinned only as
+ * long as its leader is unreaped). */
+pid_t child_anchor(pid_t group);
+
 /* Sends SIG to the child's whole process group; -1 with ESRCH once the
  * group was seen empty, for good: the number is free then, and a group of
  * someone else's may take it. */

@@ -39,9 +39,14 @@ struct service {
 	int64_t demote_at; /* when the step-down began */
 	/* --promote-timeout: a promote still running then is killed. */
 	int64_t promote_until;
-	/* What the term's hooks started (sup_service_clear): their groups,
-	 * and when the first of them started (clock ticks after boot). */
+	/* What the term's hooks started (sup_service_clear): their groups
+	 * (promote, demote), and when the first of them started (clock ticks
+	 * after boot). A group is the term's while its number is pinned: by
+	 * its anchor (child_anchor) or its leader, the hook, until both are
+	 * reaped (sup_service_unpin); 0 after. */
 	pid_t groups[2];
+	pid_t anchors[2];	/* 0: reaped, or none could be made */
+	bool hook_reaped[2];	/* the group's leader */
 	unsigned long long since;
 
 	/* Across terms: */
@@ -128,6 +133,9 @@ void sup_serve(struct sup *s, struct outcome *out);
 int sup_service_stop(struct sup *s, int64_t now);
 void sup_service_reaped(struct sup *s, int64_t now);
 void sup_service_killing(struct sup *s);
+/* sup_reap, before it reaps PID: a hook's group whose last pin PID is
+ * is forgotten, by the watcher first. */
+void sup_service_unpin(struct sup *s, pid_t pid);
 /* The hold loop's every pass: the term's end goes on while the demote's
  * leftovers are killed and reaped; when to look again (0: not clearing). */
 int64_t sup_service_tick(struct sup *s, int64_t now);

@@ -121,13 +121,30 @@ int sup_poll(struct sup *s, int64_t at)
  * or PID 1) are reaped silently; COMMAND's status is kept and true
  * returned: its exit is an event of hold_on_exit's step, said with the
  * rest (sup_hold.c). */
+/* The next exited child, reaped: its pid, 0 while children are left and
+ * none exited, -1 with ECHILD when none is left. A service's hook group is
+ * forgotten by the watcher before its last pin is reaped
+ * (sup_service_unpin): the peek (WNOWAIT) comes first. */
+static pid_t sup_reap_one(struct sup *s, int *st)
+{
+	siginfo_t si = {0};
+
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return -1;
+	if (si.si_pid <= 0)
+		return 0;
+	if (s->o->service)
+		sup_service_unpin(s, si.si_pid);
+	return waitpid(si.si_pid, st, WNOHANG);
+}
+
 bool sup_reap(struct sup *s)
 {
 	int st;
 	pid_t pid;
 	bool exited = false;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
+	while ((pid = sup_reap_one(s, &st)) > 0) {
 		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
 			exited = true;
 			s->child_wstatus = st;
@@ -192,7 +209,7 @@ bool sup_nothing_left(struct sup *s)
 	}
 	/* Nothing left for the watcher to guard. */
 	child_unwatch(&s->child);
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
+	while ((pid = sup_reap_one(s, &st)) > 0)
 		;
 	return pid < 0 && errno == ECHILD;
 }

@@ -909,4 +909,45 @@ Test(service, a_sigkilled_leader_whose_service_exited_in_its_demote_takes_the_ho
 	cr_assert(h_wait_gone(hook, 3000), "the demote %d outlived leaderrun", (int)hook);
 }
 
+/* Review S1: a hook's group number, free once the hook is reaped and its
+ * group empty, may be taken by anyone's new group; neither leaderrun nor
+ * its watcher may signal it then. In a pid namespace of its own (a user
+ * namespace gives the right to set ns_last_pid), the promote's number is
+ * handed to a new session (setsid) as soon as the promote was reaped;
+ * leaderrun's SIGKILL, the watcher's kills done, must leave it alive. */
+Test(service, a_reused_hook_group_number_is_never_signalled)
+{
+	const char *lease = h_lease("svc_reused_group");
+	char script[3000];
+	struct h_proc p;
+
+	if (h_run((const char *const[]){"/usr/bin/unshare", "-Urpf", "--mount-proc", "true", NULL}, NULL, 0) != 0)
+		cr_skip_test("no user and pid namespaces here");
+	snprintf(script, sizeof(script),
+		 "d=%s; %s -d '%s' -t 4s -v -l %s --service "
+		 "--on-promote \"echo \\$\\$ > $d/p.tmp; mv $d/p.tmp $d/promote\" "
+		 "--on-demote true -- sleep 600 2> $d/lr.err & lr=$!; "
+		 "i=0; until grep -q 'leader of term' $d/lr.err; "
+		 "do i=$((i+1)); [ $i -lt 1000 ] || exit 3; sleep 0.01; done; "
+		 /* The promote reaped, its group empty: its number is free. */
+		 "g=$(cat $d/promote); "
+		 "i=0; while [ -e /proc/$g ]; do i=$((i+1)); [ $i -lt 1000 ] || exit 4; sleep 0.01; done; "
+		 "echo $((g - 1)) > /proc/sys/kernel/ns_last_pid; "
+		 "setsid sh -c \"touch $d/session; exec sleep 600\" & inn=$!; "
+		 "i=0; until [ -e $d/session ]; do i=$((i+1)); [ $i -lt 1000 ] || exit 6; sleep 0.01; done; "
+		 "kill -9 $lr; "
+		 /* The watcher's kills done: no leaderrun process is left. */
+		 "i=0; while cat /proc/[0-9]*/stat 2>/dev/null | "
+		 "awk '$2 == \"(leaderrun)\" && $3 != \"Z\" {f = 1} END {exit !f}'; "
+		 "do i=$((i+1)); [ $i -lt 500 ] || exit 5; sleep 0.01; done; "
+		 /* A zombie is dead: killed, it waits for this shell's reap. */
+		 "if grep -q '^State:.[^Z]' /proc/$inn/status; then v=alive; else v=killed; fi; "
+		 "echo \"$v: promote $g, new session $inn\" > $d/verdict; kill -9 $inn 2>/dev/null; true",
+		 h_dir(), h_bin(), h_dsn(), lease);
+	h_start(&p, (const char *const[]){"unshare", "-Urpf", "--mount-proc", "sh", "-c", script, NULL}, NULL);
+	cr_assert_eq(h_wait(&p, 30000), 0, "%s\n%s", h_slurp(p.err), h_slurp(h_path("lr.err")));
+	cr_assert(strncmp(h_slurp(h_path("verdict")), "alive", 5) == 0, "%s\n%s", h_slurp(h_path("verdict")),
+		  h_slurp(h_path("lr.err")));
+}
+
 HARNESS_MAIN
