@@ -120,7 +120,8 @@ int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi);
 int64_t sup_min64(int64_t a, int64_t b);
 /* True once the command's group is empty and no child is left to reap:
  * the watcher stopped first, or, where sup_keeps_watcher, the only child
- * left (child_only_watcher_left). */
+ * left (child_only_watcher_left). What it reaps goes where sup_reap sends
+ * it: a hook's status is sup_service_reaped's to judge next. */
 bool sup_nothing_left(struct sup *s);
 /* May the watcher outlive the proof that nothing is left, until the
  * release has gone? A job's, while the lease is held. */

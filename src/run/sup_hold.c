@@ -293,6 +293,10 @@ void sup_hold(struct sup *s)
 		sup_prepare_release(s, took ? &r : NULL, now);
 		if (sup_all_reaped(s))
 			hold_on_reaped(&s->hold);
+		/* A hook that sup_all_reaped reaped is judged here, as after
+		 * its SIGCHLD (a no-op when none was). */
+		if (s->o->service)
+			sup_service_reaped(s, now);
 		/* After the reap: a service gone with all the rest, its demote
 		 * done, ends its term the same way every time. */
 		if (s->o->service)

@@ -117,10 +117,6 @@ int sup_poll(struct sup *s, int64_t at)
 	return woke;
 }
 
-/* Reaps every exited child. Orphans reparented to us (we are a subreaper,
- * or PID 1) are reaped silently; COMMAND's status is kept and true
- * returned: its exit is an event of hold_on_exit's step, said with the
- * rest (sup_hold.c). */
 /* The next exited child, reaped: its pid, 0 while children are left and
  * none exited, -1 with ECHILD when none is left. A service's hook group is
  * forgotten by the watcher before its last pin is reaped
@@ -138,15 +134,19 @@ static pid_t sup_reap_one(struct sup *s, int *st)
 	return waitpid(si.si_pid, st, WNOHANG);
 }
 
-bool sup_reap(struct sup *s)
+/* Reaps every exited child. Orphans reparented to us (we are a subreaper,
+ * or PID 1) are reaped silently; COMMAND's status is kept and *EXITED set:
+ * its exit is an event of hold_on_exit's step, said with the rest
+ * (sup_hold.c); a hook's and a health check's go where they are judged.
+ * Returns 0 while children are left, -1 (ECHILD) once none is. */
+static pid_t sup_reap_all(struct sup *s, bool *exited)
 {
 	int st;
 	pid_t pid;
-	bool exited = false;
 
 	while ((pid = sup_reap_one(s, &st)) > 0) {
-		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
-			exited = true;
+		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !*exited) {
+			*exited = true;
 			s->child_wstatus = st;
 			s->ev.exit_status = child_exit_status(st);
 			/* Its pid held the group's number; now only the rest
@@ -167,6 +167,14 @@ bool sup_reap(struct sup *s)
 			s->child.watcher = 0;
 		}
 	}
+	return pid;
+}
+
+bool sup_reap(struct sup *s)
+{
+	bool exited = false;
+
+	sup_reap_all(s, &exited);
 	return exited;
 }
 
@@ -193,8 +201,7 @@ bool sup_keeps_watcher(const struct sup *s)
 
 bool sup_nothing_left(struct sup *s)
 {
-	pid_t pid;
-	int st;
+	bool exited = false;
 
 	if (child_group_alive(&s->child))
 		return false;
@@ -209,9 +216,10 @@ bool sup_nothing_left(struct sup *s)
 	}
 	/* Nothing left for the watcher to guard. */
 	child_unwatch(&s->child);
-	while ((pid = sup_reap_one(s, &st)) > 0)
-		;
-	return pid < 0 && errno == ECHILD;
+	/* Reaped by sup_reap's rules: a demote's or a health check's status
+	 * is kept as if its SIGCHLD had been read, and judged by the caller
+	 * (review C2: a bare waitpid loop lost it). */
+	return sup_reap_all(s, &exited) < 0 && errno == ECHILD;
 }
 
 /* The first server's settings that void the promise, in --check-server's
