@@ -126,6 +126,13 @@ void sup_service_act(struct sup *s, int64_t now)
 
 	if (!at || now < at)
 		return;
+	/* Once, and killed here: the step-down kills it only when it
+	 * begins a demote, which it does not once the service exited or a
+	 * stop is under way (review C3: every pass said it again). Unreaped,
+	 * its group's number is still its own. */
+	s->svc.promote_until = 0;
+	kill(-s->svc.hook, SIGKILL);
+	s->svc.hook = 0;
 	duration_format(s->o->promote_timeout_us, d, sizeof(d));
 	snprintf(why, sizeof(why), "still running after --promote-timeout %s, killed", d);
 	s->svc.failed_promotes++;

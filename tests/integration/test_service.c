@@ -950,4 +950,35 @@ Test(service, a_reused_hook_group_number_is_never_signalled)
 		  h_slurp(h_path("lr.err")));
 }
 
+/* Review C3: the service exits while a promote that ignores SIGTERM runs,
+ * and --promote-timeout falls within the kill grace: the timeout acts
+ * once, and kills the promote itself (it was said and counted on every
+ * pass, the loop spinning, and the promote lived on to the grace's end). */
+Test(service, a_promote_timeout_after_the_service_exited_acts_once)
+{
+	const char *lease = h_lease("svc_timeout_once");
+	char service[600], promote[600];
+	const char *at, *err;
+	struct h_proc p;
+	int said = 0;
+	pid_t hook;
+
+	snprintf(service, sizeof(service), "while [ ! -e %s/promoting ]; do sleep 0.01; done; exit 5", h_dir());
+	snprintf(promote, sizeof(promote),
+		 "trap '' TERM; echo $$ > %s/p.tmp; mv %s/p.tmp %s/promoting; while :; do sleep 0.05; done", h_dir(),
+		 h_dir(), h_dir());
+	LR(&p, "-t", "12s", "--kill-grace", "6s", "--promote-timeout", "1s", "-v", "-l", lease, "--service",
+	   "--on-promote", promote, "--on-demote", "true", "--", "sh", "-c", service);
+	cr_assert(h_wait_file(h_path("promoting"), NULL, 10000), "%s", h_slurp(p.err));
+	hook = (pid_t)atoi(h_slurp(h_path("promoting")));
+	/* Killed at the timeout, well before the grace's SIGKILL (6 s). */
+	cr_assert(h_wait_gone(hook, 4000), "the promote %d outlived --promote-timeout:\n%s", (int)hook,
+		  h_slurp(p.err));
+	h_finish(&p, 15000);
+	err = h_slurp(p.err);
+	for (at = err; (at = strstr(at, "--promote-timeout")) != NULL; at++)
+		said++;
+	cr_assert_eq(said, 1, "--promote-timeout said %d times:\n%.3000s", said, err);
+}
+
 HARNESS_MAIN
