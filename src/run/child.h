@@ -51,11 +51,12 @@ void child_set_deadline(struct child *c, int64_t deadline);
 
 /* --service: the watcher's deadline set to DEADLINE even when earlier (a
  * term begins; CHILD_NO_DEADLINE while standing by); and a hook's GROUP,
- * which it kills with the service's until told 0 (the term's end: every
- * process the term's hooks started is gone). */
+ * the promote's or the DEMOTE's (one slot each), which it kills with the
+ * service's until told 0 (the term's end: every process the term's hooks
+ * started is gone). */
 #define CHILD_NO_DEADLINE ((int64_t)1 << 60)
 void child_set_deadline_exact(struct child *c, int64_t deadline);
-void child_watch_hook(struct child *c, pid_t group);
+void child_watch_hook(struct child *c, pid_t group, bool demote);
 /* The watcher no longer kills GROUP (the command's or a hook's): it was
  * seen empty, or its number is no longer pinned, and may be reused. */
 void child_watch_forget(struct child *c, pid_t group);

@@ -66,7 +66,7 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 	s->svc.groups[i] = pid;
 	s->svc.anchors[i] = child_anchor(pid);
 	s->svc.hook_reaped[i] = false;
-	child_watch_hook(&s->child, pid);
+	child_watch_hook(&s->child, pid, kind == HOOK_DEMOTE);
 	s->svc.hook = pid;
 	s->svc.kind = kind;
 	s->svc.hook_wstatus = -1;
@@ -238,7 +238,7 @@ static void svc_demoted(struct sup *s, int64_t now)
 	s->svc.demoted = true;
 	s->svc.groups[0] = s->svc.groups[1] = 0;
 	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
-	child_watch_hook(&s->child, 0);
+	child_watch_hook(&s->child, 0, false);
 	event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - s->svc.demote_at});
 }
 
