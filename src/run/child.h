@@ -116,7 +116,8 @@ int child_kill_descendants(const struct child *c, int sig);
  * groups, and the watcher, with what is below them: what the term's hooks
  * left, orphaned to this process (a subreaper)
  * or below a hook that still runs, whatever group it moved to (setsid).
- * Returns how many were found, zombies included: 0 once all are reaped. */
+ * Returns how many were found, zombies included: 0 once all are reaped
+ * (where the kernel lists no children, after a scan of every process). */
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig);
 
 /* When PID started, in clock ticks after boot; 0 when it cannot be read. */
