@@ -402,8 +402,7 @@ static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, co
  * (child_kill_scanned's way), the term's marked from this process's own
  * children down, pass after pass until a pass adds none. Out of memory,
  * or no /proc: not proven empty (1). */
-static int child_kill_term_scanned(const struct child *c, const pid_t *spare, int n, unsigned long long since,
-				   int sig)
+static int child_kill_term_scanned(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
 {
 	size_t count = 0;
 	struct proc_entry *list = proc_list(&count);

@@ -45,8 +45,8 @@ struct service {
 	 * its anchor (child_anchor) or its leader, the hook, until both are
 	 * reaped (sup_service_unpin); 0 after. */
 	pid_t groups[2];
-	pid_t anchors[2];	/* 0: reaped, or none could be made */
-	bool hook_reaped[2];	/* the group's leader */
+	pid_t anchors[2];    /* 0: reaped, or none could be made */
+	bool hook_reaped[2]; /* the group's leader */
 	unsigned long long since;
 
 	/* Across terms: */

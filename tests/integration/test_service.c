@@ -888,12 +888,12 @@ Test(service, a_sigkilled_leader_whose_service_exited_in_its_demote_takes_the_ho
 
 	snprintf(service, sizeof(service), "trap '' TERM; while [ ! -e %s/demoting ]; do sleep 0.01; done; exit 5",
 		 h_dir());
-	snprintf(promote, sizeof(promote), "d=%s; sh -c \"echo \\$\\$ > $d/w.tmp; mv $d/w.tmp $d/worker; exec sleep 600\" &",
-		 h_dir());
-	snprintf(demote, sizeof(demote), "d=%s; echo $$ > $d/d.tmp; mv $d/d.tmp $d/demote; touch $d/demoting; sleep 600",
-		 h_dir());
-	LR(&p, "-t", "9s", "--kill-grace", "3s", "-v", "-l", lease, "--service", "--on-promote", promote,
-	   "--on-demote", demote, "--", "sh", "-c", service);
+	snprintf(promote, sizeof(promote),
+		 "d=%s; sh -c \"echo \\$\\$ > $d/w.tmp; mv $d/w.tmp $d/worker; exec sleep 600\" &", h_dir());
+	snprintf(demote, sizeof(demote),
+		 "d=%s; echo $$ > $d/d.tmp; mv $d/d.tmp $d/demote; touch $d/demoting; sleep 600", h_dir());
+	LR(&p, "-t", "9s", "--kill-grace", "3s", "-v", "-l", lease, "--service", "--on-promote", promote, "--on-demote",
+	   demote, "--", "sh", "-c", service);
 	cr_assert(h_wait_file(p.err, "leader of term", 10000), "%s", h_slurp(p.err));
 	cr_assert(h_wait_file(h_path("worker"), NULL, 5000), "no worker:\n%s", h_slurp(p.err));
 	worker = (pid_t)atoi(h_slurp(h_path("worker")));
@@ -972,8 +972,7 @@ Test(service, a_promote_timeout_after_the_service_exited_acts_once)
 	cr_assert(h_wait_file(h_path("promoting"), NULL, 10000), "%s", h_slurp(p.err));
 	hook = (pid_t)atoi(h_slurp(h_path("promoting")));
 	/* Killed at the timeout, well before the grace's SIGKILL (6 s). */
-	cr_assert(h_wait_gone(hook, 4000), "the promote %d outlived --promote-timeout:\n%s", (int)hook,
-		  h_slurp(p.err));
+	cr_assert(h_wait_gone(hook, 4000), "the promote %d outlived --promote-timeout:\n%s", (int)hook, h_slurp(p.err));
 	h_finish(&p, 15000);
 	err = h_slurp(p.err);
 	for (at = err; (at = strstr(at, "--promote-timeout")) != NULL; at++)
