@@ -16,7 +16,7 @@
  *              (--service: promote, hold, demote, stand by again;
  *              backoff.c: its pauses after failed promotes);
  *              sup_health.c with health.c (--health-cmd);
- *              child*.c: fork/exec, the watcher, every descendant's kill;
+ *              child*.c: fork/exec, the watcher, a hook group's anchor, every descendant's kill;
  *              outcome.c: what happened -> the exit status
  *   lease/     the protocol: lease.c (compare-and-set on one row; its
  *              look in lease_look.c),

@@ -200,8 +200,13 @@ int child_signal(struct child *c, int sig)
 	}
 	if (kill(-c->pid, sig) == 0)
 		return 0;
-	if (errno == ESRCH)
+	if (errno == ESRCH) {
+		/* The watcher too: a service's may stay while its term's
+		 * hooks run, long after (sup_keeps_watcher). */
 		c->group_gone = true;
+		child_watch_forget(c, c->pid);
+		errno = ESRCH;
+	}
 	return -1;
 }
 

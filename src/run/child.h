@@ -51,17 +51,28 @@ void child_set_deadline(struct child *c, int64_t deadline);
 
 /* --service: the watcher's deadline set to DEADLINE even when earlier (a
  * term begins; CHILD_NO_DEADLINE while standing by); and a hook's GROUP,
- * which it kills with the service's until told 0 (the term's end: every
- * process the term's hooks started is gone). */
+ * the promote's or the DEMOTE's (one slot each), which it kills with the
+ * service's until told 0 (the term's end: every process the term's hooks
+ * started is gone). */
 #define CHILD_NO_DEADLINE ((int64_t)1 << 60)
 void child_set_deadline_exact(struct child *c, int64_t deadline);
-void child_watch_hook(struct child *c, pid_t group);
+void child_watch_hook(struct child *c, pid_t group, bool demote);
+/* The watcher no longer kills GROUP (the command's or a hook's): it was
+ * seen empty, or its number is no longer pinned, and may be reused. */
+void child_watch_forget(struct child *c, pid_t group);
 
 /* Starts a --service hook, ARGV with ENVP, as the command is started but in
  * a process group of its own, without the terminal, and without a watcher
  * of its own (the service's guards it: child_watch_hook). Returns its pid
  * (= group), or -1 with ERR (exec failures exit 126/127, as the command's). */
 pid_t child_spawn_hook(char *const argv[], char *const envp[], char *err, size_t errlen);
+
+/* --service: forks a child of this process into GROUP (a hook's, just
+ * spawned, not yet reaped) that waits there until a signal ends it, so
+ * that GROUP's number stays taken until it is reaped (child_anchor.c).
+ * Its pid; 0 when it could not be made (the group is then pinned only as
+ * long as its leader is unreaped). */
+pid_t child_anchor(pid_t group);
 
 /* Sends SIG to the child's whole process group; -1 with ESRCH once the
  * group was seen empty, for good: the number is free then, and a group of
@@ -105,7 +116,8 @@ int child_kill_descendants(const struct child *c, int sig);
  * groups, and the watcher, with what is below them: what the term's hooks
  * left, orphaned to this process (a subreaper)
  * or below a hook that still runs, whatever group it moved to (setsid).
- * Returns how many were found, zombies included: 0 once all are reaped. */
+ * Returns how many were found, zombies included: 0 once all are reaped
+ * (where the kernel lists no children, after a scan of every process). */
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig);
 
 /* When PID started, in clock ticks after boot; 0 when it cannot be read. */

@@ -22,6 +22,12 @@ pid_t child_watch_anew(struct child *c, const char *role_file, int64_t deadline)
  * CLOCK_BOOTTIME microseconds, far below 2^61, and pids far below too. */
 #define WATCH_EXACT ((int64_t)1 << 61) /* a new term's deadline, earlier than the standby's none */
 #define WATCH_HOOK  ((int64_t)1 << 62) /* a hook's group, killed with the command's; 0: none any more */
-#define WATCH_HOOKS 4		       /* the hooks' groups it keeps: a term's promote and demote */
+#define WATCH_HOOKS 2		       /* the hooks' groups it keeps: a term's promote and demote */
+/* In a WATCH_HOOK message: the demote's slot (without it, the promote's). */
+#define WATCH_DEMOTE ((int64_t)1 << 41)
+/* In a WATCH_HOOK message: forget the group in the low bits, the command's
+ * or a hook's (seen empty, or no longer pinned: its number may be reused). */
+#define WATCH_FORGET ((int64_t)1 << 40)
+#define WATCH_PID    (((int64_t)1 << 32) - 1)
 
 #endif

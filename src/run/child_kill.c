@@ -371,35 +371,86 @@ unsigned long long child_started(pid_t pid)
 	return proc_read(pid, &e) == 0 ? e.start : 0;
 }
 
+/* Whether E, a child of this process, is the term's: not spared, and
+ * started at or after SINCE. A spared child's group is spared too: the
+ * service's processes that were orphaned to us are still the service's. */
+static bool term_child(const struct proc_entry *e, const pid_t *spare, int n, unsigned long long since)
+{
+	for (int k = 0; k < n; k++)
+		if (spare[k] > 0 && (e->pid == spare[k] || e->pgid == spare[k]))
+			return false;
+	return e->start >= since;
+}
+
 /* Whether the walk's LIST[I] is the term's: below a child of this process
- * that is not spared and started at or after SINCE. Parents come before
- * children in the list, so a process's is its parent's, found before it. */
+ * that is (term_child). Parents come before children in the list, so a
+ * process's is its parent's, found before it. */
 static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, const pid_t *spare, int n,
 		       unsigned long long since)
 {
 	const struct proc_entry *e = &w->list[i];
 
-	if (e->ppid == w->self) {
-		/* A spared child's group too: the service's processes that
-		 * were orphaned to us are still the service's. */
-		for (int k = 0; k < n; k++)
-			if (spare[k] > 0 && (e->pid == spare[k] || e->pgid == spare[k]))
-				return false;
-		return e->start >= since;
-	}
+	if (e->ppid == w->self)
+		return term_child(e, spare, n, since);
 	for (size_t k = i; k-- > 0;)
 		if (w->list[k].pid == e->ppid)
 			return term[k];
 	return false;
 }
 
-/* Without children files (no CONFIG_PROC_CHILDREN) the walk finds nothing:
- * then only the hooks' groups are killed (sup_service_clear). */
+/* child_kill_term where the kernel lists no children: every process read
+ * (child_kill_scanned's way), the term's marked from this process's own
+ * children down, pass after pass until a pass adds none. Out of memory,
+ * or no /proc: not proven empty (1). */
+static int child_kill_term_scanned(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
+{
+	size_t count = 0;
+	struct proc_entry *list = proc_list(&count);
+	bool *term = list ? calloc(count ? count : 1, sizeof(*term)) : NULL, grew = true;
+	pid_t self = getpid();
+	int found = 0;
+
+	if (!term) {
+		free(list);
+		return 1;
+	}
+	qsort(list, count, sizeof(*list), proc_cmp);
+	while (grew) {
+		grew = false;
+		for (size_t i = 0; i < count; i++) {
+			struct proc_entry key = {.pid = list[i].ppid}, *parent;
+
+			if (term[i] || list[i].pid == c->watcher)
+				continue;
+			if (list[i].ppid == self)
+				term[i] = term_child(&list[i], spare, n, since);
+			else if ((parent = bsearch(&key, list, count, sizeof(*list), proc_cmp)))
+				term[i] = term[parent - list];
+			grew = grew || term[i];
+		}
+	}
+	for (size_t i = 0; i < count; i++)
+		if (term[i]) {
+			found++;
+			proc_kill(&list[i], sig);
+		}
+	free(term);
+	free(list);
+	return found;
+}
+
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
 {
 	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};
-	int found = 0, rc = walk_children(&w, 0);
+	int found = 0, rc;
 	bool *term;
+
+	/* Without children files (no CONFIG_PROC_CHILDREN) the walk would
+	 * find nothing, and the term be declared clear unproven (review S3):
+	 * the scan, as child_kill_descendants falls back to. */
+	if (access("/proc/thread-self/children", F_OK) != 0)
+		return child_kill_term_scanned(c, spare, n, since, sig);
+	rc = walk_children(&w, 0);
 
 	for (size_t i = 0; rc == 0 && i < w.n; i++)
 		rc = walk_visit(&w, i);

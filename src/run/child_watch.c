@@ -18,18 +18,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* A hook's group G joins the ones the watcher kills; 0 forgets them all
- * (the term's end). Full, the oldest gives way: a term has two hooks. */
-static void watch_hook_note(int64_t hooks[WATCH_HOOKS], int64_t g)
+/* M's hook group joins the ones the watcher kills, in its hook's slot
+ * (promote, demote: a term has one of each); 0 forgets them all (the
+ * term's end). */
+static void watch_hook_note(int64_t hooks[WATCH_HOOKS], int64_t m)
 {
+	int64_t g = m & WATCH_PID;
+
 	if (!g) {
 		for (int i = 0; i < WATCH_HOOKS; i++)
 			hooks[i] = 0;
 		return;
 	}
-	for (int i = 0; i < WATCH_HOOKS - 1; i++)
-		hooks[i] = hooks[i + 1];
-	hooks[WATCH_HOOKS - 1] = g;
+	hooks[(m & WATCH_DEMOTE) ? 1 : 0] = g;
+}
+
+/* Group G is no longer to be killed: seen empty, its number may be anyone's
+ * soon. -1 for the command's: its first message is taken already. */
+static void watch_forget(int64_t *group, int64_t hooks[WATCH_HOOKS], int64_t g)
+{
+	if (*group == g)
+		*group = -1;
+	for (int i = 0; i < WATCH_HOOKS; i++)
+		if (hooks[i] == g)
+			hooks[i] = 0;
 }
 
 /* One message from leaderrun. The first is the command's own, its pid
@@ -38,8 +50,10 @@ static void watch_take(int64_t next, int64_t *group, int64_t hooks[WATCH_HOOKS],
 {
 	if (!*group)
 		*group = next;
+	else if ((next & WATCH_HOOK) && (next & WATCH_FORGET))
+		watch_forget(group, hooks, next & WATCH_PID);
 	else if (next & WATCH_HOOK)
-		watch_hook_note(hooks, next & ~WATCH_HOOK);
+		watch_hook_note(hooks, next);
 	else if (next & WATCH_EXACT)
 		*deadline = next & ~WATCH_EXACT;
 	else if (next > *deadline)
@@ -203,11 +217,19 @@ void child_set_deadline_exact(struct child *c, int64_t deadline)
 		(void)!write(c->watch_fd, &m, sizeof(m));
 }
 
-void child_watch_hook(struct child *c, pid_t group)
+void child_watch_hook(struct child *c, pid_t group, bool demote)
 {
-	int64_t m = (int64_t)group | WATCH_HOOK;
+	int64_t m = (int64_t)group | WATCH_HOOK | (demote ? WATCH_DEMOTE : 0);
 
 	if (c->watch_fd >= 0)
+		(void)!write(c->watch_fd, &m, sizeof(m));
+}
+
+void child_watch_forget(struct child *c, pid_t group)
+{
+	int64_t m = (int64_t)group | WATCH_HOOK | WATCH_FORGET;
+
+	if (c->watch_fd >= 0 && group > 0)
 		(void)!write(c->watch_fd, &m, sizeof(m));
 }
 

@@ -39,9 +39,14 @@ struct service {
 	int64_t demote_at; /* when the step-down began */
 	/* --promote-timeout: a promote still running then is killed. */
 	int64_t promote_until;
-	/* What the term's hooks started (sup_service_clear): their groups,
-	 * and when the first of them started (clock ticks after boot). */
+	/* What the term's hooks started (sup_service_clear): their groups
+	 * (promote, demote), and when the first of them started (clock ticks
+	 * after boot). A group is the term's while its number is pinned: by
+	 * its anchor (child_anchor) or its leader, the hook, until both are
+	 * reaped (sup_service_unpin); 0 after. */
 	pid_t groups[2];
+	pid_t anchors[2];    /* 0: reaped, or none could be made */
+	bool hook_reaped[2]; /* the group's leader */
 	unsigned long long since;
 
 	/* Across terms: */
@@ -115,7 +120,8 @@ int64_t sup_jitter(struct sup *s, int64_t lo, int64_t hi);
 int64_t sup_min64(int64_t a, int64_t b);
 /* True once the command's group is empty and no child is left to reap:
  * the watcher stopped first, or, where sup_keeps_watcher, the only child
- * left (child_only_watcher_left). */
+ * left (child_only_watcher_left). What it reaps goes where sup_reap sends
+ * it: a hook's status is sup_service_reaped's to judge next. */
 bool sup_nothing_left(struct sup *s);
 /* May the watcher outlive the proof that nothing is left, until the
  * release has gone? A job's, while the lease is held. */
@@ -128,6 +134,9 @@ void sup_serve(struct sup *s, struct outcome *out);
 int sup_service_stop(struct sup *s, int64_t now);
 void sup_service_reaped(struct sup *s, int64_t now);
 void sup_service_killing(struct sup *s);
+/* sup_reap, before it reaps PID: a hook's group whose last pin PID is
+ * is forgotten, by the watcher first. */
+void sup_service_unpin(struct sup *s, pid_t pid);
 /* The hold loop's every pass: the term's end goes on while the demote's
  * leftovers are killed and reaped; when to look again (0: not clearing). */
 int64_t sup_service_tick(struct sup *s, int64_t now);

@@ -15,8 +15,9 @@
 #include "sup.h"
 
 /* SIG to the command's group and to every descendant outside it; how many
- * processes it reached. Once the group is gone the watcher guards nothing
- * (it kills only the group, whose number may be anyone's now). When it is
+ * processes it reached. Once the group is gone a job's watcher guards
+ * nothing (it kills only the group, whose number may be anyone's now); a
+ * service's still guards its term's hooks (sup_keeps_watcher). When it is
  * this process's one child, nothing is left to signal (one read of each
  * thread's children file); else stopping it first leaves this process no
  * child of its own but what the command left, and a run that left nothing
@@ -31,7 +32,9 @@ int sup_signal_all(struct sup *s, int sig)
 		 * (sup_release). */
 		if (sup_keeps_watcher(s) && child_only_watcher_left(&s->child))
 			return n;
-		child_unwatch(&s->child);
+		/* A service's term's hooks and leftovers stay guarded. */
+		if (!(s->o->service && sup_keeps_watcher(s)))
+			child_unwatch(&s->child);
 	}
 	return n + child_kill_descendants(&s->child, sig);
 }
@@ -290,6 +293,10 @@ void sup_hold(struct sup *s)
 		sup_prepare_release(s, took ? &r : NULL, now);
 		if (sup_all_reaped(s))
 			hold_on_reaped(&s->hold);
+		/* A hook that sup_all_reaped reaped is judged here, as after
+		 * its SIGCHLD (a no-op when none was). */
+		if (s->o->service)
+			sup_service_reaped(s, now);
 		/* After the reap: a service gone with all the rest, its demote
 		 * done, ends its term the same way every time. */
 		if (s->o->service)

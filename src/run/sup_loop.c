@@ -117,19 +117,36 @@ int sup_poll(struct sup *s, int64_t at)
 	return woke;
 }
 
+/* The next exited child, reaped: its pid, 0 while children are left and
+ * none exited, -1 with ECHILD when none is left. A service's hook group is
+ * forgotten by the watcher before its last pin is reaped
+ * (sup_service_unpin): the peek (WNOWAIT) comes first. */
+static pid_t sup_reap_one(struct sup *s, int *st)
+{
+	siginfo_t si = {0};
+
+	if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) < 0)
+		return -1;
+	if (si.si_pid <= 0)
+		return 0;
+	if (s->o->service)
+		sup_service_unpin(s, si.si_pid);
+	return waitpid(si.si_pid, st, WNOHANG);
+}
+
 /* Reaps every exited child. Orphans reparented to us (we are a subreaper,
- * or PID 1) are reaped silently; COMMAND's status is kept and true
- * returned: its exit is an event of hold_on_exit's step, said with the
- * rest (sup_hold.c). */
-bool sup_reap(struct sup *s)
+ * or PID 1) are reaped silently; COMMAND's status is kept and *EXITED set:
+ * its exit is an event of hold_on_exit's step, said with the rest
+ * (sup_hold.c); a hook's and a health check's go where they are judged.
+ * Returns 0 while children are left, -1 (ECHILD) once none is. */
+static pid_t sup_reap_all(struct sup *s, bool *exited)
 {
 	int st;
 	pid_t pid;
-	bool exited = false;
 
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0) {
-		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !exited) {
-			exited = true;
+	while ((pid = sup_reap_one(s, &st)) > 0) {
+		if (s->child.pid > 0 && pid == s->child.pid && !s->hold.exited && !*exited) {
+			*exited = true;
 			s->child_wstatus = st;
 			s->ev.exit_status = child_exit_status(st);
 			/* Its pid held the group's number; now only the rest
@@ -150,35 +167,59 @@ bool sup_reap(struct sup *s)
 			s->child.watcher = 0;
 		}
 	}
+	return pid;
+}
+
+bool sup_reap(struct sup *s)
+{
+	bool exited = false;
+
+	sup_reap_all(s, &exited);
 	return exited;
+}
+
+/* A service's term is open: leading, a hook runs, what the hooks left is
+ * being cleared, or a hook's group is still the term's. */
+static bool sup_term_open(const struct sup *s)
+{
+	const struct service *v = &s->svc;
+
+	return s->leading || v->hook > 0 || v->clearing || v->groups[0] > 0 || v->groups[1] > 0;
 }
 
 bool sup_keeps_watcher(const struct sup *s)
 {
-	/* Its deadline is the lease's: held, that is a renew interval away
-	 * at least; lost or late, it may come before the end, and kill a
-	 * group number that anyone may have by then. */
-	return !s->o->service && s->hold.lease == HOLD_HELD;
+	/* A job's deadline is the lease's: held, that is a renew interval
+	 * away at least; lost or late, it may come before the end, and kill
+	 * a group number that anyone may have by then. A service's guards
+	 * the term's hooks and what they left (review S2), the service's
+	 * own group forgotten once seen empty (child_signal). */
+	if (s->o->service)
+		return sup_term_open(s) && s->child.watcher > 0;
+	return s->hold.lease == HOLD_HELD;
 }
 
 bool sup_nothing_left(struct sup *s)
 {
-	pid_t pid;
-	int st;
+	bool exited = false;
 
 	if (child_group_alive(&s->child))
 		return false;
 	/* The watcher is this process's one child: nothing is left below it
 	 * (child_only_watcher_left says why that is proof), and it is
 	 * stopped once the release has gone (sup_release), off the path of
-	 * the hand-over. */
-	if (sup_keeps_watcher(s) && child_only_watcher_left(&s->child))
-		return true;
+	 * the hand-over. A service's stays while anything else is left. */
+	if (sup_keeps_watcher(s)) {
+		bool only = child_only_watcher_left(&s->child);
+		if (only || s->o->service)
+			return only;
+	}
 	/* Nothing left for the watcher to guard. */
 	child_unwatch(&s->child);
-	while ((pid = waitpid(-1, &st, WNOHANG)) > 0)
-		;
-	return pid < 0 && errno == ECHILD;
+	/* Reaped by sup_reap's rules: a demote's or a health check's status
+	 * is kept as if its SIGCHLD had been read, and judged by the caller
+	 * (review C2: a bare waitpid loop lost it). */
+	return sup_reap_all(s, &exited) < 0 && errno == ECHILD;
 }
 
 /* The first server's settings that void the promise, in --check-server's

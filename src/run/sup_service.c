@@ -49,6 +49,7 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 					  o->holder, kind == HOOK_PROMOTE ? "leader" : "standby", (long)s->child.pid);
 	char err[512] = "out of memory", why[600];
 	pid_t pid = env ? child_spawn_hook(argv, env, err, sizeof(err)) : -1;
+	int i;
 
 	child_env_free(env);
 	if (pid < 0) {
@@ -57,11 +58,15 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 		return false;
 	}
 	/* Its group, and whatever it starts, are the term's until the term
-	 * ends, whether it exited or not (sup_service_clear). */
-	child_watch_hook(&s->child, pid);
+	 * ends, whether it exited or not (sup_service_clear); its number
+	 * pinned by an anchor until then (review S1). */
 	if (!s->svc.groups[0] && !s->svc.groups[1])
 		s->svc.since = child_started(pid);
-	s->svc.groups[kind == HOOK_PROMOTE ? 0 : 1] = pid;
+	i = kind == HOOK_PROMOTE ? 0 : 1;
+	s->svc.groups[i] = pid;
+	s->svc.anchors[i] = child_anchor(pid);
+	s->svc.hook_reaped[i] = false;
+	child_watch_hook(&s->child, pid, kind == HOOK_DEMOTE);
 	s->svc.hook = pid;
 	s->svc.kind = kind;
 	s->svc.hook_wstatus = -1;
@@ -121,6 +126,13 @@ void sup_service_act(struct sup *s, int64_t now)
 
 	if (!at || now < at)
 		return;
+	/* Once, and killed here: the step-down kills it only when it
+	 * begins a demote, which it does not once the service exited or a
+	 * stop is under way (review C3: every pass said it again). Unreaped,
+	 * its group's number is still its own. */
+	s->svc.promote_until = 0;
+	kill(-s->svc.hook, SIGKILL);
+	s->svc.hook = 0;
 	duration_format(s->o->promote_timeout_us, d, sizeof(d));
 	snprintf(why, sizeof(why), "still running after --promote-timeout %s, killed", d);
 	s->svc.failed_promotes++;
@@ -186,15 +198,36 @@ static int sup_service_clear(struct sup *s, int sig)
 	pid_t spare[2] = {s->child.pid, s->health_pid};
 	int n = 0;
 
+	/* A group still here is pinned (sup_service_unpin): its number is
+	 * the hook's, whoever is left in it. */
+	for (int i = 0; i < 2; i++)
+		if (v->groups[i] > 0 && kill(-v->groups[i], sig) == 0)
+			n++;
+	return n + child_kill_term(&s->child, spare, 2, v->since, sig);
+}
+
+void sup_service_unpin(struct sup *s, pid_t pid)
+{
+	struct service *v = &s->svc;
+
 	for (int i = 0; i < 2; i++) {
 		if (v->groups[i] <= 0)
 			continue;
-		if (kill(-v->groups[i], sig) == 0)
-			n++;
-		else if (errno == ESRCH)
-			v->groups[i] = 0; /* empty for good: its number may be anyone's now */
+		if (pid == v->anchors[i])
+			v->anchors[i] = 0;
+		else if (pid == v->groups[i])
+			v->hook_reaped[i] = true;
+		else
+			continue;
+		/* Its last pin goes with this reap: the number may be
+		 * anyone's after it. What is left of the group (a hook's
+		 * `kill 0` took the anchor) is child_kill_term's, one process
+		 * at a time. */
+		if (!v->anchors[i] && v->hook_reaped[i]) {
+			child_watch_forget(&s->child, v->groups[i]);
+			v->groups[i] = 0;
+		}
 	}
-	return n + child_kill_term(&s->child, spare, 2, v->since, sig);
 }
 
 /* Leading ended here: the watcher has no deadline to keep, nor a hook's
@@ -203,8 +236,9 @@ static int sup_service_clear(struct sup *s, int sig)
 static void svc_demoted(struct sup *s, int64_t now)
 {
 	s->svc.demoted = true;
+	s->svc.groups[0] = s->svc.groups[1] = 0;
 	child_set_deadline(&s->child, CHILD_NO_DEADLINE);
-	child_watch_hook(&s->child, 0);
+	child_watch_hook(&s->child, 0, false);
 	event_emit(&s->ev, EV_DEMOTED, &(struct event){.us = now - s->svc.demote_at});
 }
 

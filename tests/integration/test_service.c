@@ -876,4 +876,108 @@ Test(service, a_service_that_exits_during_a_failing_demote_exits_76)
 	cr_assert(strstr(err, "--on-demote exited with status 3"), "%s", err);
 }
 
+/* Review S2: the service exits during a demote that runs on; the watcher
+ * must stay while the term is open, or a SIGKILL of leaderrun then leaves
+ * the demote and a promote's `worker &` running for good. */
+Test(service, a_sigkilled_leader_whose_service_exited_in_its_demote_takes_the_hooks_along)
+{
+	const char *lease = h_lease("svc_exit_demote_kill");
+	char service[600], promote[600], demote[600];
+	struct h_proc p;
+	pid_t worker, hook;
+
+	snprintf(service, sizeof(service), "trap '' TERM; while [ ! -e %s/demoting ]; do sleep 0.01; done; exit 5",
+		 h_dir());
+	snprintf(promote, sizeof(promote),
+		 "d=%s; sh -c \"echo \\$\\$ > $d/w.tmp; mv $d/w.tmp $d/worker; exec sleep 600\" &", h_dir());
+	snprintf(demote, sizeof(demote),
+		 "d=%s; echo $$ > $d/d.tmp; mv $d/d.tmp $d/demote; touch $d/demoting; sleep 600", h_dir());
+	LR(&p, "-t", "9s", "--kill-grace", "3s", "-v", "-l", lease, "--service", "--on-promote", promote, "--on-demote",
+	   demote, "--", "sh", "-c", service);
+	cr_assert(h_wait_file(p.err, "leader of term", 10000), "%s", h_slurp(p.err));
+	cr_assert(h_wait_file(h_path("worker"), NULL, 5000), "no worker:\n%s", h_slurp(p.err));
+	worker = (pid_t)atoi(h_slurp(h_path("worker")));
+	kill(p.pid, SIGTERM);
+	cr_assert(h_wait_file(p.err, "during --on-demote", 5000), "%s", h_slurp(p.err));
+	hook = (pid_t)atoi(h_slurp(h_path("demote")));
+	/* The passes after the service's exit, where the watcher went. */
+	h_sleep_ms(300);
+	cr_assert(h_alive(hook), "the demote ended early:\n%s", h_slurp(p.err));
+	kill(p.pid, SIGKILL);
+	h_wait(&p, 5000);
+	cr_assert(h_wait_gone(worker, 3000), "the promote's worker %d outlived leaderrun", (int)worker);
+	cr_assert(h_wait_gone(hook, 3000), "the demote %d outlived leaderrun", (int)hook);
+}
+
+/* Review S1: a hook's group number, free once the hook is reaped and its
+ * group empty, may be taken by anyone's new group; neither leaderrun nor
+ * its watcher may signal it then. In a pid namespace of its own (a user
+ * namespace gives the right to set ns_last_pid), the promote's number is
+ * handed to a new session (setsid) as soon as the promote was reaped;
+ * leaderrun's SIGKILL, the watcher's kills done, must leave it alive. */
+Test(service, a_reused_hook_group_number_is_never_signalled)
+{
+	const char *lease = h_lease("svc_reused_group");
+	char script[3000];
+	struct h_proc p;
+
+	if (h_run((const char *const[]){"/usr/bin/unshare", "-Urpf", "--mount-proc", "true", NULL}, NULL, 0) != 0)
+		cr_skip_test("no user and pid namespaces here");
+	snprintf(script, sizeof(script),
+		 "d=%s; %s -d '%s' -t 4s -v -l %s --service "
+		 "--on-promote \"echo \\$\\$ > $d/p.tmp; mv $d/p.tmp $d/promote\" "
+		 "--on-demote true -- sleep 600 2> $d/lr.err & lr=$!; "
+		 "i=0; until grep -q 'leader of term' $d/lr.err; "
+		 "do i=$((i+1)); [ $i -lt 1000 ] || exit 3; sleep 0.01; done; "
+		 /* The promote reaped, its group empty: its number is free. */
+		 "g=$(cat $d/promote); "
+		 "i=0; while [ -e /proc/$g ]; do i=$((i+1)); [ $i -lt 1000 ] || exit 4; sleep 0.01; done; "
+		 "echo $((g - 1)) > /proc/sys/kernel/ns_last_pid; "
+		 "setsid sh -c \"touch $d/session; exec sleep 600\" & inn=$!; "
+		 "i=0; until [ -e $d/session ]; do i=$((i+1)); [ $i -lt 1000 ] || exit 6; sleep 0.01; done; "
+		 "kill -9 $lr; "
+		 /* The watcher's kills done: no leaderrun process is left. */
+		 "i=0; while cat /proc/[0-9]*/stat 2>/dev/null | "
+		 "awk '$2 == \"(leaderrun)\" && $3 != \"Z\" {f = 1} END {exit !f}'; "
+		 "do i=$((i+1)); [ $i -lt 500 ] || exit 5; sleep 0.01; done; "
+		 /* A zombie is dead: killed, it waits for this shell's reap. */
+		 "if grep -q '^State:.[^Z]' /proc/$inn/status; then v=alive; else v=killed; fi; "
+		 "echo \"$v: promote $g, new session $inn\" > $d/verdict; kill -9 $inn 2>/dev/null; true",
+		 h_dir(), h_bin(), h_dsn(), lease);
+	h_start(&p, (const char *const[]){"unshare", "-Urpf", "--mount-proc", "sh", "-c", script, NULL}, NULL);
+	cr_assert_eq(h_wait(&p, 30000), 0, "%s\n%s", h_slurp(p.err), h_slurp(h_path("lr.err")));
+	cr_assert(strncmp(h_slurp(h_path("verdict")), "alive", 5) == 0, "%s\n%s", h_slurp(h_path("verdict")),
+		  h_slurp(h_path("lr.err")));
+}
+
+/* Review C3: the service exits while a promote that ignores SIGTERM runs,
+ * and --promote-timeout falls within the kill grace: the timeout acts
+ * once, and kills the promote itself (it was said and counted on every
+ * pass, the loop spinning, and the promote lived on to the grace's end). */
+Test(service, a_promote_timeout_after_the_service_exited_acts_once)
+{
+	const char *lease = h_lease("svc_timeout_once");
+	char service[600], promote[600];
+	const char *at, *err;
+	struct h_proc p;
+	int said = 0;
+	pid_t hook;
+
+	snprintf(service, sizeof(service), "while [ ! -e %s/promoting ]; do sleep 0.01; done; exit 5", h_dir());
+	snprintf(promote, sizeof(promote),
+		 "trap '' TERM; echo $$ > %s/p.tmp; mv %s/p.tmp %s/promoting; while :; do sleep 0.05; done", h_dir(),
+		 h_dir(), h_dir());
+	LR(&p, "-t", "12s", "--kill-grace", "6s", "--promote-timeout", "1s", "-v", "-l", lease, "--service",
+	   "--on-promote", promote, "--on-demote", "true", "--", "sh", "-c", service);
+	cr_assert(h_wait_file(h_path("promoting"), NULL, 10000), "%s", h_slurp(p.err));
+	hook = (pid_t)atoi(h_slurp(h_path("promoting")));
+	/* Killed at the timeout, well before the grace's SIGKILL (6 s). */
+	cr_assert(h_wait_gone(hook, 4000), "the promote %d outlived --promote-timeout:\n%s", (int)hook, h_slurp(p.err));
+	h_finish(&p, 15000);
+	err = h_slurp(p.err);
+	for (at = err; (at = strstr(at, "--promote-timeout")) != NULL; at++)
+		said++;
+	cr_assert_eq(said, 1, "--promote-timeout said %d times:\n%.3000s", said, err);
+}
+
 HARNESS_MAIN
