@@ -29,7 +29,7 @@ struct switchover_look {
 	int64_t expires_in_us;
 };
 
-static void switchover_row(void *ctx, const struct lease_row *row)
+static void switchover_on_row(void *ctx, const struct lease_row *row)
 {
 	struct switchover_look *l = ctx;
 
@@ -45,7 +45,7 @@ static void switchover_row(void *ctx, const struct lease_row *row)
 static enum db_status switchover_look(struct db *db, struct lease_sql *sql, const char *lease,
 				      struct switchover_look *l, char *err, size_t errlen)
 {
-	const struct lease_req q = {.name = lease, .on_row = switchover_row, .ctx = l};
+	const struct lease_req q = {.name = lease, .on_row = switchover_on_row, .ctx = l};
 	struct lease_res res = {0};
 
 	memset(l, 0, sizeof(*l));
@@ -95,8 +95,8 @@ static bool switchover_target(const struct options *o, struct db *db, struct lea
 
 /* The chosen standby's first term above FROM_TERM by the run history, in
  * *TERM; ABSENT when the history cannot tell (an older schema: no table). */
-static enum switchover_history switchover_history(const struct options *o, struct db *db, const char *holder,
-						  uint64_t from_term, uint64_t *term)
+static enum switchover_history switchover_took(const struct options *o, struct db *db, const char *holder,
+					       uint64_t from_term, uint64_t *term)
 {
 	struct history_sql h;
 	char err[512];
@@ -176,7 +176,7 @@ static void switchover_wait(const struct options *o, struct db *db, struct lease
 		bool time_up = timing_now() >= until;
 		enum switchover_next next = switchover_judge(from_term, t->holder, &row, history, time_up);
 		if (next == SWITCHOVER_READ_HISTORY) {
-			history = switchover_history(o, db, t->holder, from_term, &took);
+			history = switchover_took(o, db, t->holder, from_term, &took);
 			next = switchover_judge(from_term, t->holder, &row, history, time_up);
 		}
 		if (next != SWITCHOVER_WAIT) {
