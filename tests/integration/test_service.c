@@ -659,7 +659,7 @@ Test(service, a_promote_past_promote_timeout_is_killed_with_its_group_and_anothe
 /* Issue 51, finding 2, as it was found: no --promote-timeout given, and a
  * promote that hangs held the lease for good (30 s seen), nobody leading.
  * The default (20 s) ends it. */
-Test(service, a_hanging_promote_ends_at_the_default_promote_timeout, .timeout = 120)
+Test(service, a_hanging_promote_ends_at_the_default_promote_timeout)
 {
 	const char *lease = h_lease("svc_promote_hang");
 	struct h_proc a, b;
@@ -689,7 +689,7 @@ Test(service, a_hanging_promote_ends_at_the_default_promote_timeout, .timeout = 
  * 2^n): after the first preemption, waits of at least 4, 8, 16 and 32 s,
  * which sum to more than the window, so B demotes at most 4 times in 60 s
  * (the bound leaderrun(1) states: one preemption per back-off). */
-Test(service, a_favourite_whose_promote_keeps_failing_backs_off_its_preemption, .timeout = 150)
+Test(service, a_favourite_whose_promote_keeps_failing_backs_off_its_preemption)
 {
 	const char *lease = h_lease("svc_flap_preempt");
 	const int window_ms = 60000;
