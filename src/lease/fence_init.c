@@ -104,17 +104,20 @@ static const char *fence_create_of(const struct lease_sql *sql, int k)
 	return ddl[k];
 }
 
-/* The body that 0.7.0 to 0.10.2 made under routine K, which --init
- * replaces; NULL when this build's is the same. */
-static const char *fence_create70_of(const struct lease_sql *sql, int k)
+/* The bodies that older leaderruns made under routine K, which --init
+ * replaces (AGE 0: 0.7.0 to 0.10.2's; 1: 0.11.0's); NULL when this
+ * build's is the same. */
+static const char *fence_create_older_of(const struct lease_sql *sql, int k, int age)
 {
-	return k == FENCE_R_END ? sql->fence_proc_end70 : k == FENCE_R_MOVE ? sql->fence_proc_move70 : NULL;
+	if (k == FENCE_R_END)
+		return age ? sql->fence_proc_end110 : sql->fence_proc_end70;
+	return k == FENCE_R_MOVE ? (age ? sql->fence_proc_move110 : sql->fence_proc_move70) : NULL;
 }
 
 /* Whether BODY, as the server shows it, is that of CREATE. */
 static bool fence_body_is(const struct routines_seen *s, const char *create, const char *body)
 {
-	char want[4096], got[4096];
+	char want[6144], got[6144];
 
 	return strcmp(fence_body_normal(fence_body_of(create), s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want,
 					sizeof(want)),
@@ -142,7 +145,6 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 {
 	struct routines_seen *s = ctx;
 	int k = fence_routine_of(s->sql, row[0] ? row[0] : "");
-	const char *older = k < 0 ? NULL : fence_create70_of(s->sql, k);
 
 	(void)ncols;
 	if (k < 0)
@@ -153,9 +155,11 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
 	else if (row[3] && !fence_body_is(s, fence_create_of(s->sql, k), row[3])) {
-		if (older && fence_body_is(s, older, row[3]))
-			s->outdated[k] = true;
-		else
+		for (int age = 0; age < 2; age++) {
+			const char *older = fence_create_older_of(s->sql, k, age);
+			s->outdated[k] = s->outdated[k] || (older && fence_body_is(s, older, row[3]));
+		}
+		if (!s->outdated[k])
 			snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
 	}
 	if (s->why[0]) {
@@ -410,16 +414,19 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
 
 /* What the definer of the procedures may not do, in one warning: without
  * the right to end other accounts' sessions it ends only its own
- * account's; without PROCESS it cannot tell a stale fence written before
- * the server's last start from an XA branch recovered by it (issue 47). */
+ * account's; without PROCESS it cannot see a transaction without a
+ * session (a prepared XA branch), and ends a stale job's session only
+ * where none can be (issue 47; leaderrun-safety(7), SECURITY). */
+#define FENCE_NO_PROCESS                                                                                               \
+	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "     \
+	"default) nor on Galera or Group Replication; else the takeover waits"
 static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
 {
 	if (rs->cannot_kill[0] && rs->no_process[0])
 		warn_add(out,
 			 "the fence's procedures are defined by %s, who may not end other accounts' sessions, nor has "
-			 "PROCESS: a takeover ends a stale job's session only of that account, and of a term begun "
-			 "since the server's last start; grant it PROCESS and CONNECTION ADMIN (MariaDB) or "
-			 "CONNECTION_ADMIN (MySQL) to end any",
+			 "PROCESS: a takeover ends a stale job's session only of that account, " FENCE_NO_PROCESS
+			 "; grant it PROCESS and CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL) to end any",
 			 rs->cannot_kill);
 	else if (rs->cannot_kill[0])
 		warn_add(out,
@@ -429,10 +436,11 @@ static void fence_warn_definer(const struct routines_seen *rs, struct lease_fenc
 			 rs->cannot_kill);
 	else if (rs->no_process[0])
 		warn_add(out,
-			 "the fence's procedures are defined by %s, who lacks PROCESS: a stale job's transaction of a "
-			 "term begun before the server's last start is waited for, not ended; grant it PROCESS",
+			 "the fence's procedures are defined by %s, who lacks PROCESS: a takeover ends a stale job's "
+			 "session only " FENCE_NO_PROCESS "; grant it PROCESS",
 			 rs->no_process);
 }
+#undef FENCE_NO_PROCESS
 
 /* A fence of schema 7 that stands: checked, an older leaderrun's move and
  * end replaced, and any procedure missing made (an administrator dropped

@@ -1181,6 +1181,10 @@ static const char *fence_by(enum definer_kind kind, const char *prefix)
 
 	rows_table();
 	grants_sql(prefix, g);
+	/* MySQL: without PROCESS, the end ends a session only when no
+	 * prepared XA branch can have left it (xa_detach_on_prepare OFF). */
+	if (h_server_mysql())
+		h_sql("SET GLOBAL xa_detach_on_prepare = OFF");
 	if (kind == DEFINER_APP) {
 		snprintf(g[0], 160, "ALL ON %s.*", db);
 		kind_grant(user, (const char *const[]){g[0], NULL});
@@ -1432,4 +1436,68 @@ Test(fence, without_process_another_accounts_stale_fence_gets_nobody_ended_and_s
 		      strstr(h_slurp(p.err), "PROCESS and CONNECTION ADMIN"),
 		  "%s", h_slurp(p.err));
 	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
+
+/* A session of USER running STATEMENTS over the socket, and a wait until
+ * it runs its SLEEP. */
+static void user_session(struct h_proc *p, const char *user, const char *statements)
+{
+	char pw[160];
+
+	snprintf(pw, sizeof(pw), "-p%s-pw", user);
+	h_start(p,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", user, pw,
+				      getenv("LR_DB_NAME"), "-e", statements, NULL},
+		NULL);
+	for (int k = 0; k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+					      "INFO LIKE 'SELECT SLEEP%%'",
+					      user)) == 0;
+	     k++)
+		h_sleep_ms(50);
+}
+
+/* Review S5: on MySQL a prepared XA branch leaves its connection
+ * (xa_detach_on_prepare, ON by default), which a pool then gives other
+ * work. Without PROCESS the end cannot see the branch: it must end
+ * nobody, and say that XA is why. On MariaDB the branch stays with its
+ * session, which can run nothing else, until that session ends. */
+Test(fence, without_process_a_prepared_xa_branch_that_fenced_gets_its_connections_other_work_spared)
+{
+	struct h_proc p, pool;
+	const char *user = fence_by(DEFINER_LEAST, "k_xa");
+	const char *lease = h_lease("k_xa");
+	char dsn[512], sql[768];
+
+	if (h_server_mysql())
+		h_sql("SET GLOBAL xa_detach_on_prepare = ON");
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "-d", dsn, "--table", "k_xa_lease", "-n", "-l", lease, "--", "true", NULL},
+	    NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql),
+		 "XA START '%s'; CALL k_xa_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'xa'); XA END "
+		 "'%s'; XA PREPARE '%s'; SELECT SLEEP(15) AS other_work",
+		 lease, lease, lease, lease, lease);
+	user_session(&pool, user, sql);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_xa_lease", "-n", "-l", lease, "--", "echo",
+				      "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "XA RECOVER"), "%s", h_slurp(p.err));
+	if (h_server_mysql()) {
+		cr_assert(strstr(h_slurp(p.err), "xa_detach_on_prepare"), "%s", h_slurp(p.err));
+		cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+		cr_assert_eq(h_finish(&pool, 30000), 0, "the connection's other work was ended: %s",
+			     h_slurp(pool.err));
+		h_sql("SET GLOBAL xa_detach_on_prepare = OFF");
+	} else {
+		kill(pool.pid, SIGTERM);
+		h_finish(&pool, 30000);
+	}
+	h_sql("XA ROLLBACK '%s'", lease);
+	cr_assert_str_eq(committed(lease), "");
 }
