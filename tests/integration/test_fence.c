@@ -1517,3 +1517,19 @@ Test(fence, without_process_a_fence_marked_with_another_runs_start_gets_nobody_e
 {
 	forged_fence_ends_nobody("k_clk", "fences + (100000 << 32)", "before the server's last start");
 }
+
+/* Review S6: on a Group Replication member an applier's open fence names
+ * another member's connection id, which a session here may have. Without
+ * PROCESS the end ends nobody on such a server (group_replication_group_name
+ * set), and names PROCESS. MySQL only: a MariaDB server without a Galera
+ * provider cannot turn wsrep_on ON. */
+Test(fence, without_process_a_group_replication_member_gets_nobody_ended)
+{
+	if (!h_server_mysql())
+		return;
+	if (atoi(h_sql("SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'group_replication'")) == 0)
+		h_sql("INSTALL PLUGIN group_replication SONAME 'group_replication.so'");
+	h_sql("SET GLOBAL group_replication_group_name = 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa'");
+	forged_fence_ends_nobody("k_grp", "fences", "Galera or Group Replication");
+	h_sql("UNINSTALL PLUGIN group_replication");
+}
