@@ -1533,3 +1533,64 @@ Test(fence, without_process_a_group_replication_member_gets_nobody_ended)
 	forged_fence_ends_nobody("k_grp", "fences", "Galera or Group Replication");
 	h_sql("UNINSTALL PLUGIN group_replication");
 }
+
+/* PREFIX's fence made by an administrator, with 0.11.0's move and end in
+ * place of this build's (defined by root, who has PROCESS and CONNECTION
+ * ADMIN). */
+static void fence_of_0_11(const char *prefix)
+{
+	char err[4096], cmd[1024], table[64];
+	struct h_proc p;
+
+	snprintf(table, sizeof(table), "%s_lease", prefix);
+	cr_assert_eq(init_as_root(table, err, sizeof(err)), 0, "%s", err);
+	snprintf(cmd, sizeof(cmd),
+		 "{ echo 'DROP PROCEDURE %s_fence_end; DROP PROCEDURE %s_fence_move;'; sed 's/`leaderrun_/`%s_/g' "
+		 "\"$LR_UPGRADE_DIR/fence-0.11.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
+		 "\"$LR_DB_NAME\"",
+		 prefix, prefix, prefix);
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+}
+
+static const char *definers(const char *prefix)
+{
+	return h_sql("SELECT GROUP_CONCAT(DISTINCT DEFINER) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+		     "DATABASE() AND ROUTINE_NAME LIKE '%s\\_fence%%'",
+		     prefix);
+}
+
+/* Review C6: --init run by the application's account (ALL on its
+ * database, and sight of routines' bodies), say from an entrypoint, must not replace an
+ * administrator's procedures with its own, which could end nobody's
+ * session but its own account's: it refuses in one line naming who runs
+ * it instead, and drops nothing. An administrator replaces them. */
+Test(fence, init_by_an_account_without_the_old_definers_rights_leaves_its_procedures)
+{
+	char err[4096], dsn[512];
+	struct h_proc p;
+	const char *was;
+
+	fence_of_0_11("k_dg");
+	kind_grant("lr_k_dg", (const char *const[]){NULL});
+	h_sql("GRANT ALL ON %s.* TO 'lr_k_dg'@'%%'", getenv("LR_DB_NAME"));
+	/* It sees the procedures' bodies (else it leaves them alone). */
+	if (h_server_mysql())
+		h_sql("GRANT SHOW_ROUTINE ON *.* TO 'lr_k_dg'@'%%'");
+	else
+		h_sql("GRANT SELECT ON mysql.proc TO 'lr_k_dg'@'%%'");
+	was = strdup(definers("k_dg"));
+	snprintf(dsn, sizeof(dsn), "mysql://lr_k_dg:lr_k_dg-pw@localhost/%s?socket=%s", getenv("LR_DB_NAME"),
+		 getenv("LR_DB_SOCKET"));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_dg_lease", "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 78, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "run leaderrun --init as root@"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(definers("k_dg"), was);
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() "
+			       "AND ROUTINE_NAME LIKE 'k\\_dg\\_fence%%'"),
+			 "4");
+	cr_assert_eq(init_as_root("k_dg_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "replaced 2 of the fence's procedures made by an older leaderrun"), "%s", err);
+	cr_assert_eq(init_as_root("k_dg_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
+}
