@@ -122,18 +122,22 @@ CREATE PROCEDURE `leaderrun_fence_move`(
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: moves the fence to TERM, which holds the lease, for the account FENCER'
 BEGIN
-  DECLARE held BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE held, up, began BIGINT UNSIGNED DEFAULT NULL;
   DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT IF(IFNULL(p_fencer, '') = '', LEFT(USER(), CHAR_LENGTH(USER()) - CHAR_LENGTH(SUBSTRING_INDEX(USER(), '@', -1)) - 1), p_fencer);
   SELECT term INTO held FROM `leaderrun_lease`
     WHERE name = p_lease AND slot = p_slot AND term = p_term AND expires_at > UTC_TIMESTAMP(6);
   IF held IS NULL THEN
     SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'leaderrun_fence_move: the term does not hold the lease';
   END IF;
-  UPDATE `leaderrun_fence` SET term = p_term, fencer = who, fences = UNIX_TIMESTAMP() << 32
+  SET up = (SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime');
+  /*M!100300 SET up = (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
+    WHERE VARIABLE_NAME = 'Uptime'); */
+  SET began = UNIX_TIMESTAMP() - up;
+  UPDATE `leaderrun_fence` SET term = p_term, fencer = who, fences = IFNULL(began, 0) << 32
     WHERE lease = p_lease AND slot = p_slot AND term < p_term;
   IF ROW_COUNT() = 0 THEN
     INSERT IGNORE INTO `leaderrun_fence` (lease, slot, term, fencer, fences)
-      VALUES (p_lease, p_slot, p_term, who, UNIX_TIMESTAMP() << 32);
+      VALUES (p_lease, p_slot, p_term, who, IFNULL(began, 0) << 32);
     IF ROW_COUNT() = 0 THEN
       SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT =
         'leaderrun_fence_move: the fence holds this term or a newer one';
@@ -146,9 +150,10 @@ CREATE PROCEDURE `leaderrun_fence_end`(
   MODIFIES SQL DATA SQL SECURITY DEFINER
   COMMENT 'leaderrun: ends the session of a transaction fenced with a stale term'
 BEGIN
-  DECLARE c, n, was, held, up BIGINT UNSIGNED DEFAULT NULL;
+  DECLARE c, n, was, held, up, began BIGINT UNSIGNED DEFAULT NULL;
   DECLARE who VARCHAR(128) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin DEFAULT NULL;
-  DECLARE sessionless, noprocess BOOLEAN DEFAULT FALSE;
+  DECLARE xa VARCHAR(8) DEFAULT NULL;
+  DECLARE sessionless, noprocess, cluster BOOLEAN DEFAULT FALSE;
   SET @leaderrun_fence_ended = NULL, @leaderrun_fence_held_by = NULL;
   SELECT term INTO held FROM `leaderrun_lease`
     WHERE name = p_lease AND slot = p_slot AND term = p_term AND expires_at > UTC_TIMESTAMP(6);
@@ -171,7 +176,25 @@ BEGIN
       SET up = (SELECT VARIABLE_VALUE FROM performance_schema.global_status WHERE VARIABLE_NAME = 'Uptime');
       /*M!100300 SET up = (SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS
         WHERE VARIABLE_NAME = 'Uptime'); */
-      IF up IS NULL OR UNIX_TIMESTAMP() - up >= was >> 32 THEN
+      SET began = UNIX_TIMESTAMP() - up;
+      BEGIN
+        DECLARE CONTINUE HANDLER FOR 1142, 1146 SET xa = NULL;
+        SET cluster = EXISTS (SELECT 1 FROM performance_schema.global_variables
+          WHERE VARIABLE_NAME = 'group_replication_group_name' AND VARIABLE_VALUE <> '');
+        SET xa = (SELECT VARIABLE_VALUE FROM performance_schema.global_variables
+          WHERE VARIABLE_NAME = 'xa_detach_on_prepare');
+      END;
+      /*M!100300 SET xa = 'OFF', cluster = EXISTS (SELECT 1 FROM information_schema.GLOBAL_VARIABLES
+        WHERE VARIABLE_NAME = 'WSREP_ON' AND VARIABLE_VALUE = 'ON'); */
+      IF IFNULL(xa, '') <> 'OFF' THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'xa';
+      ELSEIF cluster THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'cluster';
+      ELSEIF began IS NULL THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'uptime';
+      ELSEIF (was >> 32) = 0 THEN
+        SET c = NULL, @leaderrun_fence_held_by = 'unmarked';
+      ELSEIF began + 1 < (was >> 32) OR (was >> 32) + 1 < began THEN
         SET c = NULL, @leaderrun_fence_held_by = 'restart';
       ELSEIF NOT EXISTS (SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = c AND USER = who) THEN
         SET c = NULL, @leaderrun_fence_held_by = 'unseen';

@@ -207,6 +207,6 @@ void db_abort(struct db *db);
 #define DB_MAX_STMTS  64
 #define DB_MAX_PARAMS 16
 #define DB_MAX_COLS   24
-#define DB_MAX_SQL    4000
+#define DB_MAX_SQL    5000
 
 #endif

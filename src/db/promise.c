@@ -269,13 +269,15 @@ static const char *fence_definer_said(const struct promise_facts *f, char *said,
 		 f->fence_process == 0 && f->fence_kill == 0 ? "PROCESS or CONNECTION ADMIN"
 		 : f->fence_process == 0		     ? "PROCESS"
 							     : "CONNECTION ADMIN",
-		 f->fence_process == 0 ? ", and of a term begun since the server's last start" : "");
+		 f->fence_process == 0 ? ", of a term begun since the server's last start, and neither on MySQL with "
+					 "xa_detach_on_prepare ON nor on a cluster"
+				       : "");
 	return said;
 }
 
 static void judge_schema(const struct promise_facts *f, struct promise_line *l)
 {
-	char said[320];
+	char said[400];
 
 	l->check = "lease table";
 	if (f->schema < 0)

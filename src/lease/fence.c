@@ -121,30 +121,49 @@ static void fence_end_failed(struct db *db, const struct lease_sql *sql, unsigne
 			 sql->fence, definer, said);
 }
 
+/* Why the definer without PROCESS ended nobody, by HELD_BY (issue 47):
+ * what it could not rule out; NULL for another HELD_BY. */
+static const char *fence_end_unproven(const char *held_by)
+{
+	static const struct {
+		const char *held_by, *why;
+	} said[] = {
+	    {"cluster", "on Galera or Group Replication an open fence may name another member's session"},
+	    {"uptime", "could not read the server's Uptime (performance_schema.global_status)"},
+	    {"unmarked", "the stale term was moved by an older leaderrun, which kept no server start"},
+	    {"restart", "the stale term began before the server's last start, which may have recovered an XA branch "
+			"(XA RECOVER)"},
+	};
+
+	for (size_t k = 0; k < sizeof(said) / sizeof(said[0]); k++)
+		if (strcmp(held_by, said[k].held_by) == 0)
+			return said[k].why;
+	return NULL;
+}
+
 /* Why nobody was ended, by what the procedure said (HELD_BY). */
 static void fence_end_none(struct db *db, const struct lease_sql *sql, const char *held_by, char *why, size_t whylen)
 {
 	char definer[80];
+	const char *unproven = fence_end_unproven(held_by);
 
-	if (strcmp(held_by, "xa") == 0) {
-		snprintf(why, whylen,
-			 "a prepared XA transaction has no session to end: see XA RECOVER, and have its transaction "
-			 "manager end it (XA ROLLBACK)");
-		return;
-	}
-	if (strcmp(held_by, "restart") != 0 && strcmp(held_by, "unseen") != 0) {
+	if (!unproven && strcmp(held_by, "xa") != 0 && strcmp(held_by, "unseen") != 0) {
 		snprintf(why, whylen,
 			 "no open fence of an older term names a session: the lock is not a fence's (an "
 			 "administrator's transaction?), and it ends with its transaction");
 		return;
 	}
 	fence_definer(db, sql, definer, sizeof(definer));
-	if (strcmp(held_by, "restart") == 0)
+	if (strcmp(held_by, "xa") == 0)
 		snprintf(why, whylen,
-			 "%.64s_end's definer %s lacks PROCESS, and the stale term began before the server's last "
-			 "start, which may have recovered an XA branch (XA RECOVER): grant it PROCESS, or end the "
-			 "session by hand",
+			 "a prepared XA branch may hold it with no session of its own (XA RECOVER: its transaction "
+			 "manager ends it); without PROCESS, %.64s_end's definer %s cannot rule one out on MySQL unless "
+			 "xa_detach_on_prepare is OFF",
 			 sql->fence, definer);
+	else if (unproven)
+		snprintf(why, whylen, "%.64s_end's definer %s lacks PROCESS, and %s: grant it PROCESS, or end the "
+				      "session by hand",
+			 sql->fence, definer, unproven);
 	else
 		snprintf(why, whylen,
 			 "no session of %.64s_end's definer's account %s holds it: for a job of another account, grant "

@@ -38,6 +38,8 @@ struct routines_seen {
 	char why[96];		       /* and why not */
 	char cannot_kill[96];	       /* a definer that may not end sessions; "" none */
 	char no_process[96];	       /* a definer without PROCESS; "" none */
+	char old_definer[96];	       /* an outdated one's definer; "" none */
+	int old_process, old_kill;     /* and whether it has PROCESS, may end sessions: 1, 0, -1 unknown */
 };
 
 /* How fence_body_normal reads a body: one of leaderrun's as MariaDB
@@ -104,17 +106,20 @@ static const char *fence_create_of(const struct lease_sql *sql, int k)
 	return ddl[k];
 }
 
-/* The body that 0.7.0 to 0.10.2 made under routine K, which --init
- * replaces; NULL when this build's is the same. */
-static const char *fence_create70_of(const struct lease_sql *sql, int k)
+/* The bodies that older leaderruns made under routine K, which --init
+ * replaces (AGE 0: 0.7.0 to 0.10.2's; 1: 0.11.0's); NULL when this
+ * build's is the same. */
+static const char *fence_create_older_of(const struct lease_sql *sql, int k, int age)
 {
-	return k == FENCE_R_END ? sql->fence_proc_end70 : k == FENCE_R_MOVE ? sql->fence_proc_move70 : NULL;
+	if (k == FENCE_R_END)
+		return age ? sql->fence_proc_end110 : sql->fence_proc_end70;
+	return k == FENCE_R_MOVE ? (age ? sql->fence_proc_move110 : sql->fence_proc_move70) : NULL;
 }
 
 /* Whether BODY, as the server shows it, is that of CREATE. */
 static bool fence_body_is(const struct routines_seen *s, const char *create, const char *body)
 {
-	char want[4096], got[4096];
+	char want[6144], got[6144];
 
 	return strcmp(fence_body_normal(fence_body_of(create), s->mariadb ? BODY_OURS_MARIADB : BODY_AS_IS, want,
 					sizeof(want)),
@@ -142,7 +147,6 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 {
 	struct routines_seen *s = ctx;
 	int k = fence_routine_of(s->sql, row[0] ? row[0] : "");
-	const char *older = k < 0 ? NULL : fence_create70_of(s->sql, k);
 
 	(void)ncols;
 	if (k < 0)
@@ -153,10 +157,17 @@ static void on_routine(void *ctx, const char *const *row, unsigned ncols)
 	if (!row[1] || strcmp(row[1], "DEFINER") != 0)
 		snprintf(s->why, sizeof(s->why), "it runs with SQL SECURITY %.20s", row[1] ? row[1] : "?");
 	else if (row[3] && !fence_body_is(s, fence_create_of(s->sql, k), row[3])) {
-		if (older && fence_body_is(s, older, row[3]))
-			s->outdated[k] = true;
-		else
+		for (int age = 0; age < 2; age++) {
+			const char *older = fence_create_older_of(s->sql, k, age);
+			s->outdated[k] = s->outdated[k] || (older && fence_body_is(s, older, row[3]));
+		}
+		if (!s->outdated[k])
 			snprintf(s->why, sizeof(s->why), "its body is not the one leaderrun writes");
+		else if (!s->old_definer[0]) {
+			snprintf(s->old_definer, sizeof(s->old_definer), "%.90s", row[2] ? row[2] : "?");
+			s->old_kill = row[4] ? strcmp(row[4], "0") != 0 : -1;
+			s->old_process = row[5] ? strcmp(row[5], "0") != 0 : -1;
+		}
 	}
 	if (s->why[0]) {
 		s->foreign = k;
@@ -408,18 +419,19 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
 	return DB_OK;
 }
 
-/* What the definer of the procedures may not do, in one warning: without
- * the right to end other accounts' sessions it ends only its own
- * account's; without PROCESS it cannot tell a stale fence written before
- * the server's last start from an XA branch recovered by it (issue 47). */
+/* What the definer may not do, in one warning: without the right to end
+ * other accounts' sessions it ends only its own account's; without PROCESS,
+ * only where no session-less transaction can be (issue 47). */
+#define FENCE_NO_PROCESS                                                                                               \
+	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "     \
+	"default) nor on Galera or Group Replication; else the takeover waits"
 static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
 {
 	if (rs->cannot_kill[0] && rs->no_process[0])
 		warn_add(out,
 			 "the fence's procedures are defined by %s, who may not end other accounts' sessions, nor has "
-			 "PROCESS: a takeover ends a stale job's session only of that account, and of a term begun "
-			 "since the server's last start; grant it PROCESS and CONNECTION ADMIN (MariaDB) or "
-			 "CONNECTION_ADMIN (MySQL) to end any",
+			 "PROCESS: a takeover ends a stale job's session only of that account, " FENCE_NO_PROCESS
+			 "; grant it PROCESS and CONNECTION ADMIN (MariaDB) or CONNECTION_ADMIN (MySQL) to end any",
 			 rs->cannot_kill);
 	else if (rs->cannot_kill[0])
 		warn_add(out,
@@ -429,9 +441,56 @@ static void fence_warn_definer(const struct routines_seen *rs, struct lease_fenc
 			 rs->cannot_kill);
 	else if (rs->no_process[0])
 		warn_add(out,
-			 "the fence's procedures are defined by %s, who lacks PROCESS: a stale job's transaction of a "
-			 "term begun before the server's last start is waited for, not ended; grant it PROCESS",
+			 "the fence's procedures are defined by %s, who lacks PROCESS: a takeover ends a stale job's "
+			 "session only " FENCE_NO_PROCESS "; grant it PROCESS",
 			 rs->no_process);
+}
+#undef FENCE_NO_PROCESS
+
+/* What is made here has this account for definer: an older leaderrun's
+ * procedures are replaced only if that takes nothing from them (this
+ * account defined them, or has what their definer had of PROCESS and the
+ * right to end sessions; unknown: both), and only once a scratch
+ * procedure was made and dropped: no DROP before a CREATE can follow. */
+struct init_account {
+	const char *old_definer;
+	bool process, kill, same; /* it has PROCESS, may end sessions, is OLD_DEFINER */
+};
+
+static void on_account(void *ctx, const char *const *row, unsigned ncols)
+{
+	struct init_account *me = ctx;
+
+	(void)ncols;
+	me->process = row[1] && strcmp(row[1], "1") == 0;
+	me->kill = row[2] && strcmp(row[2], "1") == 0;
+	me->same = row[0] && strcmp(row[0], me->old_definer) == 0;
+}
+
+static enum db_status fence_may_replace(struct db *db, const struct lease_sql *sql, const struct routines_seen *rs,
+					char *err, size_t errlen)
+{
+	struct init_account me = {.old_definer = rs->old_definer};
+	char q[2 * LEASE_TABLE_MAX + 96], name[LEASE_TABLE_MAX + 24];
+	enum db_status st = db_query_rows(db, sql->fence_init_account, 3, on_account, &me, err, errlen);
+
+	if (st != DB_OK)
+		return st;
+	if (!me.same && ((rs->old_process != 0 && !me.process) || (rs->old_kill != 0 && !me.kill))) {
+		snprintf(err, errlen,
+			 "the fence's procedures were made by an older leaderrun, defined by %s, and this account lacks "
+			 "what they may need (PROCESS, CONNECTION ADMIN or CONNECTION_ADMIN): run leaderrun --init "
+			 "as %s or as an administrator who has both",
+			 rs->old_definer, rs->old_definer);
+		return DB_NO_TABLE;
+	}
+	/* The scratch procedure's name: the end's, with _try for _end. */
+	snprintf(name, sizeof(name), "%s", sql->fence_routine[FENCE_R_END]);
+	memcpy(strrchr(name, '_'), "_try", 4);
+	snprintf(q, sizeof(q), "CREATE PROCEDURE %s() BEGIN END", name);
+	st = db_query(db, q, err, errlen);
+	snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", name);
+	return st == DB_OK ? db_query(db, q, err, errlen) : st;
 }
 
 /* A fence of schema 7 that stands: checked, an older leaderrun's move and
@@ -453,6 +512,8 @@ static enum db_status fence_current(struct db *db, const struct lease_sql *sql, 
 		made += !rs.stands[k];
 		replaced += rs.outdated[k];
 	}
+	if (st == DB_OK && replaced)
+		st = fence_may_replace(db, sql, &rs, err, errlen);
 	if (st == DB_OK && (made || replaced))
 		st = fence_replace(db, sql, rs.outdated, make, out, err, errlen);
 	/* What was made has this account for its definer: looked at again

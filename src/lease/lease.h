@@ -369,7 +369,7 @@ enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, stru
 struct lease_fence_init {
 	int from; /* the fence's schema before: 0 (none seen), 6 or 7 */
 	char done[192];
-	char warn[512];
+	char warn[1024];
 };
 enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
 				size_t errlen);

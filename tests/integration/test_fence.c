@@ -1181,6 +1181,10 @@ static const char *fence_by(enum definer_kind kind, const char *prefix)
 
 	rows_table();
 	grants_sql(prefix, g);
+	/* MySQL: without PROCESS, the end ends a session only when no
+	 * prepared XA branch can have left it (xa_detach_on_prepare OFF). */
+	if (h_server_mysql())
+		h_sql("SET GLOBAL xa_detach_on_prepare = OFF");
 	if (kind == DEFINER_APP) {
 		snprintf(g[0], 160, "ALL ON %s.*", db);
 		kind_grant(user, (const char *const[]){g[0], NULL});
@@ -1202,7 +1206,9 @@ static const char *fence_by(enum definer_kind kind, const char *prefix)
 		snprintf(g[5], 160, "INSERT, UPDATE ON %s.%s_fence", db, prefix);
 		kind_grant(user, (const char *const[]){g[0], g[1], g[2], g[3], g[4], g[5], g[8], NULL});
 		cr_assert_eq(init_as(user, prefix, err, sizeof(err)), 0, "%s", err);
-		cr_assert(strstr(err, "made 4 of the fence's procedures"), "%s", err);
+		cr_assert(strstr(err, "made 4 of the fence's procedures") &&
+			      strstr(err, "neither on MySQL with xa_detach_on_prepare ON (its default) nor on Galera"),
+			  "%s", err);
 		grants_sql(prefix, g);
 	}
 	for (int k = 0; k < 9; k++)
@@ -1344,33 +1350,32 @@ Test(fence, init_replaces_the_move_and_end_of_an_older_leaderrun_keeping_execute
 }
 
 /* Without PROCESS the end cannot tell a stale fence written before the
- * server's last start from an XA branch recovered by it: a fence whose
- * move is older than the start (its second forged to 0 here, as a row
- * moved before the restart, or before --init replaced the end, has) gets
- * nobody ended, and the message names PROCESS and the definer. */
-Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_ended)
+ * server's last start from an XA branch recovered by it: PREFIX's stale
+ * fence, its mark forged by FORGE (an UPDATE's SET of fences), gets
+ * nobody ended, and the message names PROCESS, the definer and SAID. */
+static void forged_fence_ends_nobody(const char *prefix, const char *forge, const char *said)
 {
 	struct h_proc p, stale;
-	const char *user = fence_by(DEFINER_LEAST, "k_rst");
-	const char *lease = h_lease("k_rst");
-	char dsn[512], sql[512];
+	const char *user = fence_by(DEFINER_LEAST, prefix);
+	const char *lease = h_lease(prefix);
+	char dsn[512], sql[512], table[64];
 
+	snprintf(table, sizeof(table), "%s_lease", prefix);
 	tcp_dsn(dsn, sizeof(dsn), user);
 	/* --check-server names the definer and what it lacks. */
-	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "--check-server", NULL}, NULL);
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", table, "--check-server", NULL}, NULL);
 	h_finish(&p, 20000);
-	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_least@%, without PROCESS or CONNECTION ADMIN"), "%s",
-		  h_slurp(p.out));
-	h_start(
-	    &p,
-	    (const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "true", NULL},
-	    NULL);
+	cr_assert(strstr(h_slurp(p.out), "defined by lr_k_least@%, without PROCESS or CONNECTION ADMIN") &&
+		      strstr(h_slurp(p.out), "xa_detach_on_prepare ON nor on a cluster"),
+		  "%s", h_slurp(p.out));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", table, "-n", "-l", lease, "--", "true", NULL},
+		NULL);
 	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
-	h_sql("UPDATE k_rst_fence SET fences = fences & 4294967295 WHERE lease = '%s'", lease);
+	h_sql("UPDATE %s_fence SET fences = %s WHERE lease = '%s'", prefix, forge, lease);
 	snprintf(sql, sizeof(sql),
-		 "START TRANSACTION; CALL k_rst_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'stale'); "
+		 "START TRANSACTION; CALL %s_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'stale'); "
 		 "SELECT SLEEP(20); COMMIT",
-		 lease, lease);
+		 prefix, lease, lease);
 	snprintf(dsn, sizeof(dsn), "-p%s-pw", user);
 	h_start(&stale,
 		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", user, dsn,
@@ -1383,15 +1388,23 @@ Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_e
 		h_sleep_ms(50);
 	tcp_dsn(dsn, sizeof(dsn), user);
 	h_start(&p,
-		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_rst_lease", "-n", "-l", lease, "--", "echo",
-				      "ran", NULL},
+		(const char *const[]){h_bin(), "-d", dsn, "--table", table, "-n", "-l", lease, "--", "echo", "ran",
+				      NULL},
 		NULL);
 	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
 	cr_assert_str_eq(h_slurp(p.out), "");
-	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_least@%"), "%s",
-		  h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "lacks PROCESS") && strstr(h_slurp(p.err), "lr_k_least@%") &&
+		      strstr(h_slurp(p.err), said),
+		  "%s", h_slurp(p.err));
 	cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
 	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
+
+/* A row last moved by an older leaderrun's move (0 in the high bits, as
+ * forged here): no start to compare, and the message says so. */
+Test(fence, without_process_a_fence_moved_before_the_servers_start_gets_nobody_ended)
+{
+	forged_fence_ends_nobody("k_rst", "fences & 4294967295", "moved by an older leaderrun");
 }
 
 /* A job of another account than the definer's (--fence-user), with the
@@ -1432,4 +1445,155 @@ Test(fence, without_process_another_accounts_stale_fence_gets_nobody_ended_and_s
 		      strstr(h_slurp(p.err), "PROCESS and CONNECTION ADMIN"),
 		  "%s", h_slurp(p.err));
 	cr_assert_eq(h_finish(&stale, 30000), 0, "the stale session was ended: %s", h_slurp(stale.err));
+}
+
+/* A session of USER running STATEMENTS over the socket, and a wait until
+ * it runs its SLEEP. */
+static void user_session(struct h_proc *p, const char *user, const char *statements)
+{
+	char pw[160];
+
+	snprintf(pw, sizeof(pw), "-p%s-pw", user);
+	h_start(p,
+		(const char *const[]){"mariadb", "--no-defaults", "-S", getenv("LR_DB_SOCKET"), "-u", user, pw,
+				      getenv("LR_DB_NAME"), "-e", statements, NULL},
+		NULL);
+	for (int k = 0; k < 200 && atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s' AND "
+					      "INFO LIKE 'SELECT SLEEP%%'",
+					      user)) == 0;
+	     k++)
+		h_sleep_ms(50);
+}
+
+/* Review S5: on MySQL a prepared XA branch leaves its connection
+ * (xa_detach_on_prepare, ON by default), which a pool then gives other
+ * work. Without PROCESS the end cannot see the branch: it must end
+ * nobody, and say that XA is why. On MariaDB the branch stays with its
+ * session, which can run nothing else, until that session ends. */
+Test(fence, without_process_a_prepared_xa_branch_that_fenced_gets_its_connections_other_work_spared)
+{
+	struct h_proc p, pool;
+	const char *user = fence_by(DEFINER_LEAST, "k_xa");
+	const char *lease = h_lease("k_xa");
+	char dsn[512], sql[768];
+
+	if (h_server_mysql())
+		h_sql("SET GLOBAL xa_detach_on_prepare = ON");
+	tcp_dsn(dsn, sizeof(dsn), user);
+	h_start(
+	    &p,
+	    (const char *const[]){h_bin(), "-d", dsn, "--table", "k_xa_lease", "-n", "-l", lease, "--", "true", NULL},
+	    NULL);
+	cr_assert_eq(h_finish(&p, 20000), 0, "%s", h_slurp(p.err));
+	snprintf(sql, sizeof(sql),
+		 "XA START '%s'; CALL k_xa_fence('%s', 1); INSERT INTO fenced_rows VALUES ('%s', 1, 'xa'); XA END "
+		 "'%s'; XA PREPARE '%s'; SELECT SLEEP(15) AS other_work",
+		 lease, lease, lease, lease, lease);
+	user_session(&pool, user, sql);
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "--table", "k_xa_lease", "-n", "-l", lease, "--", "echo",
+				      "ran", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 30000), 69, "%s", h_slurp(p.err));
+	cr_assert_str_eq(h_slurp(p.out), "");
+	cr_assert(strstr(h_slurp(p.err), "XA RECOVER"), "%s", h_slurp(p.err));
+	if (h_server_mysql()) {
+		cr_assert(strstr(h_slurp(p.err), "xa_detach_on_prepare"), "%s", h_slurp(p.err));
+		cr_assert_null(strstr(h_slurp(p.err), "ended session"), "%s", h_slurp(p.err));
+		cr_assert_eq(h_finish(&pool, 30000), 0, "the connection's other work was ended: %s",
+			     h_slurp(pool.err));
+		h_sql("SET GLOBAL xa_detach_on_prepare = OFF");
+	} else {
+		kill(pool.pid, SIGTERM);
+		h_finish(&pool, 30000);
+	}
+	h_sql("XA ROLLBACK '%s'", lease);
+	cr_assert_str_eq(committed(lease), "");
+}
+
+/* Review C4: a fence marked with another run's start (a server restarted
+ * since, with a clock that was ahead then: the mark is later than this
+ * run's start) gets nobody ended. The move's wall second, compared with
+ * the start as before, let the end kill a session whose id is this run's
+ * only by chance. */
+Test(fence, without_process_a_fence_marked_with_another_runs_start_gets_nobody_ended)
+{
+	forged_fence_ends_nobody("k_clk", "fences + (100000 << 32)", "before the server's last start");
+}
+
+/* Review S6: on a Group Replication member an applier's open fence names
+ * another member's connection id, which a session here may have. Without
+ * PROCESS the end ends nobody on such a server (group_replication_group_name
+ * set), and names PROCESS. MySQL only: a MariaDB server without a Galera
+ * provider cannot turn wsrep_on ON. */
+Test(fence, without_process_a_group_replication_member_gets_nobody_ended)
+{
+	if (!h_server_mysql())
+		return;
+	if (atoi(h_sql("SELECT COUNT(*) FROM information_schema.PLUGINS WHERE PLUGIN_NAME = 'group_replication'")) == 0)
+		h_sql("INSTALL PLUGIN group_replication SONAME 'group_replication.so'");
+	h_sql("SET GLOBAL group_replication_group_name = 'aaaaaaaa-aaaa-aaaa-aaaa-aaaaaaaaaaaa'");
+	forged_fence_ends_nobody("k_grp", "fences", "Galera or Group Replication");
+	h_sql("UNINSTALL PLUGIN group_replication");
+}
+
+/* PREFIX's fence made by an administrator, with 0.11.0's move and end in
+ * place of this build's (defined by root, who has PROCESS and CONNECTION
+ * ADMIN). */
+static void fence_of_0_11(const char *prefix)
+{
+	char err[4096], cmd[1024], table[64];
+	struct h_proc p;
+
+	snprintf(table, sizeof(table), "%s_lease", prefix);
+	cr_assert_eq(init_as_root(table, err, sizeof(err)), 0, "%s", err);
+	snprintf(cmd, sizeof(cmd),
+		 "{ echo 'DROP PROCEDURE %s_fence_end; DROP PROCEDURE %s_fence_move;'; sed 's/`leaderrun_/`%s_/g' "
+		 "\"$LR_UPGRADE_DIR/fence-0.11.sql\"; } | mariadb --no-defaults -uroot --socket=\"$LR_DB_SOCKET\" "
+		 "\"$LR_DB_NAME\"",
+		 prefix, prefix, prefix);
+	h_start(&p, (const char *const[]){"sh", "-c", cmd, NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 0, "%s", h_slurp(p.err));
+}
+
+static const char *definers(const char *prefix)
+{
+	return h_sql("SELECT GROUP_CONCAT(DISTINCT DEFINER) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = "
+		     "DATABASE() AND ROUTINE_NAME LIKE '%s\\_fence%%'",
+		     prefix);
+}
+
+/* Review C6: --init run by the application's account (ALL on its
+ * database, and sight of routines' bodies), say from an entrypoint, must not replace an
+ * administrator's procedures with its own, which could end nobody's
+ * session but its own account's: it refuses in one line naming who runs
+ * it instead, and drops nothing. An administrator replaces them. */
+Test(fence, init_by_an_account_without_the_old_definers_rights_leaves_its_procedures)
+{
+	char err[4096], dsn[512];
+	struct h_proc p;
+	const char *was;
+
+	fence_of_0_11("k_dg");
+	kind_grant("lr_k_dg", (const char *const[]){NULL});
+	h_sql("GRANT ALL ON %s.* TO 'lr_k_dg'@'%%'", getenv("LR_DB_NAME"));
+	/* It sees the procedures' bodies (else it leaves them alone). */
+	if (h_server_mysql())
+		h_sql("GRANT SHOW_ROUTINE ON *.* TO 'lr_k_dg'@'%%'");
+	else
+		h_sql("GRANT SELECT ON mysql.proc TO 'lr_k_dg'@'%%'");
+	was = strdup(definers("k_dg"));
+	snprintf(dsn, sizeof(dsn), "mysql://lr_k_dg:lr_k_dg-pw@localhost/%s?socket=%s", getenv("LR_DB_NAME"),
+		 getenv("LR_DB_SOCKET"));
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_dg_lease", "--init", NULL}, NULL);
+	cr_assert_eq(h_finish(&p, 30000), 78, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "run leaderrun --init as root@"), "%s", h_slurp(p.err));
+	cr_assert_str_eq(definers("k_dg"), was);
+	cr_assert_str_eq(h_sql("SELECT COUNT(*) FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = DATABASE() "
+			       "AND ROUTINE_NAME LIKE 'k\\_dg\\_fence%%'"),
+			 "4");
+	cr_assert_eq(init_as_root("k_dg_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "replaced 2 of the fence's procedures made by an older leaderrun"), "%s", err);
+	cr_assert_eq(init_as_root("k_dg_lease", err, sizeof(err)), 0, "%s", err);
+	cr_assert(strstr(err, "nothing to do"), "%s", err);
 }
