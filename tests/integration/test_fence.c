@@ -1572,7 +1572,7 @@ Test(fence, init_by_an_account_without_the_old_definers_rights_leaves_its_proced
 {
 	char err[4096], dsn[512];
 	struct h_proc p;
-	const char *was;
+	char was[512];
 
 	fence_of_0_11("k_dg");
 	kind_grant("lr_k_dg", (const char *const[]){NULL});
@@ -1582,7 +1582,7 @@ Test(fence, init_by_an_account_without_the_old_definers_rights_leaves_its_proced
 		h_sql("GRANT SHOW_ROUTINE ON *.* TO 'lr_k_dg'@'%%'");
 	else
 		h_sql("GRANT SELECT ON mysql.proc TO 'lr_k_dg'@'%%'");
-	was = strdup(definers("k_dg"));
+	snprintf(was, sizeof(was), "%s", definers("k_dg"));
 	snprintf(dsn, sizeof(dsn), "mysql://lr_k_dg:lr_k_dg-pw@localhost/%s?socket=%s", getenv("LR_DB_NAME"),
 		 getenv("LR_DB_SOCKET"));
 	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "--table", "k_dg_lease", "--init", NULL}, NULL);
