@@ -340,8 +340,18 @@ static int sessions(void)
 	return atoi(h_sql("SELECT COUNT(*) - 1 FROM information_schema.PROCESSLIST WHERE COMMAND <> 'Daemon'"));
 }
 
+/* Fillers connected and asleep. */
+static int fillers(void)
+{
+	return atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE INFO LIKE "
+			  "'SELECT SLEEP(600)%%' AND ID <> CONNECTION_ID()"));
+}
+
 /* Lowers max_connections to FEW_CONNECTIONS and fills what is left with
- * root sessions asleep in SLEEP(600); stops when the server is full. */
+ * root sessions asleep in SLEEP(600); stops when the server is full.
+ * Each filler is seen asleep before the next starts: on a busy machine a
+ * client can take seconds to connect, and one filler too many would take
+ * the extra place the server keeps for root, refusing sessions() itself. */
 static void fill_connections(struct h_proc *fill, int max_fill, int *nfill)
 {
 	char sock[300];
@@ -349,15 +359,24 @@ static void fill_connections(struct h_proc *fill, int max_fill, int *nfill)
 	snprintf(sock, sizeof(sock), "--socket=%s", getenv("LR_DB_SOCKET"));
 	h_sql("SET GLOBAL max_connections=%d", FEW_CONNECTIONS);
 	while (*nfill < max_fill && sessions() < FEW_CONNECTIONS) {
-		int before = sessions();
 		h_start(
 		    &fill[(*nfill)++],
 		    (const char *const[]){"mariadb", "--no-defaults", sock, "-uroot", "-e", "SELECT SLEEP(600)", NULL},
 		    NULL);
-		for (int i = 0; i < 100 && sessions() == before; i++)
-			h_sleep_ms(20);
+		for (int64_t end = h_now_ms() + 30000; fillers() < *nfill; h_sleep_ms(20))
+			cr_assert(h_now_ms() < end, "a filler did not connect in 30 s");
 	}
 	cr_assert_eq(sessions(), FEW_CONNECTIONS, "could not fill the server's %d connections", FEW_CONNECTIONS);
+}
+
+/* A killed session stays in PROCESSLIST until its thread has seen the
+ * KILL: counted as full, the server would have room once it leaves. */
+static void wait_sessions_gone(const char *user)
+{
+	for (int64_t end = h_now_ms() + 30000;
+	     atoi(h_sql("SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE USER='%s'", user)) > 0;
+	     h_sleep_ms(20))
+		cr_assert(h_now_ms() < end, "%s's killed sessions did not leave in 30 s", user);
 }
 
 static int count_of(const char *haystack, const char *needle)
@@ -410,27 +429,31 @@ Test(waiting, holder_refused_with_too_many_connections_on_reconnect_is_a_renew_f
 	/* A holder's open session never meets 1040 (the server counts
 	 * connections only when they are made), but one that lost its session
 	 * reconnects to renew: with the server full, that renew fails like
-	 * any other, and the deadline stops the command (76). ttl 6s: renew
-	 * every 2 s; the command is stopped 6 - 1.2 - 1.5 = 3.3 s after the
-	 * last renew at the latest. */
+	 * any other, and the deadline stops the command (76). ttl 30s: renew
+	 * every 10 s; the command is stopped 30 - 6 - 1.5 = 22.5 s after the
+	 * last renew at the latest. The freeze below must end well before
+	 * that, or the watcher stops the command while leaderrun is frozen and
+	 * no reconnect is tried: on a busy machine the fillers alone can take
+	 * seconds to connect. */
 	const char *lease = h_lease("refused-holder");
 	struct h_proc holder, fill[FEW_CONNECTIONS];
 	int nfill = 0;
 	int64_t t0, took;
 
-	LR(&holder, "-t", "6s", "-l", lease, "--", "sleep", "120");
+	LR(&holder, "-t", "30s", "-l", lease, "--", "sleep", "120");
 	wait_held(lease);
 	fill_connections(fill, FEW_CONNECTIONS, &nfill);
 	/* Frozen while its sessions go and fillers take the free places:
 	 * the holder cannot win it back before the server is full again. */
 	cr_assert_eq(kill(holder.pid, SIGSTOP), 0);
 	cr_assert_geq(h_kill_connections(getenv("LR_DB_USER")), 1, "the holder had no session to lose");
+	wait_sessions_gone(getenv("LR_DB_USER"));
 	fill_connections(fill, FEW_CONNECTIONS, &nfill);
 	cr_assert_eq(kill(holder.pid, SIGCONT), 0);
 	t0 = h_now_ms();
-	cr_assert_eq(h_finish(&holder, 15000), 76, "%s", h_slurp(holder.err));
+	cr_assert_eq(h_finish(&holder, 40000), 76, "%s", h_slurp(holder.err));
 	took = h_now_ms() - t0;
-	cr_assert_lt(took, 6000 + 1500, "the command outlived its lease: %lld ms", (long long)took);
+	cr_assert_lt(took, 30000 + 1500, "the command outlived its lease: %lld ms", (long long)took);
 	cr_assert(strstr(h_slurp(holder.err), "renew failed"), "%s", h_slurp(holder.err));
 	cr_assert(strstr(h_slurp(holder.err), "1040"), "%s", h_slurp(holder.err));
 	restore_max_connections();
