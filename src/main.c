@@ -49,6 +49,7 @@
 #include "cli/options.h"
 #include "report/log.h"
 #include "run/outcome.h"
+#include "run/run.h"
 #include "run/runmode.h"
 
 int main(int argc, char *argv[])
@@ -78,7 +79,7 @@ int main(int argc, char *argv[])
 		runmode_init(&o, &out);
 		break;
 	case MODE_RUN:
-		runmode_run(&o, &out);
+		run_plain(&o, &out);
 		break;
 	case MODE_STATUS:
 	case MODE_RELEASE:

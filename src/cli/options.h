@@ -79,6 +79,7 @@ struct options {
 	/* Cron and notifications. */
 	int64_t min_hold_us;
 	int64_t once_per_us; /* --once-per; 0: off */
+	int64_t catch_up_us; /* --catch-up: a scheduled slot's window for reruns; 0: none */
 	unsigned slots;	     /* --slots: holders that may run at once (default 1) */
 	int slot;	     /* --check, --release: --slot or LEADERRUN_SLOT; -1: every slot (--release) */
 	const char *ping_url;

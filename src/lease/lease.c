@@ -12,8 +12,12 @@
 
 /* Why the row as read keeps a contender out. A used slot wins: it ends a
  * wait, where a pause or a holder only prolongs it. */
-static enum lease_busy lease_why(const struct lease_info *info, int64_t period_us)
+static enum lease_busy lease_why(const struct lease_info *info, const struct lease_req *q)
 {
+	int64_t period_us = q->period_us;
+
+	if (q->sched_us)
+		return lease_sched_why(q, info);
 	if (period_us > 0 && info->last_slot_us >= 0 && info->last_slot_us >= info->slot_us)
 		return BUSY_SLOT_USED;
 	if (info->paused_in_us > 0)
@@ -23,23 +27,52 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 	return BUSY_HELD;
 }
 
+/* The compare-and-set that Q's acquire sends: its statement and
+ * parameters, into P (8 at most); returns their count. */
+static int lease_acquire_stmt(const struct lease_sql *sql, const struct lease_req *q, struct lease_info *info,
+			      struct db_value p[8], unsigned *id, const char **text)
+{
+	struct db_value all[] = {
+	    {.type = DB_STR, .str = q->holder},	    {.type = DB_I64, .i64 = q->ttl_us},
+	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = q->name},
+	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = q->slots},
+	    {.type = DB_I64, .i64 = info->slot_us},
+	};
+
+	if (q->sched_us)
+		return lease_sched_stmt(sql, q, info, all, p, id, text);
+	if (q->period_us > 0) {
+		memcpy(p, all, sizeof(all));
+		*id = STMT_ACQUIRE_SLOT;
+		*text = sql->acquire_slot;
+		return 7;
+	}
+	p[0] = all[0], p[1] = all[1], p[2] = all[3], p[3] = all[4], p[4] = all[5];
+	*id = STMT_ACQUIRE;
+	*text = sql->acquire;
+	return 5;
+}
+
+/* The period a look asks the server's slot of: --once-per's; for
+ * --schedule 1 us, which makes that slot the server's clock (now_us). */
+static int64_t lease_look_period(const struct lease_req *q)
+{
+	return q->sched_us ? 1 : q->period_us;
+}
+
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
 				    struct lease_res *res, char *err, size_t errlen)
 {
-	const char *name = q->name, *holder = q->holder;
-	int64_t ttl_us = q->ttl_us, period_us = q->period_us;
+	const char *name = q->name, *holder = q->holder, *text;
+	int64_t ttl_us = q->ttl_us;
 	unsigned slots = q->slots;
 	struct lease_with *with = q->with;
 	struct lease_info *info = &res->info;
 	int64_t *sent_at = &res->sent_at;
 	enum db_status *st = &res->status;
-	struct db_value p[] = {
-	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
-	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
-	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = slots},
-	    {.type = DB_I64, .i64 = info->slot_us},
-	};
-	struct db_value plain[] = {p[0], p[1], p[3], p[4], p[5]};
+	struct db_value p[8];
+	unsigned id;
+	int np = lease_acquire_stmt(sql, q, info, p, &id, &text);
 	struct db_result r;
 	enum lease_outcome o;
 
@@ -47,10 +80,7 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 
 	*sent_at = timing_now();
 	if (block)
-		*st =
-		    period_us > 0
-			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err, errlen)
-			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err, errlen);
+		*st = lease_block_acquire(db, sql, text, p, np, name, info->slot, with, &r, err, errlen);
 	/* The block's move rolled it back (lease_with's alone: a stale
 	 * fence, a deadlock in the fence's gap): the compare-and-set on its
 	 * own, the move after its commit. */
@@ -59,8 +89,8 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 		*sent_at = timing_now();
 	}
 	if (!block || with->alone)
-		*st = period_us > 0 ? db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen)
-				    : db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, id, text, p, np, NULL, 0, &r, err, errlen);
+	info->rerun = id == STMT_ACQUIRE_RERUN;
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
@@ -83,7 +113,11 @@ enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const
 {
 	if (q->slots != 1 || !q->with || !lease_block_ok(db, sql))
 		return DB_OK;
-	return lease_block_prepare_acquire(db, sql, q->period_us > 0 ? sql->acquire_slot : sql->acquire, q->name, 0,
+	return lease_block_prepare_acquire(db, sql,
+					   q->sched_us	     ? sql->acquire_rerun
+					   : q->period_us > 0 ? sql->acquire_slot
+							      : sql->acquire,
+					   q->name, 0,
 					   q->with, err, errlen);
 }
 
@@ -234,9 +268,9 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 }
 
 /* Is a slot, as read, free for this contender now? */
-static bool lease_free(const struct lease_info *info, const struct look *l, int64_t period_us)
+static bool lease_free(const struct lease_info *info, const struct look *l, const struct lease_req *q)
 {
-	return lease_why(info, period_us) == BUSY_HELD && l->nfree > 0;
+	return lease_why(info, q) == BUSY_HELD && l->nfree > 0;
 }
 
 /* Where a contender starts its sequence of picks among free slots: its
@@ -295,7 +329,7 @@ static enum lease_outcome lease_look_first(struct db *db, const struct lease_sql
 					   struct lease_res *r, struct look *l, char *err, size_t errlen)
 {
 	struct lease_info *info = &r->info;
-	enum lease_outcome o = lease_look(db, sql, q->name, q->slots, q->period_us, info, l, &r->status, err, errlen);
+	enum lease_outcome o = lease_look(db, sql, q->name, q->slots, lease_look_period(q), info, l, &r->status, err, errlen);
 
 	if (o != LEASE_OK)
 		return o;
@@ -306,10 +340,10 @@ static enum lease_outcome lease_look_first(struct db *db, const struct lease_sql
 	}
 	if (q->period_us > 0)
 		*q->slot_us = info->slot_us;
-	info->why = lease_why(info, q->period_us);
+	info->why = lease_why(info, q);
 	/* Held, paused or its slot used: the compare-and-set could only
 	 * fail. */
-	return lease_free(info, l, q->period_us) ? LEASE_OK : LEASE_BUSY;
+	return lease_free(info, l, q) ? LEASE_OK : LEASE_BUSY;
 }
 
 static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
@@ -327,6 +361,8 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	if (slots > 1 && lease_refuse(sql, 5, "--slots above 1", st, err, errlen))
 		return LEASE_ERROR;
 	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", st, err, errlen))
+		return LEASE_ERROR;
+	if (q->sched_us && lease_refuse(sql, 3, "--schedule", st, err, errlen))
 		return LEASE_ERROR;
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *q->slot_us : 0;
@@ -346,11 +382,11 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(db, *st);
-		o = lease_look(db, sql, q->name, slots, period_us, info, &l, st, err, errlen);
+		o = lease_look(db, sql, q->name, slots, lease_look_period(q), info, &l, st, err, errlen);
 		if (o != LEASE_OK)
 			return o;
-		info->why = lease_why(info, period_us);
-		if (!lease_free(info, &l, period_us))
+		info->why = lease_why(info, q);
+		if (!lease_free(info, &l, q))
 			return LEASE_BUSY;
 		if (tries >= slots)
 			return locked ? lease_stalled(st, err, errlen) : LEASE_BUSY;

@@ -35,6 +35,8 @@ enum lease_busy {
 	BUSY_PAUSED,	/* --pause: nobody may acquire it until paused_until */
 	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
 	BUSY_PREFERRED, /* free, but another candidate's to take for preferred_us (choose.h) */
+	BUSY_EARLY,	/* --schedule: the server's clock has not reached the slot yet (now_us) */
+	BUSY_SKIPPED,	/* --schedule: a run of an earlier slot still holds the lease */
 };
 
 /* The row as an acquire found it, or took it. Times are the server's.
@@ -54,6 +56,8 @@ struct lease_info {
 	int64_t slot_us;      /* --once-per: the contender's slot, us since the epoch */
 	int64_t last_slot_us; /* the last slot a run took; -1: none */
 	uint64_t slot_term;   /* the term that took it */
+	int64_t now_us;	      /* --schedule: the server's clock at the look */
+	bool rerun;	      /* --schedule: the last try was the slot's next attempt (acquire_rerun) */
 	int64_t preferred_us; /* > 0: free, but another candidate's for that long still (choose.h) */
 	int holder_priority;  /* the holder's --priority, as its standby row says (0: none) */
 	/* The lock of the waiting candidate just above this one in priority
@@ -208,6 +212,8 @@ struct lease_req {
 	int64_t ttl_us;				 /* acquire, renew */
 	int64_t period_us;			 /* acquire: --once-per; 0: off */
 	int64_t *slot_us;			 /* acquire with --once-per: the slot contended for, 0 until known */
+	int64_t sched_us;			 /* acquire: --schedule's slot, us since the epoch; 0: none */
+	int64_t rerun_until_us;			 /* acquire: --catch-up's end of that slot; 0: no rerun */
 	int64_t min_hold_us;			 /* release */
 	int exit_status;			 /* release: the command's, or -1 */
 	int64_t for_us;				 /* pause: how long; < 0: until --resume */

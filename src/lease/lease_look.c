@@ -34,6 +34,7 @@ static void look_lease(struct lease_info *info, const struct db_value *c)
 	snprintf(info->paused_by, sizeof(info->paused_by), "%s", c[9].buf);
 	info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
 	info->slot_term = c[11].is_null ? 0 : c[11].u64;
+	info->now_us = c[12].is_null ? 0 : c[12].i64;
 	if (!c[12].is_null && info->slot_us == 0)
 		info->slot_us = c[12].i64;
 }

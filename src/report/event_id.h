@@ -25,6 +25,8 @@ enum event_id {
 	EV_BUSY,	      /* not run: held by another */
 	EV_PAUSED,	      /* not run: paused (--pause) */
 	EV_SLOT_USED,	      /* not run: --once-per's slot already ran */
+	EV_SLOT_TAKEN,	      /* not run: another instance runs (or ran) the scheduled slot */
+	EV_SLOT_SKIPPED,      /* not run: a run of an earlier scheduled slot still holds the lease */
 	EV_UNAVAILABLE_AFTER, /* not run: the database still failed at --wait-timeout */
 	EV_UNAVAILABLE,	      /* not run: the database failed, with --no-wait */
 	EV_DENIED,	      /* not run: access denied */

@@ -26,6 +26,5 @@ void runmode_close(struct db *db);
 enum outcome_kind runmode_outcome_of(enum db_status st);
 /* The warning for a networked host with --ssl-mode DISABLED, if any. */
 void runmode_warn_unverified(const struct options *o);
-void runmode_run(const struct options *o, struct outcome *out);
 
 #endif

@@ -97,6 +97,8 @@ struct sup {
 	char handover[16];
 	char handover_by[LEASE_HOLDER_MAX + 1];
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
+	struct run_slot *slot;	   /* --schedule's slot; NULL: none */
+	bool asked_to_stop;	   /* TERM, INT or QUIT went to the command while it ran */
 
 	/* Whether the Galera timing of the server was checked. */
 	bool galera_checked;

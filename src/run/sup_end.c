@@ -43,7 +43,10 @@ static void sup_release(struct sup *s)
 			return;
 		}
 	}
-	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->ev.exit_status) < 0)
+	/* A scheduled run records an exit only when its command ended by
+	 * itself: a NULL says that the slot's attempt did not end, and
+	 * --catch-up runs it again (stmts.def, acquire_rerun). */
+	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->slot && !s->slot->ended ? -1 : s->ev.exit_status) < 0)
 		return;
 	/* A job's watcher, kept past the proof that nothing is left
 	 * (sup_nothing_left), ends while the release is on the wire. */

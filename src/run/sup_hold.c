@@ -188,6 +188,10 @@ static void sup_on_signals(struct sup *s, int64_t now)
 			if (sup_reap(s)) {
 				struct hold_step st;
 				struct report rep = {.now = now};
+				/* Its own end: not stopped by leaderrun, nor by a
+				 * stop that leaderrun passed on. */
+				if (s->slot && s->hold.cmd == CMD_RUNNING && !s->asked_to_stop)
+					s->slot->ended = true;
 				hold_on_exit(&s->hold, &s->o->timing, now, &st);
 				sup_apply(s, &st, &rep);
 			}
@@ -206,8 +210,10 @@ static void sup_on_signals(struct sup *s, int64_t now)
 			child_signal(&s->child, sig);
 			/* What a service manager's stop sends; HUP and the rest
 			 * may be a reload, the command's to judge. */
-			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
 				event_emit(&s->ev, EV_ASKED_TO_STOP, &(struct event){.signo = sig});
+				s->asked_to_stop = true;
+			}
 		}
 	}
 	s->nsigs = 0;

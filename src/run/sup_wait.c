@@ -44,13 +44,17 @@ static void sup_skip(struct sup *s, const struct lease_info *info, enum event_sk
 	switch (info->why) {
 	case BUSY_SLOT_USED:
 		d.term = info->slot_term;
-		event_emit(&s->ev, EV_SLOT_USED, &d);
+		event_emit(&s->ev, s->slot ? EV_SLOT_TAKEN : EV_SLOT_USED, &d);
+		break;
+	case BUSY_SKIPPED:
+		event_emit(&s->ev, EV_SLOT_SKIPPED, &d);
 		break;
 	case BUSY_PAUSED:
 		event_emit(&s->ev, EV_PAUSED, &d);
 		break;
 	case BUSY_HELD:
 	case BUSY_PREFERRED:
+	case BUSY_EARLY:
 		event_emit(&s->ev, EV_BUSY, &d);
 		break;
 	}
@@ -219,8 +223,14 @@ static enum step sup_judge_busy(struct sup *s, struct waiting *w, const struct w
 		w->preferred_said = true;
 		return STEP_ON;
 	}
-	/* A used slot ends even a wait: the run it was for is done. */
-	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
+	/* The server's clock short of a scheduled slot: a moment's sleep. */
+	if (r->info.why == BUSY_EARLY)
+		return STEP_ON;
+	/* A used slot ends even a wait: the run it was for is done. So does
+	 * a scheduled slot that a run of an earlier one keeps (it is
+	 * skipped), or that is paused. */
+	if (o->no_wait || r->info.why == BUSY_SLOT_USED || r->info.why == BUSY_SKIPPED ||
+	    (s->slot && r->info.why == BUSY_PAUSED)) {
 		sup_skip(s, &r->info, o->no_wait ? SKIP_NO_WAIT : SKIP_NOW, 0, out);
 		return STEP_END;
 	}
@@ -252,6 +262,9 @@ static enum step sup_judge_busy(struct sup *s, struct waiting *w, const struct w
 static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
 	if (r->outcome == LEASE_OK) {
+		/* A rerun keeps the first attempt's slot_term. */
+		if (s->slot)
+			s->slot->attempt = r->info.rerun ? (unsigned)(r->info.term - r->info.slot_term + 1) : 1;
 		s->ev.term = r->info.term;
 		s->ev.slot = r->info.slot;
 		s->acquire_sent_at = r->sent_at;
@@ -462,6 +475,10 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		return sup_sleep(s, w, w->pause, out);
 	if (r->info.why == BUSY_PREFERRED)
 		return sup_await_preferred(s, w, r, poll, out);
+	if (r->info.why == BUSY_EARLY) {
+		*op = WORKER_ACQUIRE;
+		return sup_sleep(s, w, s->slot->at_us - r->info.now_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC), out);
+	}
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
@@ -573,7 +590,7 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 	struct worker_result r;
 
 	w.start = timing_now();
-	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
+	w.give_up = s->slot ? s->slot->give_up : o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
 	w.last.why = BUSY_HELD;
 	/* A candidate with a claim (--priority, --preempt, --spread) writes
 	 * its row before its first attempt: its claim counts from the start,

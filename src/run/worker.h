@@ -41,6 +41,8 @@ struct worker_job {
 	int64_t fence_us;	/* the longest an acquisition's fence move may take after its send: a renew interval */
 	int64_t min_hold_us;	/* --min-hold, for the release */
 	int64_t period_us;	/* --once-per; 0: off */
+	int64_t sched_us;	/* --schedule: the slot this run is for; 0: none */
+	int64_t rerun_until_us; /* --catch-up: the end of that slot's window; 0: no rerun */
 	unsigned slots;		/* --slots */
 	bool wake_hint;		/* use the GET_LOCK wake-up hint (see lease.h) */
 	bool several_hosts;	/* the DSN names more than one host */

@@ -50,6 +50,8 @@ static struct lease_req worker_lease_req(struct worker *w, uint64_t term)
 				  .ttl_us = j->ttl_us,
 				  .period_us = j->period_us,
 				  .slot_us = &w->slot_us,
+				  .sched_us = j->sched_us,
+				  .rerun_until_us = j->rerun_until_us,
 				  .min_hold_us = j->min_hold_us,
 				  .exit_status = -1};
 }
