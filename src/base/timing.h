@@ -1,4 +1,6 @@
-/* The lease arithmetic of shared/notes/lease-safety.md, in one place.
+/* The lease arithmetic in one place: the local deadline is the last
+ * successful renew's send time plus ttl minus the margin; the kill signal
+ * goes kill-grace before it (SAFETY in leaderrun-safety(7)).
  *
  * All local times are microseconds on CLOCK_BOOTTIME: monotonic, and it keeps
  * counting while the machine is suspended, so a laptop lid or a VM pause

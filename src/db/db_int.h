@@ -4,17 +4,8 @@
  *
  * <mysql.h> comes in here, and no file outside src/db/ includes it (db.h
  * names none of its types): the module is one, behind db.h, and its files
- * split it by job, each small enough to read alone. In the order a run
- * meets them:
- *
- *   db_lib.c       the client library: its table, loading and initialising
- *                  it; a new handle's options, TLS's among them
- *   db_conn.c      a handle: connecting to the first usable host, the
- *                  handshake, fail-over, disconnect; a failed call's status
- *   db_probe.c     is the server one to use, and its session set up
- *   db_stmt.c      prepared statements and text queries
- *   db_block.c     compound statements, the probe riding along on the first
- *   db_deadline.c  the deadline of a call, and the socket db_abort cuts
+ * split it by job, each small enough to read alone (which file does what:
+ * src/db/ in src/README.md).
  *
  * The deadline has a file of its own because every other part arms it,
  * and half of its work is done in Connector/C's hooks (the wait on the

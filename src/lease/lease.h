@@ -1,7 +1,8 @@
 /* The lease protocol: single-row compare-and-set statements whose every
- * time comparison is made by the server (UTC_TIMESTAMP(6)), as described in
- * shared/notes/lease-safety.md. Each call returns an outcome that keeps
- * "someone else holds it" apart from "the database failed". */
+ * time comparison is made by the server (UTC_TIMESTAMP(6)), so no client's
+ * clock decides an expiry (THE PROTOCOL in leaderrun-safety(7)). Each call
+ * returns an outcome that keeps "someone else holds it" apart from "the
+ * database failed". */
 #ifndef LEADERRUN_LEASE_H
 #define LEADERRUN_LEASE_H
 

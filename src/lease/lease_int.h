@@ -1,8 +1,7 @@
-/* What the lease's files share (lease.c: a run's statements;
- * lease_admin.c: the operators'; lease_schema.c: the table's schema): the
- * look at a lease's rows, a missing row's insert, the refusal of what the
- * table's schema cannot hold, and the fall-back to an older table's
- * statements. */
+/* What the lease's files share (which file does what: src/lease/ in
+ * src/README.md): the look at a lease's rows, a missing row's insert, the
+ * refusal of what the table's schema cannot hold, and the fall-back to an
+ * older table's statements. */
 #ifndef LEADERRUN_LEASE_INT_H
 #define LEADERRUN_LEASE_INT_H
 

@@ -1,13 +1,7 @@
-/* The supervisor's own parts, shared by its files and no one else:
- *
- *   supervisor.c   the whole run in order
- *   sup_loop.c     the one poll(), the reaping, the watchdog, small helpers
- *   sup_wait.c     1. waiting for the lease
- *   sup_hold.c     2.-4. running the command under it, stopping, draining
- *   sup_end.c      5. giving it back: the end of every run
- *
- * hold.c decides what happens while the lease is held; sup_hold.c carries
- * it out and emits its events (event.h), which say it. */
+/* The supervisor's own parts, shared by its files and no one else (which
+ * file does what: src/run/ in src/README.md). hold.c decides what happens
+ * while the lease is held; sup_hold.c carries it out and emits its events
+ * (event.h), which say it. */
 #ifndef LEADERRUN_SUP_H
 #define LEADERRUN_SUP_H
 
