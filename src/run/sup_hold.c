@@ -188,9 +188,11 @@ static void sup_on_signals(struct sup *s, int64_t now)
 			if (sup_reap(s)) {
 				struct hold_step st;
 				struct report rep = {.now = now};
-				/* Its own end: not stopped by leaderrun, nor by a
-				 * stop that leaderrun passed on. */
-				if (s->slot && s->hold.cmd == CMD_RUNNING && !s->asked_to_stop)
+				/* Its own end, or --max-runtime's (a hang is the
+				 * command's failure, not its host's): not stopped
+				 * for a lease in doubt, nor by a stop that leaderrun
+				 * passed on. */
+				if (s->slot && (s->hold.cmd == CMD_RUNNING || s->hold.timed_out) && !s->asked_to_stop)
 					s->slot->ended = true;
 				hold_on_exit(&s->hold, &s->o->timing, now, &st);
 				sup_apply(s, &st, &rep);
