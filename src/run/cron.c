@@ -24,8 +24,11 @@
 
 #include "base/duration.h"
 #include "base/timing.h"
+#include "db/dberr.h"
+#include "lease/lease.h"
 #include "report/log.h"
 #include "run.h"
+#include "runmode.h"
 #include "schedule/schedule.h"
 
 /* The wall clock, us since the epoch: slots are times of day. */
@@ -154,6 +157,37 @@ static void cron_loop(const struct options *o, struct run_base *b, int sigfd, in
 		log_event(LOG_NOTICE, NULL, "the schedule has no slot left within its horizon (50 years); stopping");
 }
 
+/* At start, what no slot would fix later: access denied, no database, no
+ * lease table, or one too old for a schedule end the schedule now, with
+ * their exit statuses, not at the first slot hours later. A database
+ * down now is no reason to stop: said, and the slots try again. */
+static bool cron_check(const struct options *o, struct run_base *b, struct outcome *out)
+{
+	struct db *db = db_new(&b->cfg);
+	char err[512] = "out of memory";
+	enum db_status st = db ? db_connect(db, err, sizeof(err)) : DB_ERROR;
+	int schema = 0;
+
+	if (st == DB_OK)
+		st = lease_table_schema(db, &b->sql, &schema, err, sizeof(err));
+	db_free(db);
+	if (st == DB_OK && schema >= 3)
+		return true;
+	if (st == DB_OK) {
+		log_error("lease table %s %s; run 'leaderrun --init' (it also upgrades an older table)", o->table,
+			  schema ? "is older than a schedule needs (schema 3)" : "does not exist");
+		out->kind = OUTCOME_NO_TABLE;
+		return false;
+	}
+	out->kind = runmode_outcome_of(st);
+	if (out->kind != OUTCOME_UNAVAILABLE) {
+		log_error("%s: %s", dberr_name(st), err);
+		return false;
+	}
+	log_warn("%s: %s; the schedule goes on, and its slots try the database again", dberr_name(st), err);
+	return true;
+}
+
 void cron_run(const struct options *o, struct outcome *out)
 {
 	struct run_base b;
@@ -162,6 +196,10 @@ void cron_run(const struct options *o, struct outcome *out)
 
 	if (!run_begin(o, &b, out))
 		return;
+	if (!cron_check(o, &b, out)) {
+		run_end(&b);
+		return;
+	}
 	/* run_begin blocked the signals that the runs take on a signalfd; the
 	 * sleep between slots takes them on one of its own. */
 	sigprocmask(SIG_BLOCK, NULL, &set);

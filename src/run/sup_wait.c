@@ -41,13 +41,21 @@ static void sup_skip(struct sup *s, const struct lease_info *info, enum event_sk
 {
 	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
 
+	/* A scheduled slot's skip is said at -v, and to no receiver: pings
+	 * and webhooks come from the instance that runs the slot. */
+	if (s->slot) {
+		d.term = info->slot_term;
+		event_emit(&s->ev, info->why == BUSY_SKIPPED ? EV_SLOT_SKIPPED
+				   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED
+							       : EV_SLOT_TAKEN,
+			   &d);
+		out->kind = OUTCOME_BUSY;
+		return;
+	}
 	switch (info->why) {
 	case BUSY_SLOT_USED:
 		d.term = info->slot_term;
-		event_emit(&s->ev, s->slot ? EV_SLOT_TAKEN : EV_SLOT_USED, &d);
-		break;
-	case BUSY_SKIPPED:
-		event_emit(&s->ev, EV_SLOT_SKIPPED, &d);
+		event_emit(&s->ev, EV_SLOT_USED, &d);
 		break;
 	case BUSY_PAUSED:
 		event_emit(&s->ev, EV_PAUSED, &d);
@@ -55,6 +63,7 @@ static void sup_skip(struct sup *s, const struct lease_info *info, enum event_sk
 	case BUSY_HELD:
 	case BUSY_PREFERRED:
 	case BUSY_EARLY:
+	case BUSY_SKIPPED:
 		event_emit(&s->ev, EV_BUSY, &d);
 		break;
 	}
@@ -70,6 +79,10 @@ struct waiting {
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
 	bool refused; /* "too many connections" said once */
+	/* The last error, for a scheduled slot's one line at its window's
+	 * end. */
+	enum db_status last_status;
+	char last_err[sizeof(((struct worker_result *)0)->err)];
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;
@@ -87,7 +100,11 @@ enum step { STEP_TAKEN, STEP_END, STEP_ON };
 /* --wait-timeout ran out: says so, with the row as last seen. */
 static enum step sup_wait_timed_out(struct sup *s, const struct waiting *w, struct outcome *out)
 {
-	if (w->last_was_error) {
+	if (w->last_was_error && s->slot) {
+		event_emit(&s->ev, EV_SLOT_MISSED,
+			   &(struct event){.us = s->slot->at_us, .status = w->last_status, .err = w->last_err});
+		out->kind = OUTCOME_UNAVAILABLE;
+	} else if (w->last_was_error) {
 		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
 		out->kind = OUTCOME_UNAVAILABLE;
 	} else
@@ -202,7 +219,16 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
 	w->backoff = sup_min64(w->backoff * 2, sup_backoff_cap(s->o));
 	d.us = w->pause;
-	event_emit(&s->ev, !refused ? EV_RETRYING : w->refused ? EV_STILL_REFUSED : EV_REFUSED, &d);
+	w->last_status = r->status;
+	snprintf(w->last_err, sizeof(w->last_err), "%s", r->err);
+	/* A scheduled slot says one line, at its window's end, if the
+	 * database stays down that long. */
+	event_emit(&s->ev,
+		   s->slot    ? EV_SLOT_RETRYING
+		   : !refused ? EV_RETRYING
+		   : w->refused ? EV_STILL_REFUSED
+				: EV_REFUSED,
+		   &d);
 	w->refused = w->refused || refused;
 	return STEP_ON;
 }

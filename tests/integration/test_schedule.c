@@ -191,3 +191,56 @@ Test(schedule, a_run_longer_than_its_period_skips_the_next_slot_and_its_instance
 		      strstr(h_slurp(c[1].err), "slot was skipped: the run of the"),
 		  "nobody said that a slot was skipped:\n%s\n%s", h_slurp(c[0].err), h_slurp(c[1].err));
 }
+
+/* What no slot would fix ends a schedule at once, not at its first slot
+ * (a day away here), with the statuses of any run. */
+Test(schedule, a_missing_table_or_a_denied_account_ends_a_schedule_at_start)
+{
+	struct h_proc p;
+	char dsn[512];
+	int64_t t0 = h_now_ms();
+
+	LR(&p, "--table", "no_such_table", "-l", h_lease("start"), "--schedule", "@daily", "--", "true");
+	cr_assert_eq(h_finish(&p, 15000), 78, "%s", h_slurp(p.err));
+	cr_assert(strstr(h_slurp(p.err), "no_such_table"), "%s", h_slurp(p.err));
+	snprintf(dsn, sizeof(dsn), "%s", h_dsn());
+	/* The same account with a wrong password. */
+	{
+		char *at = strchr(dsn, '@'), *colon = strchr(dsn + 8, ':');
+		cr_assert(at && colon && colon < at, "%s", dsn);
+		memmove(colon + 4, at, strlen(at) + 1);
+		memcpy(colon, ":bad", 4);
+	}
+	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "-l", h_lease("start"), "--schedule", "@daily", "--", "true", NULL},
+		NULL);
+	cr_assert_eq(h_finish(&p, 15000), 77, "%s", h_slurp(p.err));
+	cr_assert_lt(h_now_ms() - t0, 15000);
+}
+
+/* The slot runs at its time by the server's clock, not before: the job
+ * reads the server's clock as it starts. */
+Test(schedule, a_slot_starts_at_its_time_by_the_servers_clock)
+{
+	const char *lease = h_lease("ontime");
+	struct h_proc c;
+	char script[1024];
+	const char *log = h_path("clock.log");
+
+	snprintf(script, sizeof(script),
+		 "echo \"$LEADERRUN_SCHEDULED $(mariadb --no-defaults --socket=%s -uroot -N -e "
+		 "'SELECT DATE_FORMAT(UTC_TIMESTAMP(6), \"%%Y-%%m-%%dT%%H:%%i:%%s.%%f\")')\" >>%s",
+		 getenv("LR_DB_SOCKET"), log);
+	LR(&c, "-l", lease, "--schedule", "@every 2s", "--", "sh", "-c", script);
+	for (int64_t end = h_now_ms() + 30000; count_of(h_slurp(log), "\n") < 3; h_sleep_ms(100))
+		cr_assert(h_now_ms() < end, "three slots did not run in 30 s: %s", h_slurp(c.err));
+	kill(c.pid, SIGTERM);
+	cr_assert_eq(h_finish(&c, 15000), 0, "%s", h_slurp(c.err));
+	for (const char *l = h_slurp(log); *l; l = strchr(l, '\n') + 1) {
+		char slot[32], now[40];
+		cr_assert_eq(sscanf(l, "%31s %39s", slot, now), 2, "%s", h_slurp(log));
+		/* "...T12:00:02Z" against "...T12:00:02.123456": the server's
+		 * clock is at or past the slot, to the second. */
+		slot[19] = '\0';
+		cr_assert_geq(strncmp(now, slot, 19), 0, "the %s slot started at %s by the server's clock", slot, now);
+	}
+}
