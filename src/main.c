@@ -36,7 +36,12 @@
  *              (--role-http's server), report.c
  *              (--status, --history), escape.c, json.c
  *   admin/     --status, --history, --release, --pause, --resume, --check;
- *              servercheck.c --check-server (db/promise.c words its lines)
+ *              servercheck.c --check-server (db/promise.c words its lines);
+ *              nextslots.c --schedule SPEC --next N (no database)
+ *   schedule/  --schedule's clock, pure after its parse: cronspec.c (the
+ *              five fields), tzoffsets.c (a zone's UTC offsets, read once),
+ *              schedule.c (the slots, cronie's daylight saving rule),
+ *              civil.c (dates as arithmetic, ISO 8601 times)
  *   base/      bgthread.c (the four background threads' lock, wake, quit),
  *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c,
  *              listenaddr.c
@@ -45,6 +50,7 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/nextslots.h"
 #include "admin/servercheck.h"
 #include "cli/options.h"
 #include "report/log.h"
@@ -90,6 +96,9 @@ int main(int argc, char *argv[])
 		break;
 	case MODE_CHECK_SERVER:
 		servercheck_run(&o, &out);
+		break;
+	case MODE_NEXT:
+		nextslots_run(&o, &out);
 		break;
 	}
 
