@@ -144,6 +144,11 @@ static int parse_every(struct schedule *s, const char *text, char *err, size_t e
 
 	text += strspn(text, " \t");
 	len = strcspn(text, " \t");
+	/* Printable, so that duration.c's message, which quotes it, is one
+	 * line of text (a byte past ASCII was found by fuzz_cronspec). */
+	for (size_t i = 0; i < len && len < sizeof(d); i++)
+		if (text[i] <= ' ' || text[i] >= 0x7f)
+			len = sizeof(d);
 	if (len >= sizeof(d) || text[len + strspn(text + len, " \t")] != '\0') {
 		snprintf(err, errlen, "@every takes one DURATION, like @every 10m");
 		return -1;

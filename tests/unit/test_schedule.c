@@ -161,6 +161,8 @@ Test(schedule, errors_are_one_line_and_tell_spec_from_zone)
 	refused("@every 1500ms", NULL, SCHEDULE_BAD_SPEC, "whole seconds");
 	refused("@every 10 m", NULL, SCHEDULE_BAD_SPEC, "@every takes one DURATION");
 	refused("@every xd", NULL, SCHEDULE_BAD_SPEC, "a number of days");
+	refused("@every 1.5\x91", NULL, SCHEDULE_BAD_SPEC, "@every takes one DURATION");
+	refused("@every 10m\n", NULL, SCHEDULE_BAD_SPEC, "@every takes one DURATION");
 	refused("@daily", "Mars/Olympus", SCHEDULE_BAD_ZONE, "unknown time zone \"Mars/Olympus\"");
 	refused("@daily", "../../etc/passwd", SCHEDULE_BAD_ZONE, "unknown time zone");
 	refused("@daily", "", SCHEDULE_BAD_ZONE, "unknown time zone");
