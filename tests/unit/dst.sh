@@ -71,5 +71,18 @@ expect "a quarter-hourly job runs through both passes" America/New_York '*/15 * 
 expect "@every counts in UTC" Europe/Berlin '@every 1h' 2027-03-28T00:30:00Z \
     2027-03-28T01:00:00Z 2027-03-28T02:00:00Z
 
+# The process's own TZ changes nothing: SPEC is read in --schedule-tz.
+got=$(TZ=Asia/Tokyo "$bin" --schedule '30 2 * * *' --next 1 --from 2027-03-27T00:00:00Z)
+if [[ $got == 2027-03-27T02:30:00Z ]]; then passed=$((passed + 1)); else
+    failed=$((failed + 1)); echo "FAIL: with TZ=Asia/Tokyo, '30 2 * * *' in UTC gave $got"; fi
+
+# --next needs no database and makes no connection, whatever DSN is set.
+if command -v strace >/dev/null; then
+    trace=$(LEADERRUN_DSN=mysql://u:pw@127.0.0.1:1/db strace -f -e trace=connect,socket -o /dev/stdout \
+        "$bin" --schedule '@daily' --schedule-tz Europe/Berlin --next 2 --from 2027-03-27T00:00:00Z 2>&1 >/dev/null)
+    if [[ -z $(grep -E 'connect\(|socket\(' <<<"$trace") ]]; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAIL: --next made a connection: $trace"; fi
+fi
+
 echo "dst: $passed passed, $failed failed"
 ((failed == 0))
