@@ -6,10 +6,12 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/nextslots.h"
 #include "admin/servercheck.h"
 #include "cli/options.h"
 #include "report/log.h"
 #include "run/outcome.h"
+#include "run/cron.h"
 #include "run/run.h"
 #include "run/runmode.h"
 
@@ -40,7 +42,10 @@ int main(int argc, char *argv[])
 		runmode_init(&o, &out);
 		break;
 	case MODE_RUN:
-		run_plain(&o, &out);
+		if (o.have_schedule)
+			cron_run(&o, &out);
+		else
+			run_plain(&o, &out);
 		break;
 	case MODE_STATUS:
 	case MODE_RELEASE:
@@ -52,6 +57,9 @@ int main(int argc, char *argv[])
 		break;
 	case MODE_CHECK_SERVER:
 		servercheck_run(&o, &out);
+		break;
+	case MODE_NEXT:
+		nextslots_run(&o, &out);
 		break;
 	}
 

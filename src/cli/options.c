@@ -157,6 +157,22 @@ static int set_preempt(struct parse *p, const char *arg)
 	return 0;
 }
 
+/* --next N: a mode of its own, with its count. */
+static int set_next(struct parse *p, const char *arg)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || n < 1 || n > 10000)
+		FAIL("--next '%s' must be a number of slots from 1 to 10000", SHOWN(arg));
+	p->o->next_count = (int)n;
+	p->o->mode = MODE_NEXT;
+	p->modes++;
+	return 0;
+}
+
 static int set_command(struct parse *p, const char *arg)
 {
 	if (p->shell)
@@ -325,6 +341,16 @@ static const struct options_def defs[] = {
      "with --release: switch over to that standby (a holder id,\n"
      "or a host with one standby); exit 75 if none such waits",
      TEXT(IN_OPTIONS, release_to), MODE(RELEASE), "--to goes with --release"},
+    {"schedule", 0, "SPEC", "Schedule",
+     "a crontab(5) time: five fields, @daily, @every 10m ...\n"
+     "(see SCHEDULES)",
+     TEXT(IN_PARSE, schedule_text), MODE(RUN) | MODE(NEXT), "--schedule goes with a COMMAND to run, or with --next N"},
+    {"schedule-tz", 0, "ZONE", NULL, "SPEC's time zone, an IANA name (default UTC)", TEXT(IN_PARSE, schedule_tz),
+     MODE(RUN) | MODE(NEXT), "--schedule-tz goes with --schedule SPEC"},
+    {"next", 0, "N", NULL, "print SPEC's next N slots in UTC, then exit (no database)", CALL(set_next, true), ANY_MODE,
+     NULL},
+    {"from", 0, "TIME", NULL, "with --next: the slots after TIME, YYYY-MM-DDTHH:MM:SSZ\n(default: now)",
+     TEXT(IN_PARSE, from_text), MODE(NEXT), "--from goes with --next N"},
     {"no-wait", 'n', NULL, "Waiting", "try once; exit 75 if the lease is held", FLAG(IN_OPTIONS, no_wait), ANY_MODE,
      NULL},
     {"wait-timeout", 'w', "D", NULL, "give up waiting after D; exit 75", DURATION(wait_timeout_us), ANY_MODE, NULL},
@@ -494,6 +520,9 @@ static options_step_fn *const options_steps[] = {
     options_check_choose,
     options_check_role,
     options_check_health,
+    /* --schedule against a job's other ways to run, then SPEC, its zone
+     * (read while no thread runs: tzoffsets.c) and --next's --from. */
+    options_take_schedule,
     /* After the DSN, which may hold the password. */
     options_take_password,
     /* After the password: whether the client library reads the option

@@ -34,6 +34,7 @@ struct parse {
 	const char *shell; /* -c STRING */
 	int shell_at;	   /* the index in argv of the argument that holds it */
 	const char *slots_text, *slot_text;
+	const char *schedule_text, *schedule_tz, *from_text; /* --schedule, --schedule-tz, --from */
 	bool quiet;
 	int modes;
 };
@@ -93,6 +94,7 @@ int options_check_service(struct parse *p);
 int options_check_choose(struct parse *p);
 int options_check_role(struct parse *p);
 int options_check_health(struct parse *p);
+int options_take_schedule(struct parse *p);
 int options_check_run(struct parse *p);
 int options_check_timing(struct parse *p);
 /* options_server.c: the DSN, the option files' hosts, TLS. */
