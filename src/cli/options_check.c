@@ -331,8 +331,13 @@ int options_take_schedule(struct parse *p)
 			FAIL("--schedule-tz ZONE is the time zone of a --schedule; add --schedule SPEC");
 		if (o->mode == MODE_NEXT)
 			FAIL("--next N prints a schedule's slots; add --schedule SPEC");
+		if (o->catch_up_us)
+			FAIL("--catch-up WINDOW runs a --schedule's lost slots again; add --schedule SPEC");
 		return 0;
 	}
+	/* A slot is waited for within its own window (SCHEDULES). */
+	if (o->mode == MODE_RUN && o->wait_timeout_us >= 0)
+		FAIL("--schedule waits for each slot until its window closes; it does not go with --wait-timeout");
 	if (o->mode == MODE_RUN && (o->no_wait || o->once_per_us || o->service || o->slots > 1))
 		FAIL("--schedule runs COMMAND once a slot; it does not go with %s", o->no_wait	     ? "-n (--no-wait)"
 										    : o->once_per_us ? "--once-per"
@@ -346,7 +351,5 @@ int options_take_schedule(struct parse *p)
 	if (rc < 0)
 		FAIL("--schedule: %s", why);
 	o->have_schedule = true;
-	if (o->mode == MODE_RUN)
-		FAIL("--schedule with a COMMAND is not built yet on this branch; --next N shows SPEC's slots");
 	return 0;
 }

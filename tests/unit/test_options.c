@@ -958,5 +958,10 @@ Test(options, schedule_next_is_a_mode_and_a_scheduled_job_refuses_the_other_ways
 	USAGE("modes of their own", "--schedule", "@daily", "--next", "1", "--status");
 	USAGE("unexpected argument 'job'", "--schedule", "@daily", "--next", "1", "job");
 	USAGE("--schedule goes with a COMMAND to run, or with --next N", "--schedule", "@daily", "--history", "x");
-	USAGE("not built yet", "--schedule", "@daily", "--", "job");
+	USAGE("--catch-up WINDOW runs a --schedule's lost slots again; add --schedule SPEC", "--catch-up", "1h", "--",
+	      "job");
+	USAGE("it does not go with --wait-timeout", "--schedule", "@daily", "-w", "1m", "--", "job");
+	o = OK("--schedule", "@every 10m", "--catch-up", "5m", "-l", "x", "--", "job");
+	cr_assert(o.have_schedule);
+	cr_assert_eq(o.catch_up_us, INT64_C(300) * 1000000);
 }
