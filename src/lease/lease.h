@@ -59,6 +59,7 @@ struct lease_info {
 	uint64_t slot_term;   /* the term that took it */
 	int64_t now_us;	      /* --schedule: the server's clock at the look */
 	bool rerun;	      /* --schedule: the last try was the slot's next attempt (acquire_rerun) */
+	bool slot_lost;	      /* --schedule: last_slot's last attempt was lost: no exit, not revoked */
 	int64_t preferred_us; /* > 0: free, but another candidate's for that long still (choose.h) */
 	int holder_priority;  /* the holder's --priority, as its standby row says (0: none) */
 	/* The lock of the waiting candidate just above this one in priority

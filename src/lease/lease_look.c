@@ -35,6 +35,7 @@ static void look_lease(struct lease_info *info, const struct db_value *c)
 	info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
 	info->slot_term = c[11].is_null ? 0 : c[11].u64;
 	info->now_us = c[12].is_null ? 0 : c[12].i64;
+	info->slot_lost = !c[17].is_null && c[17].i64 != 0;
 	if (!c[12].is_null && info->slot_us == 0)
 		info->slot_us = c[12].i64;
 }
@@ -156,6 +157,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	    {.type = DB_I64},
 	    {.type = DB_STR, .buf = above, .cap = sizeof(above)},
 	    {.type = DB_I64},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
@@ -164,7 +166,7 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	info->expires_in_us = info->preferred_us = 0;
 	info->above[0] = '\0';
 	info->other_chosen = false;
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 17, look_row, l, &r, err, errlen);
+	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 18, look_row, l, &r, err, errlen);
 	if (*st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {

@@ -39,15 +39,15 @@ enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_in
 		return BUSY_SLOT_USED;
 	if (info->last_slot_us == s) {
 		/* Held: an attempt of this slot runs; with --catch-up, wait for
-		 * its end. Free: its rerun was refused (the attempt ended, an
-		 * operator revoked it, or the window closed), or is yet to be
-		 * tried (the look that chose the first attempt's statement was
-		 * older than that attempt). */
+		 * its end. Free: a rerun is worth its compare-and-set while the
+		 * last attempt was lost and the window is open, by the look's
+		 * row and clock; else the slot is done. */
 		if (held)
 			return q->rerun_until_us > 0 ? BUSY_HELD : BUSY_SLOT_USED;
 		if (info->paused_in_us > 0)
 			return BUSY_PAUSED;
-		return q->rerun_until_us > 0 && !info->rerun ? BUSY_HELD : BUSY_SLOT_USED;
+		return q->rerun_until_us > 0 && info->slot_lost && info->now_us < q->rerun_until_us ? BUSY_HELD
+												   : BUSY_SLOT_USED;
 	}
 	if (held)
 		return BUSY_SKIPPED;

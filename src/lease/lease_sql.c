@@ -113,7 +113,8 @@ void lease_sql_quote_table(char *out, size_t len, const char *table)
  * schema 2, which lease.c sends with fewer parameters).
  * Arguments of snprintf, not formats: one '%' each. */
 struct cols {
-	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *status_exit, *status_more;
+	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *read_lost, *status_exit,
+	    *status_more;
 	const char *insert_rows;
 	const char *choose, *choose_read; /* the claims (choose.h), this run's, not the schema's */
 };
@@ -133,6 +134,9 @@ static struct cols cols_of(int schema)
 	    .read_more = "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), paused_until), " ISO1(
 		"paused_until") ", paused_by, "
 				"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', last_slot), slot_term",
+	    /* --schedule: the last attempt of last_slot was lost (stmts.def,
+	     * acquire_rerun): no exit recorded, and not revoked. */
+	    .read_lost = "last_exit IS NULL AND revoked_term < term",
 	    .status_exit = "last_exit, " ISO1("finished_at"),
 	    .status_more =
 		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
@@ -151,6 +155,7 @@ static struct cols cols_of(int schema)
 		c.pause_ok = c.live = "";
 		c.revoked = "FALSE";
 		c.read_more = "NULL, NULL, '', NULL, NULL";
+		c.read_lost = "NULL";
 		c.status_more = "NULL, '', NULL";
 	}
 	if (schema < 2) {

@@ -114,8 +114,8 @@ static int kill_the_holder(struct h_proc *c, const char *lease, const char *catc
 	job(script, sizeof(script), "6");
 	for (int i = 0; i < 2; i++) {
 		if (catch_up)
-			LR(&c[i], "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--catch-up", catch_up, "--", "sh",
-			   "-c", script);
+			LR(&c[i], "-vv", "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--catch-up", catch_up, "--",
+			   "sh", "-c", script);
 		else
 			LR(&c[i], "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--", "sh", "-c", script);
 	}
@@ -136,8 +136,11 @@ Test(schedule, a_holder_killed_mid_run_is_run_again_elsewhere_with_catch_up_unde
 
 	/* The lost attempt's lease runs out within its ttl (3 s): the rerun
 	 * starts then, not before. */
-	cr_assert(h_wait_file(h_path("jobs.log"), " 2 ", 15000), "no rerun:\n%s\n%s", h_slurp(h_path("jobs.log")),
-		  h_slurp(c[other].err));
+	if (!h_wait_file(h_path("jobs.log"), " 2 ", 15000)) {
+		char log[4096];
+		snprintf(log, sizeof(log), "%s", h_slurp(h_path("jobs.log")));
+		cr_assert_fail("no rerun:\n%s\n%s", log, h_slurp(c[other].err));
+	}
 	cr_assert_eq(starts(r, 4), 2, "%s", h_slurp(h_path("jobs.log")));
 	cr_assert_str_eq(r[1].scheduled, r[0].scheduled, "the rerun is the same slot's");
 	cr_assert_eq(r[0].attempt, 1);
