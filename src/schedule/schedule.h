@@ -33,7 +33,9 @@ enum schedule_fault {
 };
 
 /* Reads SPEC in zone TZ (NULL: UTC), for slots from about FROM_US on (a
- * zone's offsets are read from a day before it to 50 years after).
+ * zone's offsets are read from a year before it to 50 years after: the
+ * horizon, outside which next, prev and count see no slot; in UTC, 1970
+ * to 9999).
  * Returns 0, or a schedule_fault with a one-line ERR. Sets and restores
  * TZ when TZ names a zone: call it before any thread starts. */
 int schedule_parse(struct schedule *s, const char *spec, const char *tz, int64_t from_us, char *err, size_t errlen);

@@ -126,7 +126,7 @@ int tzoffsets_load(struct tzoffsets *z, const char *zone, int64_t from, char *er
 		    zone_name_ok(zone) ? zone : "?");
 		return -1;
 	}
-	z->lo = from - CIVIL_DAY > 0 ? from - CIVIL_DAY : 0;
+	z->lo = from - TZOFFSETS_BACK > 0 ? from - TZOFFSETS_BACK : 0;
 	z->hi = from + TZOFFSETS_YEARS * 36525 * CIVIL_DAY / 100;
 	if (z->hi > SPAN_END)
 		z->hi = SPAN_END;

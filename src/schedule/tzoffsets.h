@@ -8,7 +8,10 @@
 
 /* 50 years of two changes a year, and room for zones that change more. */
 #define TZOFFSETS_MAX 256
-/* The span read: from a day before the first time asked, 50 years on. */
+/* The span read: from a year before the first time asked (the slots a
+ * schedule missed while every instance was down are counted back that
+ * far), to 50 years on. */
+#define TZOFFSETS_BACK	(366 * INT64_C(86400))
 #define TZOFFSETS_YEARS 50
 
 struct tzoffsets {
@@ -20,7 +23,7 @@ struct tzoffsets {
 	} change[TZOFFSETS_MAX];
 };
 
-/* ZONE's offsets from FROM minus a day to TZOFFSETS_YEARS on; NULL or
+/* ZONE's offsets from FROM minus TZOFFSETS_BACK to TZOFFSETS_YEARS on; NULL or
  * "UTC": offset 0 from 1970 to 9999. ZONE is an IANA name, read from the
  * system's zoneinfo. Sets TZ and calls tzset while it reads, then
  * restores TZ as it was: call it only before any thread starts. Returns

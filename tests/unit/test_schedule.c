@@ -125,6 +125,16 @@ Test(schedule, count_is_the_slots_in_the_half_open_span_up_to_a_limit)
 	cr_assert_eq(schedule_count(s, at("2027-01-01T00:00:00Z"), at("2027-01-02T00:00:00Z"), 7), 7);
 }
 
+Test(schedule, a_zones_slots_are_seen_a_year_back_for_the_missed_ones)
+{
+	struct schedule *s = sched("0 3 * * *", "Europe/Berlin", "2027-12-01T12:00:00Z");
+
+	cr_assert_eq(schedule_count(s, at("2027-01-01T12:00:00Z"), at("2027-12-01T12:00:00Z"), 1000), 334,
+		     "every day from 2 January to 1 December");
+	cr_assert_eq(schedule_prev(s, at("2027-06-01T00:00:00Z")), at("2027-05-31T01:00:00Z"), "03:00 CEST");
+	cr_assert_eq(schedule_prev(s, at("2026-06-01T00:00:00Z")), -1, "before the horizon");
+}
+
 Test(schedule, berlin_spring_runs_a_skipped_fixed_time_at_the_change)
 {
 	const char *from = "2027-03-27T00:00:00Z";
