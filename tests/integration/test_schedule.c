@@ -4,9 +4,12 @@
  * lost one can no longer run; without it, the slot stays lost. The job
  * logs "start SCHEDULED ATTEMPT TERM" and "stop SCHEDULED ATTEMPT TERM",
  * holding an flock throughout: two runs at once would be seen. */
+#include <dirent.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -246,4 +249,50 @@ Test(schedule, a_slot_starts_at_its_time_by_the_servers_clock)
 		slot[19] = '\0';
 		cr_assert_geq(strncmp(now, slot, 19), 0, "the %s slot started at %s by the server's clock", slot, now);
 	}
+}
+
+/* The sockets PID has open: its connections to the server (a schedule
+ * without --role-http or --notify opens no other). */
+static int sockets_of(pid_t pid)
+{
+	char dir[64], link[PATH_MAX], target[128];
+	struct dirent *e;
+	int n = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", (int)pid);
+	cr_assert_not_null(d = opendir(dir));
+	while ((e = readdir(d)) != NULL) {
+		ssize_t len;
+		snprintf(link, sizeof(link), "%s/%s", dir, e->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len > 0) {
+			target[len] = '\0';
+			n += strncmp(target, "socket:", 7) == 0;
+		}
+	}
+	closedir(d);
+	return n;
+}
+
+/* Between slots an instance holds no connection (and so sends nothing):
+ * its sessions end with each slot's run. */
+Test(schedule, between_slots_an_instance_holds_no_connection)
+{
+	const char *lease = h_lease("idle");
+	struct h_proc c;
+	char script[1024];
+	int64_t end;
+
+	job(script, sizeof(script), "0.1");
+	LR(&c, "-l", lease, "--schedule", "@every 10s", "--", "sh", "-c", script);
+	cr_assert(h_wait_file(h_path("jobs.log"), "stop ", 30000), "no slot ran in 30 s: %s", h_slurp(c.err));
+	/* The run's release and its threads' ends take a moment. */
+	for (end = h_now_ms() + 5000; sockets_of(c.pid) > 0; h_sleep_ms(50))
+		cr_assert(h_now_ms() < end, "the instance kept a connection after its slot's run");
+	/* And keeps none while it sleeps to the next slot. */
+	for (end = h_now_ms() + 3000; h_now_ms() < end; h_sleep_ms(100))
+		cr_assert_eq(sockets_of(c.pid), 0, "a connection between slots");
+	kill(c.pid, SIGTERM);
+	cr_assert_eq(h_finish(&c, 15000), 0, "%s", h_slurp(c.err));
 }
