@@ -27,10 +27,9 @@ static enum lease_busy lease_why(const struct lease_info *info, const struct lea
 	return BUSY_HELD;
 }
 
-/* The compare-and-set that Q's acquire sends: its statement and
- * parameters, into P (8 at most); returns their count. */
-static int lease_acquire_stmt(const struct lease_sql *sql, const struct lease_req *q, struct lease_info *info,
-			      struct db_value p[8], unsigned *id, const char **text)
+/* The compare-and-set that Q's acquire sends, into CAS. */
+static void lease_acquire_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
+			       struct lease_cas *cas)
 {
 	struct db_value all[] = {
 	    {.type = DB_STR, .str = q->holder},	    {.type = DB_I64, .i64 = q->ttl_us},
@@ -39,18 +38,21 @@ static int lease_acquire_stmt(const struct lease_sql *sql, const struct lease_re
 	    {.type = DB_I64, .i64 = info->slot_us},
 	};
 
-	if (q->sched_us)
-		return lease_sched_stmt(sql, q, info, all, p, id, text);
-	if (q->period_us > 0) {
-		memcpy(p, all, sizeof(all));
-		*id = STMT_ACQUIRE_SLOT;
-		*text = sql->acquire_slot;
-		return 7;
+	if (q->sched_us) {
+		lease_sched_stmt(sql, q, info, all, cas);
+		return;
 	}
-	p[0] = all[0], p[1] = all[1], p[2] = all[3], p[3] = all[4], p[4] = all[5];
-	*id = STMT_ACQUIRE;
-	*text = sql->acquire;
-	return 5;
+	if (q->period_us > 0) {
+		memcpy(cas->p, all, sizeof(all));
+		cas->id = STMT_ACQUIRE_SLOT;
+		cas->text = sql->acquire_slot;
+		cas->np = 7;
+		return;
+	}
+	cas->p[0] = all[0], cas->p[1] = all[1], cas->p[2] = all[3], cas->p[3] = all[4], cas->p[4] = all[5];
+	cas->id = STMT_ACQUIRE;
+	cas->text = sql->acquire;
+	cas->np = 5;
 }
 
 /* The period a look asks the server's slot of: --once-per's; for
@@ -63,24 +65,23 @@ static int64_t lease_look_period(const struct lease_req *q)
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
 				    struct lease_res *res, char *err, size_t errlen)
 {
-	const char *name = q->name, *holder = q->holder, *text;
+	const char *name = q->name, *holder = q->holder;
 	int64_t ttl_us = q->ttl_us;
 	unsigned slots = q->slots;
 	struct lease_with *with = q->with;
 	struct lease_info *info = &res->info;
 	int64_t *sent_at = &res->sent_at;
 	enum db_status *st = &res->status;
-	struct db_value p[8];
-	unsigned id;
-	int np = lease_acquire_stmt(sql, q, info, p, &id, &text);
+	struct lease_cas cas;
 	struct db_result r;
 	enum lease_outcome o;
 
 	bool block = with && lease_block_ok(db, sql);
 
+	lease_acquire_stmt(sql, q, info, &cas);
 	*sent_at = timing_now();
 	if (block)
-		*st = lease_block_acquire(db, sql, text, p, np, name, info->slot, with, &r, err, errlen);
+		*st = lease_block_acquire(db, sql, cas.text, cas.p, cas.np, name, info->slot, with, &r, err, errlen);
 	/* The block's move rolled it back (lease_with's alone: a stale
 	 * fence, a deadlock in the fence's gap): the compare-and-set on its
 	 * own, the move after its commit. */
@@ -89,8 +90,8 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 		*sent_at = timing_now();
 	}
 	if (!block || with->alone)
-		*st = db_exec(db, id, text, p, np, NULL, 0, &r, err, errlen);
-	info->rerun = id == STMT_ACQUIRE_RERUN;
+		*st = db_exec(db, cas.id, cas.text, cas.p, cas.np, NULL, 0, &r, err, errlen);
+	info->rerun = cas.id == STMT_ACQUIRE_RERUN;
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one

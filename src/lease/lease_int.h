@@ -49,11 +49,19 @@ typedef enum db_status lease_try_fn(struct db *db, const struct lease_sql *sql, 
 enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *try, const struct lease_req *q,
 			  struct lease_res *r, char *err, size_t errlen);
 
-/* --schedule (lease_sched.c): the compare-and-set of Q's slot, from ALL,
- * the parameters of a plain acquire and --once-per's; and why a failed one
- * keeps Q out, as INFO's look found the row. */
-int lease_sched_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
-		     const struct db_value all[7], struct db_value p[8], unsigned *id, const char **text);
+/* An acquisition's compare-and-set: its statement and parameters. */
+struct lease_cas {
+	unsigned id;
+	const char *text;
+	struct db_value p[8];
+	unsigned np;
+};
+
+/* --schedule (lease_sched.c): the compare-and-set of Q's slot into CAS,
+ * from ALL, the parameters of a plain acquire and --once-per's; and why a
+ * failed one keeps Q out, as INFO's look found the row. */
+void lease_sched_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
+		      const struct db_value all[7], struct lease_cas *cas);
 enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_info *info);
 
 #endif

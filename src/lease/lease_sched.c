@@ -8,26 +8,28 @@
 #include "lease.h"
 #include "lease_int.h"
 
-int lease_sched_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
-		     const struct db_value all[7], struct db_value p[8], unsigned *id, const char **text)
+void lease_sched_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
+		      const struct db_value all[7], struct lease_cas *cas)
 {
 	struct db_value slot = {.type = DB_I64, .i64 = q->sched_us};
 	struct db_value until = {.type = DB_I64, .i64 = q->rerun_until_us};
+	struct db_value *p = cas->p;
 
 	/* The look said that an attempt of this slot took the lease already:
 	 * only a rerun can follow it. */
 	if (q->rerun_until_us > 0 && info->last_slot_us == q->sched_us) {
 		p[0] = all[0], p[1] = all[1], p[2] = all[3], p[3] = all[4], p[4] = all[5];
 		p[5] = slot, p[6] = until;
-		*id = STMT_ACQUIRE_RERUN;
-		*text = sql->acquire_rerun;
-		return 7;
+		cas->id = STMT_ACQUIRE_RERUN;
+		cas->text = sql->acquire_rerun;
+		cas->np = 7;
+		return;
 	}
 	p[0] = all[0], p[1] = all[1], p[2] = slot, p[3] = all[3], p[4] = all[4], p[5] = all[5];
 	p[6] = slot, p[7] = slot;
-	*id = STMT_ACQUIRE_SCHED;
-	*text = sql->acquire_sched;
-	return 8;
+	cas->id = STMT_ACQUIRE_SCHED;
+	cas->text = sql->acquire_sched;
+	cas->np = 8;
 }
 
 enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_info *info)
