@@ -43,13 +43,13 @@ static void switchover_on_row(void *ctx, const struct lease_row *row)
 }
 
 static enum db_status switchover_look(struct db *db, struct lease_sql *sql, const char *lease,
-				      struct switchover_look *l, char *err, size_t errlen)
+				      struct switchover_look *l, struct db_err *err)
 {
 	const struct lease_req q = {.name = lease, .on_row = switchover_on_row, .ctx = l};
 	struct lease_res res = {0};
 
 	memset(l, 0, sizeof(*l));
-	return lease_status(db, sql, &q, &res, err, errlen);
+	return lease_status(db, sql, &q, &res, err);
 }
 
 /* "WHAT LEASE to/by HOLDER REST", the row's text escaped. */
@@ -66,12 +66,13 @@ static void switchover_say(const char *what, const char *holder, const char *lea
 static bool switchover_target(const struct options *o, struct db *db, struct lease_sql *sql, struct choose_target *t,
 			      struct outcome *out)
 {
-	char err[512], n[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)];
-	enum db_status st = choose_find(db, sql, o->lease, o->release_to, t, err, sizeof(err));
+	struct db_err err;
+	char n[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)];
+	enum db_status st = choose_find(db, sql, o->lease, o->release_to, t, &err);
 
 	escape_text(n, sizeof(n), o->release_to);
 	if (st != DB_OK) {
-		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+		log_error("--release --to: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it makes the standbys' table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return false;
@@ -99,7 +100,7 @@ static enum switchover_history switchover_took(const struct options *o, struct d
 					       uint64_t from_term, uint64_t *term)
 {
 	struct history_sql h;
-	char err[512];
+	struct db_err err;
 	const struct db_value p[] = {
 	    {.type = DB_STR, .str = o->lease}, {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = from_term}};
 	struct db_value c = {.type = DB_U64};
@@ -107,12 +108,12 @@ static enum switchover_history switchover_took(const struct options *o, struct d
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec(db, STMT_HISTORY_TOOK, h.took, p, 3, &c, 1, &r, err, sizeof(err));
+	st = db_exec(db, &(struct db_call){STMT_HISTORY_TOOK, h.took, p, 3, &c, 1, NULL, NULL, &r}, &err);
 	if (st != DB_OK) {
 		if (st != DB_NO_TABLE)
 			log_warn(
 			    "--release --to: the run history %s cannot be read (%s: %s): the lease row alone tells",
-			    o->history_table, dberr_name(st), err);
+			    o->history_table, dberr_name(st), err.msg);
 		return SWITCHOVER_HISTORY_ABSENT;
 	}
 	if (!r.have_row || c.is_null)
@@ -162,13 +163,13 @@ static void switchover_wait(const struct options *o, struct db *db, struct lease
 	enum switchover_history history = SWITCHOVER_HISTORY_UNREAD;
 	uint64_t took = 0;
 	struct switchover_look l;
-	char err[512];
+	struct db_err err;
 	int64_t start = timing_now();
 
 	for (;;) {
-		enum db_status st = switchover_look(db, sql, o->lease, &l, err, sizeof(err));
+		enum db_status st = switchover_look(db, sql, o->lease, &l, &err);
 		if (st != DB_OK) {
-			log_error("--release --to: %s: %s", dberr_name(st), err);
+			log_error("--release --to: %s: %s", dberr_name(st), err.msg);
 			out->kind = runmode_outcome_of(st);
 			return;
 		}
@@ -192,7 +193,7 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 {
 	struct choose_target t;
 	struct switchover_look before;
-	char err[512];
+	struct db_err err;
 	bool chosen = false;
 	enum db_status st;
 	const struct lease_req q = {.name = o->lease, .slot = 0};
@@ -200,9 +201,9 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 
 	if (!switchover_target(o, db, sql, &t, out))
 		return;
-	if ((st = switchover_look(db, sql, o->lease, &before, err, sizeof(err))) != DB_OK ||
-	    (st = choose_set(db, sql, o->lease, t.holder, SWITCHOVER_WINDOW_US, &chosen, err, sizeof(err))) != DB_OK) {
-		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+	if ((st = switchover_look(db, sql, o->lease, &before, &err)) != DB_OK ||
+	    (st = choose_set(db, sql, o->lease, t.holder, SWITCHOVER_WINDOW_US, &chosen, &err)) != DB_OK) {
+		log_error("--release --to: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it upgrades the standbys' table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return;
@@ -214,8 +215,8 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 	}
 	/* The holder stops at its next renew, then releases; a lease not
 	 * held is the chosen one's at its next look. */
-	if ((st = lease_revoke(db, sql, &q, &res, err, sizeof(err))) != DB_OK) {
-		log_error("--release --to: %s: %s", dberr_name(st), err);
+	if ((st = lease_revoke(db, sql, &q, &res, &err)) != DB_OK) {
+		log_error("--release --to: %s: %s", dberr_name(st), err.msg);
 		out->kind = runmode_outcome_of(st);
 		return;
 	}

@@ -180,12 +180,12 @@ void db_on_io(int mode, MYSQL *m, const unsigned char *buffer, size_t length);
 enum db_status db_status_of(unsigned errnum, const char *msg);
 /* A failed call: its status, ERR filled from MSG; fails over when the
  * server is unavailable. */
-enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen);
+enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, struct db_err *err);
 
 /* db_probe.c */
 int64_t db_probe_row(struct db *db, MYSQL_ROW row);
 enum db_status db_read_only(struct db *db, int64_t read_only, char *why, size_t len);
-enum db_status db_session(struct db *db, char *err, size_t errlen);
-enum db_status db_settle(struct db *db, char *err, size_t errlen);
+enum db_status db_session(struct db *db, struct db_err *err);
+enum db_status db_settle(struct db *db, struct db_err *err);
 
 #endif

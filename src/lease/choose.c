@@ -12,13 +12,13 @@
 #include "spread.h"
 
 /* ROW_COUNT() of the last statement (rows matched: CLIENT_FOUND_ROWS). */
-static enum db_status choose_rows(struct db *db, int64_t *n, char *err, size_t errlen)
+static enum db_status choose_rows(struct db *db, int64_t *n, struct db_err *err)
 {
-	return db_query_int(db, "SELECT ROW_COUNT()", n, err, errlen);
+	return db_query_int(db, "SELECT ROW_COUNT()", n, err);
 }
 
 enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
-			      const char *holder, uint64_t term, int priority, bool *revoked, char *err, size_t errlen)
+			      const char *holder, uint64_t term, int priority, bool *revoked, struct db_err *err)
 {
 	char l[LEASE_TABLE_MAX + 24], s[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease},
@@ -48,7 +48,7 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 			    "COALESCE(h.priority, 0) < ? AND @@global.read_only = 0",
 			    v, 4))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK || (st = choose_rows(db, &n, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK || (st = choose_rows(db, &n, err)) != DB_OK)
 		return st;
 	*revoked = n > 0;
 	return DB_OK;
@@ -73,7 +73,7 @@ static void choose_why_row(void *arg, const char *const *c, unsigned n)
 }
 
 enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, char *err, size_t errlen)
+				  char *reason, size_t rlen, char *by, size_t bylen, struct db_err *err)
 {
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease}, {.type = DB_U64, .u64 = term}};
@@ -96,7 +96,7 @@ enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, co
 			    ") AND IS_USED_LOCK(s.lock_name) IS NOT NULL ORDER BY " CHOSEN_NOW " DESC LIMIT 1",
 			    v, 2))
 		return DB_ERROR;
-	return db_query_rows(db, q, 2, choose_why_row, &w, err, errlen);
+	return db_query_rows(db, q, 2, choose_why_row, &w, err);
 }
 
 struct choose_find_ctx {
@@ -125,7 +125,7 @@ static void choose_find_row(void *arg, const char *const *c, unsigned n)
 }
 
 enum db_status choose_find(struct db *db, const struct lease_sql *sql, const char *lease, const char *name,
-			   struct choose_target *t, char *err, size_t errlen)
+			   struct choose_target *t, struct db_err *err)
 {
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease},
@@ -146,11 +146,11 @@ enum db_status choose_find(struct db *db, const struct lease_sql *sql, const cha
 			    l) ||
 	    !sqltext_render(q, sizeof(q), &used, "ORDER BY s.holder = ? DESC, s.since", &v[3], 1))
 		return DB_ERROR;
-	return db_query_rows(db, q, 3, choose_find_row, &f, err, errlen);
+	return db_query_rows(db, q, 3, choose_find_row, &f, err);
 }
 
 enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			  int64_t window_us, bool *chosen, char *err, size_t errlen)
+			  int64_t window_us, bool *chosen, struct db_err *err)
 {
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {
@@ -168,7 +168,7 @@ enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char
 	    !sqltext_render(q, sizeof(q), &used, "WHERE lease = ? AND holder <> ? AND chosen_until IS NOT NULL", &v[1],
 			    2))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK)
 		return st;
 	used = 0;
 	/* Until the holder's lease would expire (a revoked term is renewed
@@ -184,7 +184,7 @@ enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char
 			    "IS_USED_LOCK(s.lock_name) IS NOT NULL",
 			    v, 3))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK || (st = choose_rows(db, &n, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK || (st = choose_rows(db, &n, err)) != DB_OK)
 		return st;
 	*chosen = n > 0;
 	return DB_OK;
@@ -210,7 +210,7 @@ static void choose_spread_row(void *arg, const char *const *c, unsigned n)
 }
 
 enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			     bool *mine, char *err, size_t errlen)
+			     bool *mine, struct db_err *err)
 {
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[1024], host[LEASE_NAME_MAX + 1];
 	struct choose_spread_ctx x = {calloc(SPREAD_ROWS_MAX, sizeof(*x.rows)),
@@ -231,7 +231,7 @@ enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const c
 	    "IS_USED_LOCK(s.lock_name) IS NOT NULL UNION ALL SELECT 'h', x.name, SUBSTRING_INDEX(x.holder, ':', 1) "
 	    "FROM %s x WHERE x.expires_at > UTC_TIMESTAMP(6) LIMIT %d",
 	    s, l, SPREAD_ROWS_MAX);
-	st = db_query_rows(db, q, 3, choose_spread_row, &x, err, errlen);
+	st = db_query_rows(db, q, 3, choose_spread_row, &x, err);
 	if (st != DB_OK)
 		goto out;
 	spread_host(holder, host, sizeof(host));

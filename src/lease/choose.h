@@ -58,26 +58,26 @@ void choose_off(struct lease_sql *sql);
  * TERM of HOLDER if the holder's priority (0 when it keeps no row) is
  * below PRIORITY. *REVOKED: it was. */
 enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
-			      const char *holder, uint64_t term, int priority, bool *revoked, char *err, size_t errlen);
+			      const char *holder, uint64_t term, int priority, bool *revoked, struct db_err *err);
 
 /* A revoked holder: why (REASON "preempted", "switched_over", or "" for an
  * operator's plain --release) and for whom (BY). */
 enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, char *err, size_t errlen);
+				  char *reason, size_t rlen, char *by, size_t bylen, struct db_err *err);
 
 /* --release --to: the live standby of LEASE named NAME (holder first, then
  * host), not the lease's holder. */
 enum db_status choose_find(struct db *db, const struct lease_sql *sql, const char *lease, const char *name,
-			   struct choose_target *t, char *err, size_t errlen);
+			   struct choose_target *t, struct db_err *err);
 
 /* --release --to: chooses HOLDER until the lease's expiry plus WINDOW_US;
  * *CHOSEN false when its row is gone (it stopped waiting). */
 enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			  int64_t window_us, bool *chosen, char *err, size_t errlen);
+			  int64_t window_us, bool *chosen, struct db_err *err);
 
 /* --spread: is this candidate's host (HOLDER's, spread.h) the one to take
  * LEASE now? *MINE true also when nothing says otherwise. */
 enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			     bool *mine, char *err, size_t errlen);
+			     bool *mine, struct db_err *err);
 
 #endif

@@ -104,19 +104,19 @@ static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql,
 /* Runs Q (malloc'd, BLOCK_MAX bytes; FITS: its text was made whole) and
  * frees it; its last row into C. WHAT names it in errors. */
 static enum db_status block_run(struct db *db, char *q, bool fits, const char *what, struct db_value *c, unsigned n,
-				struct db_result *r, char *err, size_t errlen)
+				struct db_result *r, struct db_err *err)
 {
 	enum db_status st;
 
 	if (!q || !fits) {
 		free(q);
-		snprintf(err, errlen, q ? "internal error: %s's statement did not fit" : "out of memory for %s", what);
+		snprintf(err->msg, sizeof(err->msg), q ? "internal error: %s's statement did not fit" : "out of memory for %s", what);
 		return DB_ERROR;
 	}
-	st = db_block(db, q, c, n, r, err, errlen);
+	st = db_block(db, q, c, n, r, err);
 	free(q);
 	if (st == DB_OK && !r->have_row) {
-		snprintf(err, errlen, "the server gave no result for %s", what);
+		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", what);
 		st = DB_ERROR;
 	}
 	return st;
@@ -136,18 +136,18 @@ struct block_go {
 };
 
 static enum db_status block_go(struct db *db, const struct block_go *g, struct db_value *c, unsigned n,
-			       struct db_result *r, char *err, size_t errlen)
+			       struct db_result *r, struct db_err *err)
 {
 	enum db_status st;
 	bool prepared = g->kept && db_block_prepared(db, g->id, g->kept);
 
 	free(g->kept);
 	if (!prepared)
-		return block_run(db, g->text, g->fits, g->what, c, n, r, err, errlen);
+		return block_run(db, g->text, g->fits, g->what, c, n, r, err);
 	free(g->text);
-	st = db_block_execute(db, g->id, g->args, g->nargs, c, n, r, err, errlen);
+	st = db_block_execute(db, g->id, g->args, g->nargs, c, n, r, err);
 	if (st == DB_OK && !r->have_row) {
-		snprintf(err, errlen, "the server gave no result for %s", g->what);
+		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", g->what);
 		st = DB_ERROR;
 	}
 	return st;
@@ -156,23 +156,23 @@ static enum db_status block_go(struct db *db, const struct block_go *g, struct d
 /* Prepares KEPT (as block_go's; FITS: made whole) as ID, with WARM,
  * unless it is already; frees it. */
 static enum db_status block_prepare(struct db *db, enum db_prepared id, char *kept, bool fits, const char *warm,
-				    const char *what, char *err, size_t errlen)
+				    const char *what, struct db_err *err)
 {
 	enum db_status st = DB_OK;
 
 	if (!kept || !fits) {
-		snprintf(err, errlen, kept ? "internal error: %s's statement did not fit" : "out of memory for %s",
+		snprintf(err->msg, sizeof(err->msg), kept ? "internal error: %s's statement did not fit" : "out of memory for %s",
 			 what);
 		st = DB_ERROR;
 	} else if (!db_block_prepared(db, id, kept))
-		st = db_block_prepare(db, id, kept, warm, err, errlen);
+		st = db_block_prepare(db, id, kept, warm, err);
 	free(kept);
 	return st;
 }
 
 enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
 				   const struct db_value *p, unsigned np, const char *name, unsigned slot,
-				   struct lease_with *with, struct db_result *r, char *err, size_t errlen)
+				   struct lease_with *with, struct db_result *r, struct db_err *err)
 {
 	struct block_go g = {
 	    .id = DB_PREPARED_ACQUIRE, .text = malloc(BLOCK_MAX), .args = p, .nargs = np, .what = "the acquisition"};
@@ -193,7 +193,7 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 		free(g.kept);
 		g.kept = NULL;
 	}
-	st = block_go(db, &g, c, 5, r, err, errlen);
+	st = block_go(db, &g, c, 5, r, err);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;
@@ -213,7 +213,7 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	 * each other. A retry in a block could meet the same gap again. */
 	if (c[0].u64 == 0 && c[2].i64 != 0) {
 		with->alone = true;
-		snprintf(err, errlen, "the acquisition was rolled back: %s (error %u)", with->fence_err,
+		snprintf(err->msg, sizeof(err->msg), "the acquisition was rolled back: %s (error %u)", with->fence_err,
 			 with->fence_errno);
 		return DB_CONFLICT;
 	}
@@ -221,8 +221,7 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 }
 
 enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
-					   const char *name, unsigned slot, const struct lease_with *with, char *err,
-					   size_t errlen)
+					   const char *name, unsigned slot, const struct lease_with *with, struct db_err *err)
 {
 	char *q = malloc(BLOCK_MAX), warm[256];
 
@@ -231,7 +230,7 @@ enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_sql
 	snprintf(warm, sizeof(warm), "CALL %s(?, ?, ?, ?)", sql->fence_routine[FENCE_R_MOVE]);
 	return block_prepare(db, DB_PREPARED_ACQUIRE, q,
 			     q && block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, 0, name, slot, with), warm,
-			     "the acquisition", err, errlen);
+			     "the acquisition", err);
 }
 
 /* The release's block into Q; KEEP: the values known only at the end (the
@@ -270,16 +269,16 @@ static bool block_release_text(char *q, size_t len, const char *rel, const struc
 }
 
 enum db_status lease_block_prepare_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
-					   const struct lease_release_with *with, char *err, size_t errlen)
+					   const struct lease_release_with *with, struct db_err *err)
 {
 	char *q = malloc(BLOCK_MAX);
 
 	return block_prepare(db, DB_PREPARED_RELEASE, q, q && block_release_text(q, BLOCK_MAX, rel, p, np, with, true),
-			     NULL, "the release", err, errlen);
+			     NULL, "the release", err);
 }
 
 enum db_status lease_block_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
-				   struct lease_release_with *with, struct db_result *r, char *err, size_t errlen)
+				   struct lease_release_with *with, struct db_result *r, struct db_err *err)
 {
 	struct db_value args[4];
 	struct block_go g = {.id = DB_PREPARED_RELEASE, .text = malloc(BLOCK_MAX), .args = args, .what = "the release"};
@@ -304,7 +303,7 @@ enum db_status lease_block_release(struct db *db, const char *rel, const struct 
 			g.kept = NULL;
 		}
 	}
-	st = block_go(db, &g, c, 3, r, err, errlen);
+	st = block_go(db, &g, c, 3, r, err);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;

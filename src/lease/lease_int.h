@@ -28,26 +28,24 @@ struct look {
 
 /* Reads the rows of NAME for a contender with N slots into INFO (lease.c). */
 enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-			      int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st, char *err,
-			      size_t errlen);
+			      int64_t period_us, struct lease_info *info, struct look *l, struct db_err *err);
 
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. */
 enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
-			    char *err, size_t errlen);
+			    struct db_err *err);
 
 /* True, with *ST and ERR set, when the table's schema is below NEEDS for
  * WHAT. */
-bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
-		  size_t errlen);
+bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, struct db_err *err);
 
 /* One try of a call on a lease: fills R (R->status, which it returns). */
 typedef enum db_status lease_try_fn(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-				    struct lease_res *r, char *err, size_t errlen);
+				    struct lease_res *r, struct db_err *err);
 
 /* TRY, and once more when it failed on a table older than this build,
  * with the statements rendered again for it (lease_schema.c). Returns
  * R->status. */
 enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *try, const struct lease_req *q,
-			  struct lease_res *r, char *err, size_t errlen);
+			  struct lease_res *r, struct db_err *err);
 
 #endif

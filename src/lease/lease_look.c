@@ -126,8 +126,7 @@ static void look_held(struct lease_info *info, const struct lease_info *busy)
  * 0 also asks the server for the --once-per slot its clock is in now
  * (INFO->slot_us). */
 enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-			      int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st, char *err,
-			      size_t errlen)
+			      int64_t period_us, struct lease_info *info, struct look *l, struct db_err *err)
 {
 	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
 	char above[64];
@@ -163,14 +162,14 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	info->expires_in_us = info->preferred_us = 0;
 	info->above[0] = '\0';
 	info->other_chosen = false;
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 17, look_row, l, &r, err, errlen);
-	if (*st != DB_OK)
+	err->st = db_exec(db, &(struct db_call){STMT_READ, sql->read, p, 4, c, 17, look_row, l, &r}, err);
+	if (err->st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
 			 "lease; point the DSN at the primary");
-		*st = DB_READ_ONLY;
+		err->st = DB_READ_ONLY;
 		return LEASE_ERROR;
 	}
 	info->slots = l->max_slots;

@@ -54,8 +54,7 @@ void standby_upgrade_sql(const struct lease_sql *sql, char *out, size_t len)
 		 t);
 }
 
-enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, char *err,
-				size_t errlen)
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, struct db_err *err)
 {
 	char host[STANDBY_HOST_MAX + 1] = "", t[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value row[] = {{.type = DB_STR, .str = reg->lease}, {.type = DB_STR, .str = reg->holder},
@@ -74,7 +73,7 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 	 * moment of its statement (hint_wait_behind). */
 	if (!sqltext_render(q, sizeof(q), &used, "SELECT GET_LOCK(?, 1)", &row[4], 1))
 		return DB_ERROR;
-	if ((st = db_query_int(db, q, &got, err, errlen)) != DB_OK)
+	if ((st = db_query_int(db, q, &got, err)) != DB_OK)
 		return st;
 	used = 0;
 	/* A choice made by --release --to stays: the chosen standby may
@@ -91,7 +90,7 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 					  "VALUES(lock_name)",
 			    row, reg->claims ? 7 : 5))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK)
 		return st;
 	/* Rows whose lock nobody holds are the dead's: gone with their
 	 * session. Pruned here, by the living, never by --status, which may
@@ -102,7 +101,7 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 			    dead, 2))
 		return DB_ERROR;
 	/* An account without DELETE leaves them: --status skips the dead. */
-	st = db_query(db, q, err, errlen);
+	st = db_query(db, q, err);
 	return st == DB_DENIED ? DB_OK : st;
 }
 
@@ -155,7 +154,7 @@ static bool standby_list_sql(const struct lease_sql *sql, const char *lease, boo
 }
 
 enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
-			    void *ctx, char *err, size_t errlen)
+			    void *ctx, struct db_err *err)
 {
 	char q[2048];
 	struct standby_list_ctx c = {on_row, ctx};
@@ -163,9 +162,9 @@ enum db_status standby_list(struct db *db, const struct lease_sql *sql, const ch
 
 	if (!standby_list_sql(sql, lease, true, q, sizeof(q)))
 		return DB_ERROR;
-	st = db_query_rows(db, q, 7, standby_text_row, &c, err, errlen);
+	st = db_query_rows(db, q, 7, standby_text_row, &c, err);
 	/* A table of the build before the claims: listed without them. */
 	if (st != DB_NO_TABLE || !standby_list_sql(sql, lease, false, q, sizeof(q)))
 		return st;
-	return db_query_rows(db, q, 5, standby_text_row, &c, err, errlen);
+	return db_query_rows(db, q, 5, standby_text_row, &c, err);
 }

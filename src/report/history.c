@@ -48,9 +48,9 @@ struct history {
 static int64_t history_tables(struct history *h, struct db *db)
 {
 	int64_t v = -1;
-	char err[256];
+	struct db_err err;
 
-	if (!db_connected(db) || db_query_int(db, h->sql.tables, &v, err, sizeof(err)) != DB_OK)
+	if (!db_connected(db) || db_query_int(db, h->sql.tables, &v, &err) != DB_OK)
 		return -1;
 	return v;
 }
@@ -122,14 +122,14 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 	    {.type = DB_U64, .u64 = term - h->keep},
 	};
 	struct db_result r;
-	char err[384];
+	struct db_err err;
 	enum db_status st;
 
 	if (!history_prune_due(h, term))
 		return;
-	st = db_exec(db, STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
+	st = db_exec(db, &(struct db_call){STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, NULL, NULL, &r}, &err);
 	if (st != DB_OK)
-		history_failed(h, db, st, err);
+		history_failed(h, db, st, err.msg);
 }
 
 static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
@@ -140,13 +140,13 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	    {.type = DB_STR, .str = h->host},  {.type = DB_I64, .i64 = elapsed(acquired_at)},
 	};
 	struct db_result r;
-	char err[384];
-	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
+	struct db_err err;
+	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, &err);
 
 	if (st == DB_OK)
-		st = db_exec(h->db, STMT_HISTORY_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(h->db, &(struct db_call){STMT_HISTORY_INSERT, h->sql.insert, p, 6, NULL, 0, NULL, NULL, &r}, &err);
 	if (st != DB_OK) {
-		history_failed(h, h->db, st, err);
+		history_failed(h, h->db, st, err.msg);
 		return;
 	}
 	h->inserted = true;
@@ -182,18 +182,17 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
 	    signo,
 	};
 	struct db_result r;
-	char err[384];
-	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, err, sizeof(err));
+	struct db_err err;
+	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, &err);
 
 	if (st == DB_OK && h->inserted)
-		st = db_exec(db, STMT_HISTORY_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(db, &(struct db_call){STMT_HISTORY_CLOSE, h->sql.close, close_p, 7, NULL, 0, NULL, NULL, &r}, &err);
 	else if (st == DB_OK)
 		/* The start was not written (a short run, a lock, a grant added
 		 * since): the whole run in one row. */
-		st = db_exec(db, STMT_HISTORY_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err,
-			     sizeof(err));
+		st = db_exec(db, &(struct db_call){STMT_HISTORY_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, NULL, NULL, &r}, &err);
 	if (st != DB_OK) {
-		history_failed(h, db, st, err);
+		history_failed(h, db, st, err.msg);
 		return;
 	}
 	history_ok(h);

@@ -128,7 +128,7 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 	struct db_config cfg;
 	struct db *db;
 	enum db_status st;
-	char err[512];
+	struct db_err err;
 
 	memset(out, 0, sizeof(*out));
 	if (runmode_library(o, &cfg, out) < 0)
@@ -140,9 +140,9 @@ struct db *runmode_open(const struct options *o, struct outcome *out)
 		db_library_end();
 		return NULL;
 	}
-	st = db_connect(db, err, sizeof(err));
+	st = db_connect(db, &err);
 	if (st != DB_OK) {
-		log_error("%s: %s%s%s", dberr_name(st), err, st == DB_UNTRUSTED ? "; " : "",
+		log_error("%s: %s%s%s", dberr_name(st), err.msg, st == DB_UNTRUSTED ? "; " : "",
 			  st == DB_UNTRUSTED ? TLSPOLICY_WAYS_OUT : "");
 		out->kind = runmode_outcome_of(st);
 		runmode_close(db);
@@ -162,7 +162,7 @@ void runmode_close(struct db *db)
 /* Whether TABLE ("name" or "db.name") exists, or with COLUMN, whether it
  * has that column. */
 static enum db_status runmode_has(struct db *db, const struct lease_sql *sql, const char *table, const char *column,
-				  bool *yes, char *err, size_t errlen)
+				  bool *yes, struct db_err *err)
 {
 	const char *dot = strchr(table, '.');
 	char schema[65] = "";
@@ -180,9 +180,9 @@ static enum db_status runmode_has(struct db *db, const struct lease_sql *sql, co
 		p[0].str = schema;
 	}
 	if (column)
-		st = db_exec(db, STMT_HAS_COLUMN, sql->has_column, p, 3, c, 1, &r, err, errlen);
+		st = db_exec(db, &(struct db_call){STMT_HAS_COLUMN, sql->has_column, p, 3, c, 1, NULL, NULL, &r}, err);
 	else
-		st = db_exec(db, STMT_HAS_TABLE, sql->has_table, p, 2, c, 1, &r, err, errlen);
+		st = db_exec(db, &(struct db_call){STMT_HAS_TABLE, sql->has_table, p, 2, c, 1, NULL, NULL, &r}, err);
 	*yes = st == DB_OK && r.have_row && c[0].i64 > 0;
 	return st;
 }
@@ -220,43 +220,43 @@ static void runmode_init_needs(struct init_report *r, const char *doing, const c
  * --status then lists no standbys until an administrator runs it. */
 static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, struct init_report *r)
 {
-	char create[1024], err[512];
+	char create[1024];
+	struct db_err err;
 	bool had = true;
-	enum db_status st = runmode_has(db, sql, sql->standby, NULL, &had, err, sizeof(err));
+	enum db_status st = runmode_has(db, sql, sql->standby, NULL, &had, &err);
 
 	if (st != DB_OK)
 		return;
 	if (had) {
 		/* A table of the build before the claims (choose.h) gains
 		 * their columns. */
-		if (runmode_has(db, sql, sql->standby, "priority", &had, err, sizeof(err)) != DB_OK || had)
+		if (runmode_has(db, sql, sql->standby, "priority", &had, &err) != DB_OK || had)
 			return;
 		standby_upgrade_sql(sql, create, sizeof(create));
-		st = db_query(db, create, err, sizeof(err));
+		st = db_query(db, create, &err);
 		r->standbys_upgraded = st == DB_OK;
 		if (st == DB_OK)
 			snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
 		else if (db_errno(db) != DBERR_DUP_FIELDNAME) /* another --init added them meanwhile */
 			log_warn("--init: the standbys' table %s lacks --priority's columns (%s: %s); priorities and "
 				 "switch-overs are not honoured until an account with ALTER on it runs --init",
-				 sql->standby, dberr_name(st), err);
+				 sql->standby, dberr_name(st), err.msg);
 		return;
 	}
 	standby_create_sql(sql, create, sizeof(create));
-	st = db_query(db, create, err, sizeof(err));
+	st = db_query(db, create, &err);
 	if (st == DB_OK)
 		snprintf(r->standbys, sizeof(r->standbys), "%s", sql->standby);
 	else
 		log_warn("--init: no standbys' table %s (%s: %s); --status lists no standbys until an account with "
 			 "CREATE on it runs --init",
-			 sql->standby, dberr_name(st), err);
+			 sql->standby, dberr_name(st), err.msg);
 }
 
 /* The lease table and the run history's, each created or upgraded only
  * when it has to be: a current pair takes no DDL, and so no privilege
  * beyond those of sql/grants.sql. */
-static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r, char *err,
-					  size_t errlen)
+static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r, struct db_err *err)
 {
 	struct lease_sql sql;
 	struct history_sql hsql;
@@ -265,11 +265,11 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 
 	lease_sql_render(&sql, o->table);
 	history_sql_render(&hsql, o->history_table, o->table);
-	st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err, errlen);
+	st = runmode_has(db, &sql, o->history_table, NULL, &had_history, err);
 	if (st == DB_OK && had_history)
-		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err, errlen);
+		st = runmode_has(db, &sql, o->history_table, "slot", &has_slot, err);
 	if (st == DB_OK)
-		st = lease_create_table(db, &sql, o->table, &r->from, err, errlen);
+		st = lease_create_table(db, &sql, o->table, &r->from, err);
 	if (r->from == 0)
 		runmode_init_needs(r, "creating the lease table", "CREATE", o->table, "sql/leaderrun.sql");
 	else {
@@ -284,11 +284,11 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 	if (!had_history) {
 		runmode_init_needs(r, "creating the run history's table", "CREATE", o->history_table,
 				   "sql/upgrade-3-to-4.sql");
-		st = db_query(db, hsql.create, err, errlen);
+		st = db_query(db, hsql.create, err);
 	} else if (!has_slot) {
 		runmode_init_needs(r, "upgrading the run history's table", INIT_ALTER_PRIVILEGES, o->history_table,
 				   "sql/upgrade-4-to-5.sql");
-		st = db_query(db, hsql.upgrade, err, errlen);
+		st = db_query(db, hsql.upgrade, err);
 	}
 	r->history_made = !had_history || !has_slot;
 
@@ -296,7 +296,7 @@ static enum db_status runmode_init_tables(struct db *db, const struct options *o
 	if (st == DB_OK) {
 		snprintf(r->fence, sizeof(r->fence), "%s", sql.fence);
 		r->fence_step = true;
-		st = lease_fence_init(db, &sql, &r->fi, err, errlen);
+		st = lease_fence_init(db, &sql, &r->fi, err);
 	}
 	if (st == DB_OK)
 		runmode_init_standbys(db, &sql, r);
@@ -372,13 +372,13 @@ void runmode_init(const struct options *o, struct outcome *out)
 	struct init_report r = {.from = LEASE_SCHEMA};
 	struct db *db = runmode_open(o, out);
 	enum db_status st;
-	char err[1024];
+	struct db_err err;
 
 	if (!db)
 		return;
-	st = runmode_init_tables(db, o, &r, err, sizeof(err));
+	st = runmode_init_tables(db, o, &r, &err);
 	out->kind = runmode_outcome_of(st);
-	runmode_init_report(o, st, &r, err);
+	runmode_init_report(o, st, &r, err.msg);
 	runmode_close(db);
 }
 

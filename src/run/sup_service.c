@@ -47,7 +47,8 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 	/* LEADERRUN_ROLE: the role the hook moves this instance to. */
 	char **env = child_env_build_hook(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot,
 					  o->holder, kind == HOOK_PROMOTE ? "leader" : "standby", (long)s->child.pid);
-	char err[512] = "out of memory", why[600];
+	char err[512] = "out of memory";
+	char why[600];
 	pid_t pid = env ? child_spawn_hook(argv, env, err, sizeof(err)) : -1;
 	int i;
 
