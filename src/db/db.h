@@ -165,16 +165,15 @@ enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_
  * Not connected: no. */
 bool db_blocks(const struct db *db);
 
-/* Runs BODY (statements, DECLAREs first, each ending in ';') as one
+/* Runs C->sql, BODY (statements, DECLAREs first, each ending in ';'), as one
  * compound statement in one round trip: several statements and one commit
- * where a prepared statement is one. Fills COLS from the first row of the
+ * where a prepared statement is one. Fills C->cols from the first row of the
  * last result set that BODY's SELECTs give. An error anywhere rolls back
  * what BODY left open and is the call's; an error that says the server
  * takes no such statement switches db_blocks off for the handle (the
  * caller then goes statement by statement). Values go into BODY as
  * literals (sqltext.h), never escaped by hand. */
-enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
-			struct db_err *err);
+enum db_status db_block(struct db *db, const struct db_call *c, struct db_err *err);
 
 /* Blocks prepared on the server beforehand (PREPARE), for a block that
  * must go at once when its moment comes: a waiter woken by the hint has
@@ -195,10 +194,9 @@ enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *
 /* Was BODY (NULL: any) prepared as ID on the live connection? */
 bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body);
 
-/* Runs the block prepared as ID with ARGS for its '?'s, as db_block runs
+/* Runs the block prepared as ID with C->params for its '?'s, as db_block runs
  * one. A failure forgets it: the next goes as db_block. */
-enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
-				struct db_value *cols, unsigned ncols, struct db_result *res, struct db_err *err);
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_call *c, struct db_err *err);
 
 /* The version the server's greeting gave ("" when not connected): a proxy
  * may put its own name there. */

@@ -41,9 +41,12 @@ static void db_text_value(struct db_value *v, const char *text, unsigned long le
 
 /* The block's result sets: the probe's first when it carried it (into
  * *READ_ONLY), then the body's: the first row of its last one into COLS. */
-static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, struct db_value *cols,
-				       unsigned ncols, struct db_result *res, struct db_err *err)
+static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, const struct db_call *c,
+				       struct db_err *err)
 {
+	struct db_value *cols = c->cols;
+	unsigned ncols = c->ncols;
+	struct db_result *res = c->res;
 	MYSQL *m = db->mysql;
 	int more;
 
@@ -97,9 +100,9 @@ static char *db_block_text(const struct db *db, const char *body, bool probe)
 
 /* One attempt; *GALERA: the probe that rode along found a Galera node,
  * and BODY did not run. */
-static enum db_status db_block_once(struct db *db, const char *body, struct db_value *cols, unsigned ncols,
-				    struct db_result *res, bool *galera, struct db_err *err)
+static enum db_status db_block_once(struct db *db, const struct db_call *c, bool *galera, struct db_err *err)
 {
+	const char *body = c->sql;
 	bool probe = db->unprobed, pending = probe, armed;
 	int64_t read_only = 0;
 	char *q = db_block_text(db, body, probe);
@@ -120,7 +123,7 @@ static enum db_status db_block_once(struct db *db, const char *body, struct db_v
 			db->blocks_off = true;
 		st = db_fail(db, e, lib.mysql_error(db->mysql), err);
 	} else
-		st = db_block_results(db, &pending, &read_only, cols, ncols, res, err);
+		st = db_block_results(db, &pending, &read_only, c, err);
 	db_disarm(armed);
 	free(q);
 	if (st == DB_OK && probe) {
@@ -132,9 +135,9 @@ static enum db_status db_block_once(struct db *db, const char *body, struct db_v
 	return st;
 }
 
-enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
-			struct db_err *err)
+enum db_status db_block(struct db *db, const struct db_call *c, struct db_err *err)
 {
+	struct db_result *res = c->res;
 	bool galera = false;
 	enum db_status st;
 
@@ -144,7 +147,7 @@ enum db_status db_block(struct db *db, const char *body, struct db_value *cols, 
 		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
-	st = db_block_once(db, body, cols, ncols, res, &galera, err);
+	st = db_block_once(db, c, &galera, err);
 	/* A Galera node, found by the probe that rode along: BODY did not
 	 * run. Probed as such (its readiness, causal reads), and the caller
 	 * goes a statement at a time (db_blocks is off there): a compound
@@ -226,9 +229,11 @@ bool db_block_prepared(const struct db *db, enum db_prepared id, const char *bod
 	return db->mysql && db->prepared[id] && (!body || strcmp(db->prepared[id], body) == 0);
 }
 
-enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
-				struct db_value *cols, unsigned ncols, struct db_result *res, struct db_err *err)
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_call *c, struct db_err *err)
 {
+	const struct db_value *args = c->params;
+	unsigned nargs = c->nparams;
+	struct db_result *res = c->res;
 	char q[DB_MAX_SQL];
 	size_t used = 0;
 	bool fits, probe = false, armed;
@@ -251,7 +256,7 @@ enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct
 	}
 	armed = db_arm_io(db);
 	st = lib.mysql_query(db->mysql, q) == 0
-		 ? db_block_results(db, &probe, &read_only, cols, ncols, res, err)
+		 ? db_block_results(db, &probe, &read_only, c, err)
 		 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err);
 	db_disarm(armed);
 	/* Whatever went wrong, the next goes as a block of text: a prepared

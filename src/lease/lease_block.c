@@ -113,7 +113,7 @@ static enum db_status block_run(struct db *db, char *q, bool fits, const char *w
 		snprintf(err->msg, sizeof(err->msg), q ? "internal error: %s's statement did not fit" : "out of memory for %s", what);
 		return DB_ERROR;
 	}
-	st = db_block(db, q, c, n, r, err);
+	st = db_block(db, &(struct db_call){.sql = q, .cols = c, .ncols = n, .res = r}, err);
 	free(q);
 	if (st == DB_OK && !r->have_row) {
 		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", what);
@@ -145,7 +145,7 @@ static enum db_status block_go(struct db *db, const struct block_go *g, struct d
 	if (!prepared)
 		return block_run(db, g->text, g->fits, g->what, c, n, r, err);
 	free(g->text);
-	st = db_block_execute(db, g->id, g->args, g->nargs, c, n, r, err);
+	st = db_block_execute(db, g->id, &(struct db_call){.params = g->args, .nparams = g->nargs, .cols = c, .ncols = n, .res = r}, err);
 	if (st == DB_OK && !r->have_row) {
 		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", g->what);
 		st = DB_ERROR;
