@@ -58,8 +58,9 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 #define CHOSEN_NOW "(s.chosen_until > UTC_TIMESTAMP(6) AND x.term = s.chosen_term)"
 
 struct choose_why {
-	char *reason, *by;
-	size_t rlen, bylen;
+	enum lease_handover *why;
+	char *by;
+	size_t bylen;
 };
 
 static void choose_why_row(void *arg, const char *const *c, unsigned n)
@@ -68,19 +69,21 @@ static void choose_why_row(void *arg, const char *const *c, unsigned n)
 
 	if (n < 2)
 		return;
-	snprintf(w->reason, w->rlen, "%s", c[0] ? c[0] : "");
+	/* The query's IF(): 2 a switch-over, 1 a preemption. */
+	*w->why = !c[0] ? HANDOVER_RELEASED : c[0][0] == '2' ? HANDOVER_SWITCHED_OVER : HANDOVER_PREEMPTED;
 	snprintf(w->by, w->bylen, "%s", c[1] ? c[1] : "");
 }
 
 enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, struct db_err *err)
+				  enum lease_handover *why, char *by, size_t bylen, struct db_err *err)
 {
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease}, {.type = DB_U64, .u64 = term}};
-	struct choose_why w = {reason, by, rlen, bylen};
+	struct choose_why w = {why, by, bylen};
 	size_t used = 0;
 
-	reason[0] = by[0] = '\0';
+	*why = HANDOVER_RELEASED;
+	by[0] = '\0';
 	lease_sql_quote_table(s, sizeof(s), sql->standby);
 	lease_sql_quote_table(l, sizeof(l), sql->table);
 	/* A switch-over's chosen standby, else the preemptor of this term;
@@ -88,7 +91,7 @@ enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, co
 	 * choice has not run out), nor a choice a newer term has spent (the
 	 * chosen one took the lease, then lost it, and another preempts). */
 	if (!sqltext_append(q, sizeof(q), &used,
-			    "SELECT IF(" CHOSEN_NOW ", 'switched_over', 'preempted'), s.holder FROM %s s JOIN %s x ON "
+			    "SELECT IF(" CHOSEN_NOW ", 2, 1), s.holder FROM %s s JOIN %s x ON "
 			    "x.name = s.lease AND x.slot = 0 AND x.holder <> s.holder ",
 			    s, l) ||
 	    !sqltext_render(q, sizeof(q), &used,

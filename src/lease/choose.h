@@ -60,10 +60,9 @@ void choose_off(struct lease_sql *sql);
 enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
 			      const char *holder, uint64_t term, int priority, bool *revoked, struct db_err *err);
 
-/* A revoked holder: why (REASON "preempted", "switched_over", or "" for an
- * operator's plain --release) and for whom (BY). */
+/* A revoked holder: why (*WHY) and for whom (BY). */
 enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, struct db_err *err);
+				  enum lease_handover *why, char *by, size_t bylen, struct db_err *err);
 
 /* --release --to: the live standby of LEASE named NAME (holder first, then
  * host), not the lease's holder. */

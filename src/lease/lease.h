@@ -220,6 +220,10 @@ struct lease_req {
 };
 
 /* What a call found. */
+/* Who revoked a term: an operator's plain --release, a --preempt, or a
+ * --release --to (choose_why_revoked). */
+enum lease_handover { HANDOVER_RELEASED, HANDOVER_PREEMPTED, HANDOVER_SWITCHED_OVER };
+
 struct lease_res {
 	enum lease_outcome outcome; /* acquire, renew, release */
 	enum db_status status;	    /* every call */

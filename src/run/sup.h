@@ -92,9 +92,8 @@ struct sup {
 	 * standby_off: no table to keep it in. */
 	bool standby_written, standby_off;
 	/* The term was revoked by a preemption or a switch-over (the worker
-	 * asked why): HANDOVER "preempted" or "switched_over", for HANDOVER_BY;
-	 * "" an operator's --release. */
-	char handover[16];
+	 * asked why), for HANDOVER_BY; or an operator's --release. */
+	enum lease_handover handover;
 	char handover_by[LEASE_HOLDER_MAX + 1];
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
 

@@ -127,9 +127,9 @@ static void sup_not_run(struct sup *s, const struct outcome *out)
 /* The history's event of a revoked term: who revoked it. */
 static enum event_id sup_run_revoked(const struct sup *s)
 {
-	if (strcmp(s->handover, "preempted") == 0)
+	if (s->handover == HANDOVER_PREEMPTED)
 		return EV_RUN_PREEMPTED;
-	if (strcmp(s->handover, "switched_over") == 0)
+	if (s->handover == HANDOVER_SWITCHED_OVER)
 		return EV_RUN_SWITCHED_OVER;
 	return EV_RUN_REVOKED;
 }
@@ -245,7 +245,8 @@ void sup_end_term(struct sup *s)
 	s->seen_leader[0] = '\0';
 	/* The release let go of its lock too: a standby again, said again. */
 	s->standby_written = false;
-	s->handover[0] = s->handover_by[0] = '\0';
+	s->handover = HANDOVER_RELEASED;
+	s->handover_by[0] = '\0';
 	sup_role(s);
 }
 

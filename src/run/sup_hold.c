@@ -87,9 +87,9 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 		/* hold.c knows that the term was revoked; who asked for it
 		 * is the database's answer (the worker's choose_why_revoked). */
 		d.by = s->handover_by;
-		if (strcmp(s->handover, "preempted") == 0)
+		if (s->handover == HANDOVER_PREEMPTED)
 			id = EV_PREEMPTED;
-		else if (strcmp(s->handover, "switched_over") == 0)
+		else if (s->handover == HANDOVER_SWITCHED_OVER)
 			id = EV_SWITCHED_OVER;
 		break;
 	case EV_STEPPING_DOWN:
@@ -173,7 +173,7 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	rep.latency = now - r->sent_at;
 	rep.margin = hold_deadline(&s->hold, t) - now;
 	if (r->outcome == LEASE_REVOKED) {
-		snprintf(s->handover, sizeof(s->handover), "%s", r->handover);
+		s->handover = r->handover;
 		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover_by);
 	}
 	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);

@@ -74,12 +74,11 @@ struct worker_result {
 	/* The session that held this waiter's standby lock ended: its row
 	 * is to be written again (worker_submit_standby). */
 	bool standby_lost;
-	/* WORKER_RENEW, revoked: why ("preempted", "switched_over"; "" an
-	 * operator's --release), and for whom. WORKER_PREEMPT: LEASE_OK when
+	/* WORKER_RENEW, revoked: why, and for whom. WORKER_PREEMPT: LEASE_OK when
 	 * the holder's term was revoked, LEASE_BUSY when not (its priority
 	 * is not below ours, or the term is over). WORKER_SPREAD: LEASE_OK when
 	 * this host is the one to take the lease now (spread.h), else LEASE_BUSY. */
-	char handover[16];
+	enum lease_handover handover;
 	char handover_by[LEASE_HOLDER_MAX + 1];
 	/* A failure: the server's error number (db_errno; 0 when it gave
 	 * none), and its words for a message. */

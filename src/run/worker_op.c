@@ -226,7 +226,7 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 	 * then). */
 	if (r->outcome == LEASE_REVOKED && w->sql.choose_on) {
 		struct db_err err;
-		(void)choose_why_revoked(w->db, &w->sql, w->job.name, q->term, r->handover, sizeof(r->handover),
+		(void)choose_why_revoked(w->db, &w->sql, w->job.name, q->term, &r->handover,
 					 r->handover_by, sizeof(r->handover_by), &err);
 	}
 	/* A leader that could not take the hint when it acquired (a follower
