@@ -92,8 +92,9 @@ static bool read_successes(const struct options *o, struct db *db, struct succes
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec(db, &(struct db_call){STMT_HISTORY_LAST_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r},
-		     &err);
+	st = db_exec(
+	    db, &(struct db_call){STMT_HISTORY_LAST_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r},
+	    &err);
 	if (st == DB_OK)
 		return true;
 	log_warn("--status: no last success times: the run history %s cannot be read (%s: %s)%s", o->history_table,
@@ -143,7 +144,7 @@ static void admin_status_print(const struct options *o, struct db *db, struct le
 	struct standbys sb = {0};
 	struct db_err err;
 	enum db_status st =
-	    standby_list(db, sql, o->all_leases ? NULL : o->lease, collect_standby, &sb, &err);
+	    standby_list(db, sql, o->all_leases ? NULL : o->lease, &(struct standby_each){collect_standby, &sb}, &err);
 
 	if (st != DB_OK && st != DB_NO_TABLE && st != DB_DENIED)
 		log_warn("--status: the standbys cannot be read (%s: %s)", dberr_name(st), err.msg);
@@ -210,11 +211,22 @@ static void admin_say(const char *fmt, ...)
 	puts(shown);
 }
 
+/* What --release saw of the lease so far: whether it has rows, its slot
+ * count, whether any slot was held; its outcome into OUT. */
+struct admin_releasing {
+	bool found, any_held;
+	unsigned slots;
+	struct outcome *out;
+};
+
 /* --release of one slot: "lease L" or "lease L slot K". Returns -1 on a
- * database error (logged, OUT set). */
-static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot, bool *found,
-			      unsigned *slots, bool *any_held, struct outcome *out)
+ * database error (logged, R->out set). */
+static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot,
+			      struct admin_releasing *r)
 {
+	bool *found = &r->found, *any_held = &r->any_held;
+	unsigned *slots = &r->slots;
+	struct outcome *out = r->out;
 	struct db_err err;
 	char what[LEASE_NAME_MAX + 32];
 	const struct lease_req q = {.name = o->lease, .slot = slot, .force = o->force};
@@ -257,16 +269,21 @@ static int admin_release_slot(const struct options *o, struct db *db, struct lea
 /* --release: the slot named by --slot, or every slot of the lease. */
 static void admin_release(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	unsigned slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1; /* until the first look says */
-	bool found = false, any = false;
+	/* The slot count until the first look says. */
+	struct admin_releasing r = {.slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1, .out = out};
+	unsigned slots;
+	bool found, any;
 
 	out->kind = OUTCOME_INIT_DONE;
-	for (unsigned k = o->slot >= 0 ? (unsigned)o->slot : 0; k < slots; k++) {
-		if (admin_release_slot(o, db, sql, k, &found, &slots, &any, out) < 0)
+	for (unsigned k = o->slot >= 0 ? (unsigned)o->slot : 0; k < r.slots; k++) {
+		if (admin_release_slot(o, db, sql, k, &r) < 0)
 			return;
-		if (!found || o->slot >= 0)
+		if (!r.found || o->slot >= 0)
 			break;
 	}
+	slots = r.slots;
+	found = r.found;
+	any = r.any_held;
 	if (!found) {
 		log_error("no lease named '%s' in table %s", o->lease, o->table);
 		out->kind = OUTCOME_NO;
@@ -283,8 +300,8 @@ static void admin_pause(const struct options *o, struct db *db, struct lease_sql
 	struct db_err err;
 	const struct lease_req q = {.name = o->lease, .holder = o->holder, .for_us = o->pause_for_us};
 	struct lease_res res = {0};
-	enum db_status st = o->mode == MODE_PAUSE ? lease_pause(db, sql, &q, &res, &err)
-						  : lease_resume(db, sql, &q, &res, &err);
+	enum db_status st =
+	    o->mode == MODE_PAUSE ? lease_pause(db, sql, &q, &res, &err) : lease_resume(db, sql, &q, &res, &err);
 	const struct lease_info info = res.info;
 	/* --pause makes the row it pauses. */
 	bool found = o->mode == MODE_PAUSE || res.found;

@@ -98,8 +98,8 @@ static void servercheck_read_cluster(struct db *db, struct promise_facts *f)
 	struct servercheck_text t = {name, f->wsrep_state, sizeof(f->wsrep_state)};
 
 	if (f->wsrep_on == 1)
-		(void)db_query_rows(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'", 2, servercheck_on_pair,
-				    &t, &err);
+		(void)db_query_rows(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'",
+				    &(struct db_rows){2, servercheck_on_pair, &t}, &err);
 	/* The plugin's own variable: group_replication_consistency is the
 	 * server's in MySQL 8.4 and 9, plugin or not. */
 	if (f->gr_single_primary < 0)
@@ -110,7 +110,7 @@ static void servercheck_read_cluster(struct db *db, struct promise_facts *f)
 	(void)db_query_rows(db,
 			    "SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members "
 			    "WHERE MEMBER_ID = @@server_uuid",
-			    2, servercheck_on_pair, &t, &err);
+			    &(struct db_rows){2, servercheck_on_pair, &t}, &err);
 	f->gr = strcmp(f->gr_member_state, "OFFLINE") != 0;
 }
 
@@ -125,12 +125,12 @@ static void servercheck_read_replicas(struct db *db, struct promise_facts *f)
 
 	if (f->wsrep_on == 1 || f->gr || f->log_bin != 1 || f->semisync_source == 1)
 		return;
-	st = db_query_rows(db, "SHOW REPLICAS", 1, servercheck_on_count, &n, &err);
+	st = db_query_rows(db, "SHOW REPLICAS", &(struct db_rows){1, servercheck_on_count, &n}, &err);
 	if (st != DB_OK)
 		snprintf(f->replicas_err, sizeof(f->replicas_err), "%.*s", (int)sizeof(f->replicas_err) - 1, err.msg);
 	if (st != DB_OK && st != DB_DENIED && db_connected(db)) {
 		n = 0;
-		st = db_query_rows(db, "SHOW REPLICA HOSTS", 1, servercheck_on_count, &n, &err);
+		st = db_query_rows(db, "SHOW REPLICA HOSTS", &(struct db_rows){1, servercheck_on_count, &n}, &err);
 		if (st != DB_OK)
 			snprintf(f->replicas_err, sizeof(f->replicas_err), "%.*s", (int)sizeof(f->replicas_err) - 1,
 				 err.msg);
@@ -190,11 +190,12 @@ static void servercheck_read(struct db *db, const struct lease_sql *sql, struct 
 	struct servercheck_text t = {f->version_comment, unused, sizeof(f->version_comment)};
 	struct lease_fence_seen fence;
 
-	(void)db_query_rows(db, SERVERCHECK_VARIABLES, 2, servercheck_on_variable, f, &err);
+	(void)db_query_rows(db, SERVERCHECK_VARIABLES, &(struct db_rows){2, servercheck_on_variable, f}, &err);
 	servercheck_read_cluster(db, f);
 	servercheck_read_replicas(db, f);
 	/* Exactly the text ProxySQL answers itself, "(ProxySQL)". */
-	(void)db_query_rows(db, "select @@version_comment limit 1", 1, servercheck_on_pair, &t, &err);
+	(void)db_query_rows(db, "select @@version_comment limit 1", &(struct db_rows){1, servercheck_on_pair, &t},
+			    &err);
 	snprintf(f->version, sizeof(f->version), "%s", db_server_version(db));
 	f->table = sql->table;
 	f->schema_newest = LEASE_SCHEMA;
@@ -212,7 +213,7 @@ static void servercheck_read(struct db *db, const struct lease_sql *sql, struct 
 			f->schema = fence.schema;
 	}
 	if (f->schema == LEASE_SCHEMA)
-		(void)db_query_rows(db, sql->fence_routines, 6, servercheck_on_routine, f, &err);
+		(void)db_query_rows(db, sql->fence_routines, &(struct db_rows){6, servercheck_on_routine, f}, &err);
 	servercheck_read_clock(db, f);
 }
 

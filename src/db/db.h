@@ -153,12 +153,16 @@ enum db_status db_query(struct db *db, const char *sql, struct db_err *err);
  * trip. */
 enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, struct db_err *err);
 
-/* Executes text SQL that returns rows of at least NCOLS columns, and calls
- * ON_ROW(CTX, ROW, NCOLS) for each (a NULL column is NULL). For reads that
+/* Executes text SQL that returns rows of at least ROWS->ncols columns, and
+ * calls ROWS->on_row(ROWS->ctx, ROW, NCOLS) for each (a NULL column is NULL). For reads that
  * a prepared statement cannot make, or must not (--check-server). */
 typedef void db_text_row_fn(void *ctx, const char *const *row, unsigned ncols);
-enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
-			     struct db_err *err);
+struct db_rows {
+	unsigned ncols;
+	db_text_row_fn *on_row;
+	void *ctx;
+};
+enum db_status db_query_rows(struct db *db, const char *sql, const struct db_rows *rows, struct db_err *err);
 
 /* Does this connection's server take compound statements (MariaDB's
  * BEGIN NOT ATOMIC), and leaderrun use them there (not on a Galera node)?
@@ -189,7 +193,8 @@ enum db_prepared { DB_PREPARED_ACQUIRE, DB_PREPARED_RELEASE, DB_PREPARED_MAX };
  * it (NULL: none), a statement prepared only for what its prepare loads
  * (the routine that BODY calls) and dropped again, in one round trip. Not
  * where db_blocks is off, nor before the connection's probe. */
-enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, struct db_err *err);
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm,
+				struct db_err *err);
 
 /* Was BODY (NULL: any) prepared as ID on the live connection? */
 bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body);

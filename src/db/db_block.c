@@ -174,7 +174,8 @@ static bool db_prepare_text(char *q, size_t len, size_t *used, const char *name,
 	       sqltext_append(q, len, used, "; ");
 }
 
-enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, struct db_err *err)
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm,
+				struct db_err *err)
 {
 	/* Each byte of the block twice as hex, and as much again for WARM
 	 * and the words around them. */

@@ -181,10 +181,19 @@ static void db_host_label(const struct db_host *h, char *buf, size_t len)
  * TCP connect, the greeting, TLS and the login. On failure M is closed and
  * ERR says why, naming the TLS mode when TLS refused the server; or, given
  * ABSENT, sets it when the server only offered no TLS (db_tls_absent). */
-static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca,
-				   bool *absent, struct db_err *err)
+/* How a connect goes: to host H, in TLS mode MODE, verifying against CA. */
+struct db_dial {
+	const struct db_host *h;
+	enum db_tls mode;
+	const char *ca;
+};
+
+static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_dial *d, bool *absent, struct db_err *err)
 {
 	const struct db_config *c = &db->cfg;
+	const struct db_host *h = d->h;
+	enum db_tls mode = d->mode;
+	const char *ca = d->ca;
 	enum db_status st;
 	bool connected;
 	unsigned e;
@@ -273,14 +282,15 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, st
 
 	if (!m)
 		goto oom;
-	st = db_handshake(db, m, h, mode, ca, db_tls_opportunistic(c, mode, ca) ? &absent : NULL, err);
+	st = db_handshake(db, m, &(struct db_dial){h, mode, ca}, db_tls_opportunistic(c, mode, ca) ? &absent : NULL,
+			  err);
 	/* No TLS on offer: a plain connection, with no TLS option that could
 	 * let the login think itself secure, within the same deadline. */
 	if (absent) {
 		m = db_handle(c, h, DB_TLS_DISABLED, NULL, ct);
 		if (!m)
 			goto oom;
-		st = db_handshake(db, m, h, mode, NULL, NULL, err);
+		st = db_handshake(db, m, &(struct db_dial){h, mode, NULL}, NULL, err);
 	}
 	if (st != DB_OK)
 		return st;
@@ -365,7 +375,8 @@ enum db_status db_connect(struct db *db, struct db_err *err)
 		else if (used < sizeof(err->msg)) {
 			char name[128];
 			db_host_label(&db->cfg.hosts[i], name, sizeof(name));
-			int w = snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s: %.383s", k ? "; " : "", name, why.msg);
+			int w = snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s: %.383s", k ? "; " : "", name,
+					 why.msg);
 			used += w > 0 ? (size_t)w : 0;
 		}
 	}

@@ -44,7 +44,7 @@ enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, struct
 	struct db_first_int f = {out, false};
 
 	*out = -1;
-	return db_query_rows(db, sql, 1, db_first_int, &f, err);
+	return db_query_rows(db, sql, &(struct db_rows){1, db_first_int, &f}, err);
 }
 
 static void db_bind_value(MYSQL_BIND *b, const struct db_value *v, unsigned long *len, db_bool *is_null)
@@ -244,7 +244,8 @@ static enum db_status db_exec_armed(struct db *db, const struct db_call *c, stru
 
 	memset(res, 0, sizeof(*res));
 	if (id >= DB_MAX_STMTS || nparams > DB_MAX_PARAMS || c->ncols > DB_MAX_COLS) {
-		snprintf(err->msg, sizeof(err->msg), "internal error: statement %u, or its parameters or columns, out of range", id);
+		snprintf(err->msg, sizeof(err->msg),
+			 "internal error: statement %u, or its parameters or columns, out of range", id);
 		return DB_ERROR;
 	}
 	if (!db->mysql) {
@@ -293,9 +294,9 @@ enum db_status db_exec(struct db *db, const struct db_call *c, struct db_err *er
 /* --check-server's reads. Text queries, not prepared: SHOW
  * statements, and the exact "select @@version_comment limit 1" that
  * ProxySQL answers itself. */
-enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
-			     struct db_err *err)
+enum db_status db_query_rows(struct db *db, const char *sql, const struct db_rows *rows, struct db_err *err)
 {
+	unsigned ncols = rows->ncols;
 	MYSQL_RES *res = NULL;
 	MYSQL_ROW row;
 	/* The statement and all its rows, under one deadline. */
@@ -312,7 +313,7 @@ enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_
 		st = DB_ERROR;
 	}
 	while (st == DB_OK && (row = lib.mysql_fetch_row(res)))
-		on_row(ctx, (const char *const *)row, ncols);
+		rows->on_row(rows->ctx, (const char *const *)row, ncols);
 	if (res)
 		lib.mysql_free_result(res);
 	db_disarm(armed);

@@ -29,10 +29,13 @@ static enum db_status fence_try6(struct db *db, const struct lease_sql *sql, con
 				 struct db_err *err)
 {
 	struct db_result r;
-	enum db_status st = db_exec(db, &(struct db_call){STMT_FENCE_MOVE6, sql->fence_move6, move, 4, NULL, 0, NULL, NULL, &r}, err);
+	enum db_status st =
+	    db_exec(db, &(struct db_call){STMT_FENCE_MOVE6, sql->fence_move6, move, 4, NULL, 0, NULL, NULL, &r}, err);
 
 	if (st == DB_OK && r.affected == 0)
-		st = db_exec(db, &(struct db_call){STMT_FENCE_INSERT6, sql->fence_insert6, move + 1, 3, NULL, 0, NULL, NULL, &r}, err);
+		st = db_exec(
+		    db, &(struct db_call){STMT_FENCE_INSERT6, sql->fence_insert6, move + 1, 3, NULL, 0, NULL, NULL, &r},
+		    err);
 	*moved = st == DB_OK && r.affected == 1;
 	return st;
 }
@@ -59,7 +62,8 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 			err->st = DB_ERROR;
 		err->errnum = q->tried_errno;
 	} else {
-		err->st = db_exec(db, &(struct db_call){STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, NULL, NULL, &r}, err);
+		err->st = db_exec(
+		    db, &(struct db_call){STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, NULL, NULL, &r}, err);
 		err->errnum = err->st == DB_OK ? 0 : db_errno(db);
 	}
 	if (err->st == DB_ERROR && err->errnum == DBERR_SP_DOES_NOT_EXIST) {
@@ -87,7 +91,8 @@ static void fence_definer(struct db *db, const struct lease_sql *sql, char *out,
 	struct db_value c[] = {{.type = DB_STR, .buf = who, .cap = sizeof(who)}};
 	struct db_result r;
 
-	if (db_exec(db, &(struct db_call){STMT_FENCE_DEFINER, sql->fence_definer, NULL, 0, c, 1, NULL, NULL, &r}, &e) == DB_OK &&
+	if (db_exec(db, &(struct db_call){STMT_FENCE_DEFINER, sql->fence_definer, NULL, 0, c, 1, NULL, NULL, &r}, &e) ==
+		DB_OK &&
 	    r.have_row && !c[0].is_null && who[0])
 		snprintf(out, len, "%s", who);
 	else
@@ -156,14 +161,16 @@ static void fence_end_none(struct db *db, const struct lease_sql *sql, const cha
 	}
 	fence_definer(db, sql, definer, sizeof(definer));
 	if (strcmp(held_by, "xa") == 0)
-		snprintf(why, whylen,
-			 "a prepared XA branch may hold it with no session of its own (XA RECOVER: its transaction "
-			 "manager ends it); without PROCESS, %.64s_end's definer %s cannot rule one out on MySQL unless "
-			 "xa_detach_on_prepare is OFF",
-			 sql->fence, definer);
+		snprintf(
+		    why, whylen,
+		    "a prepared XA branch may hold it with no session of its own (XA RECOVER: its transaction "
+		    "manager ends it); without PROCESS, %.64s_end's definer %s cannot rule one out on MySQL unless "
+		    "xa_detach_on_prepare is OFF",
+		    sql->fence, definer);
 	else if (unproven)
-		snprintf(why, whylen, "%.64s_end's definer %s lacks PROCESS, and %s: grant it PROCESS, or end the "
-				      "session by hand",
+		snprintf(why, whylen,
+			 "%.64s_end's definer %s lacks PROCESS, and %s: grant it PROCESS, or end the "
+			 "session by hand",
 			 sql->fence, definer, unproven);
 	else
 		snprintf(why, whylen,
@@ -186,7 +193,8 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 	struct db_value c[] = {{.type = DB_U64}, {.type = DB_STR, .buf = held_by, .cap = sizeof(held_by)}};
 	struct db_result r;
 
-	enum db_status st = db_exec(db, &(struct db_call){STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, NULL, NULL, &r}, err);
+	enum db_status st =
+	    db_exec(db, &(struct db_call){STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, NULL, NULL, &r}, err);
 
 	/* A server's refusal, not the procedure's own (45000, error 1644). */
 	if (st != DB_OK && st != DB_CONFLICT && db_connected(db) && db_errno(db) &&
@@ -196,7 +204,8 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 	}
 	if (st != DB_OK)
 		return 0;
-	if (db_exec(db, &(struct db_call){STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 2, NULL, NULL, &r}, err) != DB_OK)
+	if (db_exec(db, &(struct db_call){STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 2, NULL, NULL, &r}, err) !=
+	    DB_OK)
 		return 0;
 	if (r.have_row && !c[0].is_null)
 		return c[0].u64;
@@ -238,14 +247,16 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 			 "(or the XA transaction it prepared: XA RECOVER) still holds the fence %s",
 			 (unsigned long long)*ended, q->name, sql->fence);
 	else
-		dberr_printf(err,
-			 "the fence %s is held by a transaction of an older term, and its session could not be ended: "
-			 "%s",
-			 sql->fence, why.msg[0] ? why.msg : "it kept conflicting");
+		dberr_printf(
+		    err,
+		    "the fence %s is held by a transaction of an older term, and its session could not be ended: "
+		    "%s",
+		    sql->fence, why.msg[0] ? why.msg : "it kept conflicting");
 	return FENCE_BLOCKED;
 }
 
-enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, struct db_err *err)
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen,
+				struct db_err *err)
 {
 	int64_t n = 0;
 	enum db_status st = db_query_int(db, sql->fence_objects, &n, err);

@@ -209,10 +209,11 @@ static void on_table(void *ctx, const char *const *row, unsigned ncols)
 		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on %.64s: drop it", row[5], row[0]);
 }
 
-static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs, struct db_err *err)
+static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs,
+				  struct db_err *err)
 {
 	struct table_seen t = {sql, ""};
-	enum db_status st = db_query_rows(db, sql->fence_table_kind, 6, on_table, &t, err);
+	enum db_status st = db_query_rows(db, sql->fence_table_kind, &(struct db_rows){6, on_table, &t}, err);
 
 	if (st == DB_OK && t.why[0]) {
 		snprintf(err->msg, sizeof(err->msg),
@@ -222,7 +223,7 @@ static enum db_status fence_check(struct db *db, const struct lease_sql *sql, st
 		return DB_NO_TABLE;
 	}
 	if (st == DB_OK)
-		st = db_query_rows(db, sql->fence_routines, 6, on_routine, rs, err);
+		st = db_query_rows(db, sql->fence_routines, &(struct db_rows){6, on_routine, rs}, err);
 	if (st == DB_OK && rs->foreign >= 0) {
 		snprintf(err->msg, sizeof(err->msg),
 			 "procedure %s is not the one leaderrun makes (%s): as an administrator, drop it (DROP "
@@ -283,7 +284,7 @@ static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct l
 	char who[256] = "";
 	struct db_err err;
 
-	if (db_query_rows(db, sql->fence_db_grants, 1, on_db_grantees, who, &err) == DB_OK && who[0])
+	if (db_query_rows(db, sql->fence_db_grants, &(struct db_rows){1, on_db_grantees, who}, &err) == DB_OK && who[0])
 		warn_add(out,
 			 "%s may write or create in the fence's whole database (a database-level grant): such an "
 			 "account can write the fence's table, shadow it with a temporary table or plant a routine; "
@@ -294,7 +295,8 @@ static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct l
 /* EXECUTE again for whoever had it on a procedure of MADE; leaderrun's
  * own account (the one that may end stale sessions) also on the move,
  * which schema 6 lacked. */
-static enum db_status fence_regrant(struct db *db, const struct grants *gs, const bool made[FENCE_ROUTINES], struct db_err *err)
+static enum db_status fence_regrant(struct db *db, const struct grants *gs, const bool made[FENCE_ROUTINES],
+				    struct db_err *err)
 {
 	char q[1024];
 	enum db_status st = DB_OK;
@@ -351,25 +353,23 @@ static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, struc
 	struct db_err err;
 	struct table_grants t = {sql, db, DB_OK, 0, &err};
 
-	if (db_query_rows(db, sql->fence_table_grants, 3, on_table_grant, &t, &err) == DB_OK &&
+	if (db_query_rows(db, sql->fence_table_grants, &(struct db_rows){3, on_table_grant, &t}, &err) == DB_OK &&
 	    t.st != DB_OK)
 		warn_add(out, "could not take an account's write grant on the fence's table %s away: %s", sql->fence,
 			 err.msg);
 	return t.revoked;
 }
 
-static enum db_status fence_create_routine(struct db *db, const struct lease_sql *sql, int k, struct db_err *err)
-{
-	return db_query(db, fence_create_of(sql, k), err);
-}
+struct fence_plan {
+	bool drop[FENCE_ROUTINES], make[FENCE_ROUTINES];
+};
 
-/* The procedures of DROP dropped, and those of MAKE made: a DROP takes
- * their grants with it, so the EXECUTE grants are read first and given
- * again (only EXECUTE, so an account that created them keeps no right to
- * alter them); said in a warning when they could not be read (only an
- * administrator may). */
-static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, const bool drop[FENCE_ROUTINES],
-				    const bool make[FENCE_ROUTINES], struct lease_fence_init *out, struct db_err *err)
+/* PLAN carried out: procedures dropped, then made. A DROP takes their
+ * grants with it, so the EXECUTE grants are read first and given again
+ * (only EXECUTE, so a creator keeps no right to alter them); a warning says
+ * when they could not be read (only an administrator may). */
+static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, const struct fence_plan *plan,
+				    struct lease_fence_init *out, struct db_err *err)
 {
 	struct grants gs = {.sql = sql};
 	char q[LEASE_TABLE_MAX + 64];
@@ -378,19 +378,20 @@ static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, 
 	enum db_status st = DB_OK;
 
 	for (int k = 0; k < FENCE_ROUTINES; k++)
-		dropped = dropped || drop[k];
+		dropped = dropped || plan->drop[k];
 	if (dropped)
-		read = db_query_rows(db, sql->fence_proc_grants, 4, on_proc_grant, &gs, &why) == DB_OK;
+		read =
+		    db_query_rows(db, sql->fence_proc_grants, &(struct db_rows){4, on_proc_grant, &gs}, &why) == DB_OK;
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++) {
 		snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", sql->fence_routine[k]);
-		if (drop[k])
+		if (plan->drop[k])
 			st = db_query(db, q, err);
 	}
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
-		if (make[k])
-			st = fence_create_routine(db, sql, k, err);
+		if (plan->make[k])
+			st = db_query(db, fence_create_of(sql, k), err);
 	if (st == DB_OK)
-		st = fence_regrant(db, &gs, make, err);
+		st = fence_regrant(db, &gs, plan->make, err);
 	if (st == DB_OK && (!read || gs.skipped))
 		warn_add(out,
 			 "the fence's procedures were made anew, and some EXECUTE grants on them could not be given "
@@ -401,13 +402,14 @@ static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, 
 
 /* Schema 6 to 7: the column, the procedures replaced, and the table's
  * write grants taken away. */
-static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, struct db_err *err)
+static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    struct db_err *err)
 {
-	const bool all[FENCE_ROUTINES] = {true, true, true, true};
+	const struct fence_plan all = {{true, true, true, true}, {true, true, true, true}};
 	enum db_status st = db_query(db, sql->fence_upgrade, err);
 
 	if (st == DB_OK)
-		st = fence_replace(db, sql, all, all, out, err);
+		st = fence_replace(db, sql, &all, out, err);
 	if (st != DB_OK)
 		return st;
 	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
@@ -420,7 +422,7 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
  * other accounts' sessions it ends only its own account's; without PROCESS,
  * only where no session-less transaction can be (issue 47). */
 #define FENCE_NO_PROCESS                                                                                               \
-	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "     \
+	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "       \
 	"default) nor on Galera or Group Replication; else the takeover waits"
 static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
 {
@@ -469,16 +471,17 @@ static enum db_status fence_may_replace(struct db *db, const struct lease_sql *s
 {
 	struct init_account me = {.old_definer = rs->old_definer};
 	char q[2 * LEASE_TABLE_MAX + 96], name[LEASE_TABLE_MAX + 24];
-	enum db_status st = db_query_rows(db, sql->fence_init_account, 3, on_account, &me, err);
+	enum db_status st = db_query_rows(db, sql->fence_init_account, &(struct db_rows){3, on_account, &me}, err);
 
 	if (st != DB_OK)
 		return st;
 	if (!me.same && ((rs->old_process != 0 && !me.process) || (rs->old_kill != 0 && !me.kill))) {
-		snprintf(err->msg, sizeof(err->msg),
-			 "the fence's procedures were made by an older leaderrun, defined by %s, and this account lacks "
-			 "what they may need (PROCESS, CONNECTION ADMIN or CONNECTION_ADMIN): run leaderrun --init "
-			 "as %s or as an administrator who has both",
-			 rs->old_definer, rs->old_definer);
+		snprintf(
+		    err->msg, sizeof(err->msg),
+		    "the fence's procedures were made by an older leaderrun, defined by %s, and this account lacks "
+		    "what they may need (PROCESS, CONNECTION ADMIN or CONNECTION_ADMIN): run leaderrun --init "
+		    "as %s or as an administrator who has both",
+		    rs->old_definer, rs->old_definer);
 		return DB_NO_TABLE;
 	}
 	/* The scratch procedure's name: the end's, with _try for _end. */
@@ -494,24 +497,26 @@ static enum db_status fence_may_replace(struct db *db, const struct lease_sql *s
  * end replaced, and any procedure missing made (an administrator dropped
  * a foreign one, or a grant hides it: then the CREATE is refused, and the
  * caller says which grant). */
-static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, struct db_err *err)
+static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    struct db_err *err)
 {
 	struct routines_seen rs = {
 	    .sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
 	enum db_status st = fence_check(db, sql, &rs, err);
-	bool make[FENCE_ROUTINES];
+	struct fence_plan plan;
 	int made = 0, replaced = 0;
 
 	for (int k = 0; k < FENCE_ROUTINES; k++) {
-		make[k] = !rs.stands[k] || rs.outdated[k];
+		plan.make[k] = !rs.stands[k] || rs.outdated[k];
 		rs.outdated[k] = rs.stands[k] && rs.outdated[k];
+		plan.drop[k] = rs.outdated[k];
 		made += !rs.stands[k];
 		replaced += rs.outdated[k];
 	}
 	if (st == DB_OK && replaced)
 		st = fence_may_replace(db, sql, &rs, err);
 	if (st == DB_OK && (made || replaced))
-		st = fence_replace(db, sql, rs.outdated, make, out, err);
+		st = fence_replace(db, sql, &plan, out, err);
 	/* What was made has this account for its definer: looked at again
 	 * for whether that definer may end sessions. */
 	if (st == DB_OK && (made || replaced)) {
@@ -558,7 +563,8 @@ static void fence_denied(const struct lease_sql *sql, const struct lease_fence_s
 			 seen->routines, why);
 }
 
-enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, struct db_err *err)
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				struct db_err *err)
 {
 	struct lease_fence_seen seen;
 	enum db_status st = lease_fence_seen(db, sql, &seen, err);

@@ -41,16 +41,19 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	};
 	struct db_value plain[] = {p[0], p[1], p[3], p[4], p[5]};
 	struct db_result r;
+	/* --once-per's statement, or the plain one. */
+	const bool slotted = period_us > 0;
+	const struct lease_block_stmt bs = {
+	    sql, slotted ? sql->acquire_slot : sql->acquire, slotted ? p : plain, slotted ? 7 : 5, name, info->slot};
+	const struct db_call call = {
+	    slotted ? STMT_ACQUIRE_SLOT : STMT_ACQUIRE, bs.text, bs.p, bs.np, NULL, 0, NULL, NULL, &r};
 	enum lease_outcome o;
 
 	bool block = with && lease_block_ok(db, sql);
 
 	*sent_at = timing_now();
 	if (block)
-		*st =
-		    period_us > 0
-			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err)
-			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err);
+		*st = lease_block_acquire(db, &bs, with, &r, err);
 	/* The block's move rolled it back (lease_with's alone: a stale
 	 * fence, a deadlock in the fence's gap): the compare-and-set on its
 	 * own, the move after its commit. */
@@ -59,8 +62,7 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 		*sent_at = timing_now();
 	}
 	if (!block || with->alone)
-		*st = period_us > 0 ? db_exec(db, &(struct db_call){STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, NULL, NULL, &r}, err)
-				    : db_exec(db, &(struct db_call){STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, NULL, NULL, &r}, err);
+		*st = db_exec(db, &call, err);
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
@@ -78,24 +80,28 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
-enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct db_err *err)
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err)
 {
 	if (q->slots != 1 || !q->with || !lease_block_ok(db, sql))
 		return DB_OK;
-	return lease_block_prepare_acquire(db, sql, q->period_us > 0 ? sql->acquire_slot : sql->acquire, q->name, 0,
-					   q->with, err);
+	return lease_block_prepare_acquire(
+	    db,
+	    &(struct lease_block_stmt){sql, q->period_us > 0 ? sql->acquire_slot : sql->acquire, NULL, 0, q->name, 0},
+	    q->with, err);
 }
 
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
  * schema 5 a lease is one row, the name's. */
-enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
+enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const struct lease_rowid *row,
 			    struct db_err *err)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
+	    {.type = DB_STR, .str = row->name}, {.type = DB_I64, .i64 = row->slot}, {.type = DB_I64, .i64 = row->n}};
 	struct db_result r;
 
-	return db_exec(db, &(struct db_call){STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, NULL, NULL, &r}, err);
+	return db_exec(
+	    db, &(struct db_call){STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, NULL, NULL, &r}, err);
 }
 
 /* Ends a transaction that failed: a connection that broke has ended it,
@@ -123,9 +129,12 @@ static void lease_rollback(struct db *db, enum db_status why)
  * locks the lease's rows and the gaps between them: first use, or a slot
  * count changed while no slot is held. Slots held under another count
  * refuse it: LEASE_SLOTS_DIFFER, INFO->slots the count in force. */
-static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-					  struct lease_info *info, struct db_err *err)
+static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const struct look *l,
+					  struct db_err *err)
 {
+	const char *name = l->name;
+	unsigned n = l->n;
+	struct lease_info *info = l->info;
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
 	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
@@ -133,7 +142,8 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 
 	if (sql->schema < 5) {
 		/* One row a lease: lease_look never gets here (lease_refuse). */
-		snprintf(err->msg, sizeof(err->msg), "internal error: a slot count change on a table of schema %d", sql->schema);
+		snprintf(err->msg, sizeof(err->msg), "internal error: a slot count change on a table of schema %d",
+			 sql->schema);
 		err->st = DB_ERROR;
 		return LEASE_ERROR;
 	}
@@ -150,12 +160,13 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 		return LEASE_SLOTS_DIFFER;
 	}
 	for (unsigned k = 0; k < n; k++) {
-		err->st = lease_insert(db, sql, name, k, n, err);
+		err->st = lease_insert(db, sql, &(struct lease_rowid){name, k, n}, err);
 		if (err->st != DB_OK)
 			goto fail;
 	}
 	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
-		err->st = db_exec(db, &(struct db_call){STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, NULL, NULL, &r}, err);
+		err->st = db_exec(
+		    db, &(struct db_call){STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, NULL, NULL, &r}, err);
 		if (err->st != DB_OK)
 			goto fail;
 	}
@@ -176,9 +187,11 @@ static bool lease_rows_ready(const struct look *l, unsigned n)
 
 /* Reads the rows, creating them on first use and taking a new slot count
  * while no slot is held. */
-static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-				     int64_t period_us, struct lease_info *info, struct look *l, struct db_err *err)
+static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, struct look *l, struct db_err *err)
 {
+	const char *name = l->name;
+	unsigned n = l->n;
+	struct lease_info *info = l->info;
 	enum lease_outcome o = LEASE_ERROR;
 
 	/* Two first uses at once (or through two Galera nodes) deadlock on
@@ -191,7 +204,7 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 		/* A conflict ended the last try's session (lease_rollback). */
 		if (attempt > 0 && !db_connected(db) && (err->st = db_connect(db, err)) != DB_OK)
 			return LEASE_ERROR;
-		if (lease_read(db, sql, name, n, period_us, info, l, err) != LEASE_OK)
+		if (lease_read(db, sql, l, err) != LEASE_OK)
 			return LEASE_ERROR;
 		if (lease_rows_ready(l, n))
 			return LEASE_OK;
@@ -202,23 +215,23 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 			 * certified second fails with a deadlock: the row is
 			 * there all the same. A contender with more slots that
 			 * comes in between is seen by the look that follows. */
-			err->st = lease_insert(db, sql, name, 0, 1, err);
+			err->st = lease_insert(db, sql, &(struct lease_rowid){name, 0, 1}, err);
 			if (err->st != DB_OK && err->st != DB_CONFLICT)
 				return LEASE_ERROR;
-			if (lease_read(db, sql, name, n, period_us, info, l, err) != LEASE_OK)
+			if (lease_read(db, sql, l, err) != LEASE_OK)
 				return LEASE_ERROR;
 			if (lease_rows_ready(l, n))
 				return LEASE_OK;
 		}
 		if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
 			return LEASE_SLOTS_DIFFER;
-		o = lease_set_slots(db, sql, name, n, info, err);
+		o = lease_set_slots(db, sql, l, err);
 		if (o != LEASE_ERROR || err->st != DB_CONFLICT)
 			break;
 	}
 	if (o != LEASE_OK)
 		return o;
-	if (lease_read(db, sql, name, n, period_us, info, l, err) != LEASE_OK)
+	if (lease_read(db, sql, l, err) != LEASE_OK)
 		return LEASE_ERROR;
 	/* Another contender's count came in between, and it runs. */
 	if (l->max_slots != n && info->held > 0)
@@ -254,8 +267,8 @@ bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, stru
 {
 	if (sql->schema >= needs)
 		return false;
-	snprintf(err->msg, sizeof(err->msg), "%s needs schema %d, and table %s has the columns of schema %d", what, needs, sql->table,
-		 sql->schema);
+	snprintf(err->msg, sizeof(err->msg), "%s needs schema %d, and table %s has the columns of schema %d", what,
+		 needs, sql->table, sql->schema);
 	err->st = DB_NO_TABLE;
 	return true;
 }
@@ -289,10 +302,10 @@ static enum lease_outcome lease_stalled(struct db_err *err)
  * held, one statement a look. With several slots every attempt looks
  * first, to know which slot is free. LEASE_OK: worth the write. */
 static enum lease_outcome lease_look_first(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					   struct lease_res *r, struct look *l, struct db_err *err)
+					   struct look *l, struct db_err *err)
 {
-	struct lease_info *info = &r->info;
-	enum lease_outcome o = lease_look(db, sql, q->name, q->slots, q->period_us, info, l, err);
+	struct lease_info *info = l->info;
+	enum lease_outcome o = lease_look(db, sql, l, err);
 
 	if (o != LEASE_OK)
 		return o;
@@ -317,7 +330,12 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	struct lease_info *info = &r->info;
 	enum db_status *st = &err->st;
 	/* One slot: nothing to pick (and no system call). */
-	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
+	struct look l = {.name = q->name,
+			 .period_us = period_us,
+			 .n = slots,
+			 .only = -1,
+			 .pick = slots > 1 ? lease_pick_seed() : 0,
+			 .info = info};
 	enum lease_outcome o;
 
 	memset(info, 0, sizeof(*info));
@@ -328,7 +346,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *q->slot_us : 0;
 	if (q->look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
-		o = lease_look_first(db, sql, q, r, &l, err);
+		o = lease_look_first(db, sql, q, &l, err);
 		if (o != LEASE_OK)
 			return o;
 	}
@@ -343,7 +361,7 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(db, *st);
-		o = lease_look(db, sql, q->name, slots, period_us, info, &l, err);
+		o = lease_look(db, sql, &l, err);
 		if (o != LEASE_OK)
 			return o;
 		info->why = lease_why(info, period_us);
@@ -382,7 +400,9 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	 * only a writable server that holds the row can extend it, and until
 	 * one does, the deadline runs as for any failure. Anything else: lost.
 	 * A failed question leaves the answer at lost, the safe side. */
-	if (db_exec(db, &(struct db_call){STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, NULL, NULL, &r}, err) != DB_OK || !r.have_row)
+	if (db_exec(db, &(struct db_call){STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, NULL, NULL, &r}, err) !=
+		DB_OK ||
+	    !r.have_row)
 		return LEASE_LOST;
 	if (c[0].i64 != 0) {
 		snprintf(err->msg, sizeof(err->msg), "the server turned read-only (a replica or demoted primary)");
@@ -404,14 +424,16 @@ static void lease_release_params(const struct lease_req *q, struct db_value p[6]
 	p[5] = (struct db_value){.type = DB_U64, .u64 = q->term};
 }
 
-enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct db_err *err)
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err)
 {
 	struct db_value p[6];
 
 	if (!q->release_with || !lease_block_ok(db, sql))
 		return DB_OK;
 	lease_release_params(q, p);
-	return lease_block_prepare_release(db, sql->release, p, 6, q->release_with, err);
+	return lease_block_prepare_release(
+	    db, &(struct lease_block_stmt){.sql = sql, .text = sql->release, .p = p, .np = 6}, q->release_with, err);
 }
 
 static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
@@ -426,13 +448,15 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	struct db_result r;
 
 	if (with && lease_block_ok(db, sql)) {
-		*st = lease_block_release(db, sql->release, p, 6, with, &r, err);
+		*st = lease_block_release(
+		    db, &(struct lease_block_stmt){.sql = sql, .text = sql->release, .p = p, .np = 6}, with, &r, err);
 		/* Taken by no server here after all: one by one. */
 		if (*st == DB_OK || with->ran || !db_connected(db) || db_blocks(db))
 			return lease_outcome_of(*st, r.affected, 0);
 	}
 	if (sql->schema < 2)
-		*st = db_exec(db, &(struct db_call){STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, NULL, NULL, &r}, err);
+		*st = db_exec(db, &(struct db_call){STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, NULL, NULL, &r},
+			      err);
 	else
 		*st = db_exec(db, &(struct db_call){STMT_RELEASE, sql->release, p, 6, NULL, 0, NULL, NULL, &r}, err);
 	return lease_outcome_of(*st, r.affected, 0);

@@ -224,6 +224,12 @@ struct lease_req {
  * --release --to (choose_why_revoked). */
 enum lease_handover { HANDOVER_RELEASED, HANDOVER_PREEMPTED, HANDOVER_SWITCHED_OVER };
 
+/* Why a term was revoked, and for whom (a preemptor, a chosen standby). */
+struct lease_revoker {
+	enum lease_handover why;
+	char by[LEASE_HOLDER_MAX + 1];
+};
+
 struct lease_res {
 	enum lease_outcome outcome; /* acquire, renew, release */
 	enum db_status status;	    /* every call */
@@ -258,13 +264,15 @@ enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const str
  * that lease_acquire would make for Q once woken (one slot, Q->with, as a
  * block), so that it goes parsed then. Nothing where it would not go as a
  * block. Its failure costs nothing but the shortcut. */
-enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct db_err *err);
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err);
 
 /* A holder's, while its command runs: prepares on the server the release
  * that lease_release would send for Q as a block (its exit status, and
  * Q->release_with's also_kept values, as '?'s), so that it goes parsed
  * when the command ends. Nothing where it would not go as a block. */
-enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct db_err *err);
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */
@@ -311,7 +319,8 @@ enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct le
  * 1 to LEASE_ROWS_SCHEMA, or 0 when there was none: on an error, 0 means
  * the CREATE failed, less than LEASE_ROWS_SCHEMA an ALTER (the history's
  * table is runmode_init's). */
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, struct db_err *err);
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from,
+				  struct db_err *err);
 
 /* The schema of SQL's table, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA; 0 when
  * there is no such table (or the user may not see it). --check-server. */
@@ -357,7 +366,8 @@ struct lease_fence_seen {
 	bool table, fencer, complete;
 	int routines, schema;
 };
-enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, struct db_err *err);
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen,
+				struct db_err *err);
 
 /* --init (fence_init.c): creates the fence's table and procedures when
  * none stands, upgrades a fence of schema 6 in place (the procedures
@@ -371,7 +381,8 @@ struct lease_fence_init {
 	char done[192];
 	char warn[1024];
 };
-enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, struct db_err *err);
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				struct db_err *err);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

@@ -14,6 +14,10 @@
 
 /* What one look at a lease's rows found, for a contender with N slots. */
 struct look {
+	/* What to read: the lease NAME for a contender of N slots, into INFO;
+	 * PERIOD_US > 0: --once-per's period. */
+	const char *name;
+	int64_t period_us;
 	unsigned n;	/* the contender's slot count */
 	int only;	/* >= 0: the operator modes' look at that slot alone */
 	uint64_t pick;	/* spreads contenders over the free slots */
@@ -26,12 +30,18 @@ struct look {
 	struct lease_info busy; /* the held slot that expires first */
 };
 
-/* Reads the rows of NAME for a contender with N slots into INFO (lease.c). */
-enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-			      int64_t period_us, struct lease_info *info, struct look *l, struct db_err *err);
+/* Reads the rows of L->name for a contender with L->n slots into L->info
+ * (lease_look.c). */
+enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, struct look *l, struct db_err *err);
 
-/* Creates the row of SLOT of NAME, of N slots, if it is missing. */
-enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
+/* A row of a lease: slot SLOT of NAME, of N slots. */
+struct lease_rowid {
+	const char *name;
+	unsigned slot, n;
+};
+
+/* Creates the row ROW if it is missing. */
+enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const struct lease_rowid *row,
 			    struct db_err *err);
 
 /* True, with *ST and ERR set, when the table's schema is below NEEDS for

@@ -53,7 +53,8 @@ static const char *lease_upgrade_step(const struct lease_sql *sql, int v)
 	}
 }
 
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, struct db_err *err)
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from,
+				  struct db_err *err)
 {
 	enum db_status st;
 
@@ -89,8 +90,7 @@ static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 
 	if (st != DB_NO_TABLE || sql->schema < LEASE_ROWS_SCHEMA || !db_connected(db))
 		return false;
-	if (lease_schema_of(db, sql, sql->table, &schema, &err) != DB_OK || schema == 0 ||
-	    schema >= LEASE_ROWS_SCHEMA)
+	if (lease_schema_of(db, sql, sql->table, &schema, &err) != DB_OK || schema == 0 || schema >= LEASE_ROWS_SCHEMA)
 		return false;
 	lease_sql_render_schema(sql, sql->table, schema);
 	sql->older = schema;

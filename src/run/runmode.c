@@ -256,7 +256,8 @@ static void runmode_init_standbys(struct db *db, const struct lease_sql *sql, st
 /* The lease table and the run history's, each created or upgraded only
  * when it has to be: a current pair takes no DDL, and so no privilege
  * beyond those of sql/grants.sql. */
-static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r, struct db_err *err)
+static enum db_status runmode_init_tables(struct db *db, const struct options *o, struct init_report *r,
+					  struct db_err *err)
 {
 	struct lease_sql sql;
 	struct history_sql hsql;
@@ -432,7 +433,8 @@ static void runmode_observers_start(const struct options *o, const struct db_con
 {
 	obs->n = notify_start(o);
 	obs->m = metrics_start(o->metrics_file, o->lease, &o->timing);
-	obs->h = history_start(cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, obs->m);
+	const struct history_of of = {o->history_table, o->table, o->lease, o->holder, o->history_keep};
+	obs->h = history_start(cfg, &of, obs->m);
 	/* Under systemd (Type=notify): READY=1, STATUS=, STOPPING=1 and the
 	 * watchdog's keep-alives come from the supervisor's loop. */
 	obs->sd = sdnotify_open(getenv("NOTIFY_SOCKET"), getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"));

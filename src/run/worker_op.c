@@ -38,12 +38,10 @@ static void worker_err_out(struct worker_result *r, const struct db_err *e)
  * R's error when no server answers. */
 static bool worker_reconnect(struct worker *w, struct worker_result *r)
 {
-	{
-		struct db_err e;
+	struct db_err e;
 
-		r->status = db_connect(w->db, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	r->status = db_connect(w->db, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	if (r->status != DB_OK) {
 		r->outcome = LEASE_ERROR;
 		return false;
@@ -144,12 +142,10 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 
 	req.look_first = q->op == WORKER_LOOK;
 	req.with = &with;
-	{
-		struct db_err e;
+	struct db_err e;
 
-		(void)lease_acquire(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	(void)lease_acquire(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	/* The new leader takes the hint, so that followers block on it (a
 	 * follower woken by it has it already). A follower that did not win
@@ -215,19 +211,18 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 	struct lease_req req = worker_lease_req(w, q->term);
 	struct lease_res res = {0};
 
-	{
-		struct db_err e;
+	struct db_err e;
 
-		(void)lease_renew(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	(void)lease_renew(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	/* Revoked: by whom, for the log and the history (a statement only
 	 * then). */
 	if (r->outcome == LEASE_REVOKED && w->sql.choose_on) {
 		struct db_err err;
-		(void)choose_why_revoked(w->db, &w->sql, w->job.name, q->term, &r->handover,
-					 r->handover_by, sizeof(r->handover_by), &err);
+		const struct choose_at at = {w->db, &w->sql, w->job.name};
+
+		(void)choose_why_revoked(&at, q->term, &r->handover, &err);
 	}
 	/* A leader that could not take the hint when it acquired (a follower
 	 * held it just then) tries again: one statement a renew, only until
@@ -264,12 +259,10 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 		with.also_kept = kept;
 	req.exit_status = q->exit_status;
 	req.release_with = &with;
-	{
-		struct db_err e;
+	struct db_err e;
 
-		(void)lease_release(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	(void)lease_release(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	if (with.ran && with.also && a.done)
 		a.done(a.arg, w->db, with.also_errno, with.also_err);
@@ -318,12 +311,10 @@ static void worker_run_standby(struct worker *w, const struct worker_req *q, str
 					.spread = w->job.spread,
 					.claims = w->sql.choose_on};
 
-	{
-		struct db_err e;
+	struct db_err e;
 
-		r->status = standby_register(w->db, &w->sql, &reg, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	r->status = standby_register(w->db, &w->sql, &reg, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status == DB_OK ? LEASE_OK : LEASE_ERROR;
 	if (r->status == DB_OK)
 		hint_keep(&w->hint, w->lock);
@@ -332,29 +323,25 @@ static void worker_run_standby(struct worker *w, const struct worker_req *q, str
 /* WORKER_PREEMPT. */
 static void worker_run_preempt(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
+	const struct choose_at at = {w->db, &w->sql, w->job.name};
+	const struct choose_preemption p = {w->lock, q->holder, q->term, w->job.priority};
 	bool revoked = false;
+	struct db_err e;
 
-	{
-		struct db_err e;
-
-		r->status = choose_preempt(w->db, &w->sql, w->job.name, w->lock, q->holder, q->term, w->job.priority, &revoked,
-					   worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	r->status = choose_preempt(&at, &p, &revoked, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status != DB_OK ? LEASE_ERROR : revoked ? LEASE_OK : LEASE_BUSY;
 }
 
 /* WORKER_SPREAD. */
 static void worker_run_spread(struct worker *w, struct worker_result *r)
 {
+	const struct choose_at at = {w->db, &w->sql, w->job.name};
 	bool mine = true;
+	struct db_err e;
 
-	{
-		struct db_err e;
-
-		r->status = choose_spread(w->db, &w->sql, w->job.name, w->job.holder, &mine, worker_err_in(&e, r));
-		worker_err_out(r, &e);
-	}
+	r->status = choose_spread(&at, w->job.holder, &mine, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status != DB_OK ? LEASE_ERROR : mine ? LEASE_OK : LEASE_BUSY;
 }
 
