@@ -7,7 +7,7 @@
  *   cli/       argv, LEADERRUN_* and option files -> const struct options
  *              (options.c: one table of options, the steps after it in
  *              options_*.c; dsn.c, leasename.c)
- *   run/       runmode.c: --init, or a run: precheck, subreaper, the
+ *   run/       runmode.c: a run: precheck, subreaper, the
  *              database thread (worker.c, worker_op.c), the supervisor;
  *              supervisor.c: the lease loop in order: sup_wait.c (waiting),
  *              sup_hold.c (the command under the lease, acting on hold.c's
@@ -35,7 +35,8 @@
  *              sdnotify.c, role.c (--role-file, --role-http), role_http.c
  *              (--role-http's server), report.c
  *              (--status, --history), escape.c, json.c
- *   admin/     --status, --history, --release, --pause, --resume, --check;
+ *   admin/     --init (init.c), --status, --history, --release, --pause,
+ *              --resume, --check;
  *              servercheck.c --check-server (db/promise.c words its lines)
  *   base/      bgthread.c (the four background threads' lock, wake, quit),
  *              dlib.c (dlopen), timing.c, duration.c, atomicfile.c, signame.c,
@@ -45,6 +46,7 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/init.h"
 #include "admin/servercheck.h"
 #include "cli/options.h"
 #include "report/log.h"
@@ -75,7 +77,7 @@ int main(int argc, char *argv[])
 	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
 	switch (o.mode) {
 	case MODE_INIT:
-		runmode_init(&o, &out);
+		init_run(&o, &out);
 		break;
 	case MODE_RUN:
 		runmode_run(&o, &out);

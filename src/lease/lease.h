@@ -318,7 +318,7 @@ enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct le
  * CREATE and ALTER may call this. *FROM receives the schema the table had,
  * 1 to LEASE_ROWS_SCHEMA, or 0 when there was none: on an error, 0 means
  * the CREATE failed, less than LEASE_ROWS_SCHEMA an ALTER (the history's
- * table is runmode_init's). */
+ * table is --init's: admin/init.c). */
 enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from,
 				  struct db_err *err);
 
