@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool db_blocks(const struct db *db)
-{
-	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
-	 * (10.3), and an older server's refusal switches them off. Not on
-	 * Galera: db_block says why. */
-	return db->mysql && !db->blocks_off && !db->server.galera &&
-	       strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
-}
-
 /* A result column as text into V, typed. */
 static void db_text_value(struct db_value *v, const char *text, unsigned long len)
 {

@@ -99,66 +99,6 @@ bool db_connected(const struct db *db)
 	return db->mysql != NULL;
 }
 
-void db_disconnect(struct db *db)
-{
-	bool armed;
-
-	if (!db->mysql)
-		return;
-	armed = db_arm_io(db);
-	/* Forget the fd first: once mysql_close frees it, the number may be
-	 * reused by another descriptor that db_abort must never touch. */
-	db_set_fd(db, -1);
-	/* The connection first: it detaches the statements (Connector/C's
-	 * ma_invalidate_stmts, libmysqlclient's mysql_detach_stmt_list), so
-	 * closing them then only frees them, without a COM_STMT_CLOSE each
-	 * on the way out: the server drops a session's statements with it,
-	 * and a run's exit need not wait for a round trip per statement. */
-	lib.mysql_close(db->mysql);
-	for (unsigned i = 0; i < DB_MAX_STMTS; i++) {
-		if (db->stmts[i])
-			lib.mysql_stmt_close(db->stmts[i]);
-		db->stmts[i] = NULL;
-	}
-	for (unsigned i = 0; i < DB_PREPARED_MAX; i++) {
-		free(db->prepared[i]);
-		db->prepared[i] = NULL;
-	}
-	db->mysql = NULL;
-	db_disarm(armed);
-}
-
-void db_fail_over(struct db *db)
-{
-	unsigned n = db->cfg.nhosts ? db->cfg.nhosts : 1;
-
-	if (db->mysql)
-		db->next = (db->cur + 1) % n;
-	db_disconnect(db);
-}
-
-/* The status of a failed call: an error number of 0 (a client library
- * that failed without one) is still a failure. */
-enum db_status db_status_of(unsigned errnum, const char *msg)
-{
-	enum db_status st = dberr_classify_msg(errnum, msg);
-
-	return st == DB_OK ? DB_ERROR : st;
-}
-
-enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, struct db_err *err)
-{
-	enum db_status st = db_status_of(errnum, msg);
-
-	snprintf(err->msg, sizeof(err->msg), "%s (error %u)", msg, errnum);
-	db->errnum = errnum;
-	err->errnum = errnum;
-	db_note_timeout(db, err->msg, sizeof(err->msg));
-	if (st == DB_UNAVAILABLE)
-		db_fail_over(db);
-	return st;
-}
-
 /* Closes M, a connect that failed. The wait may have told db_abort its
  * socket: forgotten first, as in db_disconnect. */
 static void db_close_failed(struct db *db, MYSQL *m)

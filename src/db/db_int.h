@@ -9,12 +9,17 @@
  *
  *   db_lib.c       the client library: its table, loading and initialising
  *                  it; a new handle's options, TLS's among them
+ *   db_fail.c      a failed call's status and words, fail-over, disconnect,
+ *                  whether compound statements go, a text query unprobed
  *   db_conn.c      a handle: connecting to the first usable host, the
- *                  handshake, fail-over, disconnect; a failed call's status
+ *                  handshake
  *   db_probe.c     is the server one to use, and its session set up
  *   db_stmt.c      prepared statements and text queries
  *   db_block.c     compound statements, the probe riding along on the first
  *   db_deadline.c  the deadline of a call, and the socket db_abort cuts
+ *
+ * Calls go one way: db_stmt.c, db_block.c and db_conn.c call db_probe.c,
+ * which calls db_fail.c, which calls db_deadline.c and db_lib.c.
  *
  * The deadline has a file of its own because every other part arms it,
  * and half of its work is done in Connector/C's hooks (the wait on the
@@ -176,11 +181,13 @@ int db_io_wait(my_socket fd, my_bool is_read, int timeout_ms);
 void db_on_io(int mode, MYSQL *m, const unsigned char *buffer, size_t length);
 #endif
 
-/* db_conn.c */
+/* db_fail.c */
 enum db_status db_status_of(unsigned errnum, const char *msg);
 /* A failed call: its status, ERR filled from MSG; fails over when the
  * server is unavailable. */
 enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, struct db_err *err);
+/* db_query without the probe first: for the probe's own statements. */
+enum db_status db_query_now(struct db *db, const char *sql, struct db_err *err);
 
 /* db_probe.c */
 int64_t db_probe_row(struct db *db, MYSQL_ROW row);

@@ -124,11 +124,11 @@ enum db_status db_session(struct db *db, struct db_err *err)
 			    strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL &&
 			    db->wait_timeout_s >= 3600;
 	if (st == DB_OK && !db->stmt_settings)
-		st = db_query(db,
-			      db->server.galera
-				  ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
-				  : "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800",
-			      err);
+		st = db_query_now(db,
+				  db->server.galera
+				      ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
+				      : "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800",
+				  err);
 	if (st != DB_OK)
 		db_disconnect(db);
 	return st;

@@ -8,21 +8,11 @@
 
 enum db_status db_query(struct db *db, const char *sql, struct db_err *err)
 {
-	enum db_status st = DB_OK;
-	bool armed;
+	enum db_status st;
 
-	if (!db->mysql) {
-		snprintf(err->msg, sizeof(err->msg), "not connected");
-		db->errnum = 0;
-		return DB_UNAVAILABLE;
-	}
-	if (db->unprobed && (st = db_settle(db, err)) != DB_OK)
+	if (db->mysql && db->unprobed && (st = db_settle(db, err)) != DB_OK)
 		return st;
-	armed = db_arm_io(db);
-	if (lib.mysql_query(db->mysql, sql) != 0)
-		st = db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err);
-	db_disarm(armed);
-	return st;
+	return db_query_now(db, sql, err);
 }
 
 struct db_first_int {
