@@ -182,6 +182,10 @@ bool sup_acquire(struct sup *s, struct outcome *out);
 /* sup_hold.c: runs the loop until nothing is left of the command. */
 void sup_hold(struct sup *s);
 
+/* sup_end.c: a run that skips, the lease as INFO found it (busy, paused,
+ * its slot used) after WAITED: says why in one line; OUT busy. */
+void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out);
+
 /* sup_end.c: the one end of every run, whatever ended it (not acquired,
  * not started, or the command's end): the last events, the release, the
  * run's history row. OUT as the run left it; the lost, timed-out and

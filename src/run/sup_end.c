@@ -250,6 +250,28 @@ void sup_end_term(struct sup *s)
 	sup_role(s);
 }
 
+/* The run skips: says why in one line, to the log (the JSON event names the
+ * reason: busy, paused or slot_used) and to the receivers. */
+void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out)
+{
+	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
+
+	switch (info->why) {
+	case BUSY_SLOT_USED:
+		d.term = info->slot_term;
+		event_emit(&s->ev, EV_SLOT_USED, &d);
+		break;
+	case BUSY_PAUSED:
+		event_emit(&s->ev, EV_PAUSED, &d);
+		break;
+	case BUSY_HELD:
+	case BUSY_PREFERRED:
+		event_emit(&s->ev, EV_BUSY, &d);
+		break;
+	}
+	out->kind = OUTCOME_BUSY;
+}
+
 void sup_end_run(struct sup *s, struct outcome *out)
 {
 	if (!s->leading) {

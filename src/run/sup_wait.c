@@ -34,29 +34,6 @@ static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
 	return true;
 }
 
-/* The run skips: says why in one line, to the log (the JSON event names the
- * reason: busy, paused or slot_used) and to the receivers. */
-static void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited,
-		     struct outcome *out)
-{
-	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
-
-	switch (info->why) {
-	case BUSY_SLOT_USED:
-		d.term = info->slot_term;
-		event_emit(&s->ev, EV_SLOT_USED, &d);
-		break;
-	case BUSY_PAUSED:
-		event_emit(&s->ev, EV_PAUSED, &d);
-		break;
-	case BUSY_HELD:
-	case BUSY_PREFERRED:
-		event_emit(&s->ev, EV_BUSY, &d);
-		break;
-	}
-	out->kind = OUTCOME_BUSY;
-}
-
 /* What a contender knows while it waits. */
 struct waiting {
 	int64_t start, give_up; /* give_up 0: no --wait-timeout */
