@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/init.h"
 #include "admin/nextslots.h"
 #include "admin/servercheck.h"
 #include "cli/options.h"
@@ -39,7 +40,7 @@ int main(int argc, char *argv[])
 	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
 	switch (o.mode) {
 	case MODE_INIT:
-		runmode_init(&o, &out);
+		init_run(&o, &out);
 		break;
 	case MODE_RUN:
 		if (o.have_schedule)

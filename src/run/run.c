@@ -124,7 +124,9 @@ bool run_begin(const struct options *o, struct run_base *b, struct outcome *out)
  * its own, written with the release where it can (history_parked_sql). */
 static void run_history_start(const struct options *o, struct run_base *b, struct worker *w)
 {
-	b->obs.h = history_start(&b->cfg, o->history_table, o->table, o->lease, o->holder, o->history_keep, b->obs.m);
+	const struct history_of of = {o->history_table, o->table, o->lease, o->holder, o->history_keep};
+
+	b->obs.h = history_start(&b->cfg, &of, b->obs.m);
 	if (b->obs.h) {
 		const struct worker_release_with also = {
 		    .sql = history_parked_sql, .done = history_parked_done, .arg = b->obs.h, .kept = history_close_kept};

@@ -1,12 +1,10 @@
-/* The two things leaderrun does: set the table up, or run a command. */
+/* A run of a command, and what the modes that connect share (admin/). */
 #ifndef LEADERRUN_RUNMODE_H
 #define LEADERRUN_RUNMODE_H
 
 #include "cli/options.h"
 #include "db/db.h"
 #include "outcome.h"
-
-void runmode_init(const struct options *o, struct outcome *out);
 
 /* The connection settings that O describes. */
 void runmode_db_config(const struct options *o, struct db_config *c);

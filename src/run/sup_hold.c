@@ -87,9 +87,9 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 		/* hold.c knows that the term was revoked; who asked for it
 		 * is the database's answer (the worker's choose_why_revoked). */
 		d.by = s->handover_by;
-		if (strcmp(s->handover, "preempted") == 0)
+		if (s->handover == HANDOVER_PREEMPTED)
 			id = EV_PREEMPTED;
-		else if (strcmp(s->handover, "switched_over") == 0)
+		else if (s->handover == HANDOVER_SWITCHED_OVER)
 			id = EV_SWITCHED_OVER;
 		break;
 	case EV_STEPPING_DOWN:
@@ -173,8 +173,8 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	rep.latency = now - r->sent_at;
 	rep.margin = hold_deadline(&s->hold, t) - now;
 	if (r->outcome == LEASE_REVOKED) {
-		snprintf(s->handover, sizeof(s->handover), "%s", r->handover);
-		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover_by);
+		s->handover = r->handover.why;
+		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover.by);
 	}
 	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);
 	sup_apply(s, &st, &rep);
@@ -280,8 +280,8 @@ void sup_hold(struct sup *s)
 
 	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
-		int64_t at = sup_first(sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s)),
-				       clear_at);
+		int64_t at =
+		    sup_first(sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s)), clear_at);
 		int woke = sup_poll(s, sup_first(sup_first(at, history_due(s->ev.h)), sup_prepare_at(s)));
 		int64_t now = timing_now();
 		struct worker_result r;

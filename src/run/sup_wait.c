@@ -34,42 +34,6 @@ static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
 	return true;
 }
 
-/* The run skips: says why in one line, to the log (the JSON event names the
- * reason: busy, paused or slot_used) and to the receivers. */
-static void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited,
-		     struct outcome *out)
-{
-	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
-
-	/* A scheduled slot's skip is said at -v, and to no receiver: pings
-	 * and webhooks come from the instance that runs the slot. */
-	if (s->slot) {
-		d.term = info->slot_term;
-		event_emit(&s->ev, info->why == BUSY_SKIPPED ? EV_SLOT_SKIPPED
-				   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED
-							       : EV_SLOT_TAKEN,
-			   &d);
-		out->kind = OUTCOME_BUSY;
-		return;
-	}
-	switch (info->why) {
-	case BUSY_SLOT_USED:
-		d.term = info->slot_term;
-		event_emit(&s->ev, EV_SLOT_USED, &d);
-		break;
-	case BUSY_PAUSED:
-		event_emit(&s->ev, EV_PAUSED, &d);
-		break;
-	case BUSY_HELD:
-	case BUSY_PREFERRED:
-	case BUSY_EARLY:
-	case BUSY_SKIPPED:
-		event_emit(&s->ev, EV_BUSY, &d);
-		break;
-	}
-	out->kind = OUTCOME_BUSY;
-}
-
 /* What a contender knows while it waits. */
 struct waiting {
 	int64_t start, give_up; /* give_up 0: no --wait-timeout */
@@ -339,21 +303,23 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 	return st == STEP_ON ? sup_judge(s, w, r, out) : st;
 }
 
-/* Blocks on the leader's hint for up to US, or behind the candidate
- * above this one (BEHIND, its standby lock; NULL: the hint). *HOW: woken
- * (try the row at once), timed out or the one above gone (look again), or
- * nothing to block on (poll). */
+/* Blocks on the leader's hint (WAIT, its then_acquire aside), or behind
+ * the candidate above this one (WAIT->behind, its standby lock). *HOW:
+ * woken (try the row at once), timed out or the one above gone (look
+ * again), or nothing to block on (poll). */
 enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
-static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, const char *behind,
-				   int64_t us, enum block *how, struct outcome *out)
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, const struct worker_wait *wait, enum block *how,
+				   struct outcome *out)
 {
+	struct worker_wait q = *wait;
 	struct worker_result r;
 	enum step st;
 
 	*how = BLOCK_POLL;
 	/* Woken, the worker goes on to the acquisition at once, as this
 	 * loop would have it do (healthy, the lease's own hint). */
-	if (worker_submit_wait(s->w, slot, term, behind, us, sup_health_ok(s)) < 0) {
+	q.then_acquire = sup_health_ok(s);
+	if (worker_submit_wait(s->w, &q) < 0) {
 		w->hints = false;
 		return STEP_ON;
 	}
@@ -377,7 +343,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	case HINT_HANDED_ON:
 		*how = BLOCK_WOKEN;
 		event_emit(&s->ev, r.wake == HINT_LEADER_GONE ? EV_WOKEN : EV_WOKEN_HANDED_ON,
-			   &(struct event){.term = term});
+			   &(struct event){.term = wait->term});
 		break;
 	case HINT_TIMED_OUT:
 	case HINT_BEHIND_GONE:
@@ -445,22 +411,23 @@ static enum step sup_await_preferred(struct sup *s, struct waiting *w, const str
 	if (w->give_up)
 		us = sup_min64(us, w->give_up - timing_now());
 	if (w->hints && r->info.above[0] && us > 0) {
-		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above, us, &how, out);
+		st = sup_block_on_hint(
+		    s, w, &(struct worker_wait){r->info.slot, r->info.term, r->info.above, us, false}, &how, out);
 		if (st != STEP_ON || how != BLOCK_POLL)
 			return st;
 	}
 	return sup_sleep(s, w, sup_min64(poll, us > 0 ? us : 0), out);
 }
 
-/* Blocks until the lease held as INFO may change: not a moment before its
+/* The block until the lease held as INFO may change: not a moment before its
  * expiry, and a little after it (a follower woken by a dead leader's hint
  * takes the lease then, and the others find it taken). The block is
  * bounded by the follower's ttl (a holder with a longer one is looked at
  * once a ttl), --wait-timeout, and --preempt's moment. The top candidate
  * blocks on the hint, one below it behind the candidate above
  * (hint_wait_behind), whom a hand-over to it leaves asleep. */
-static enum step sup_block_for_change(struct sup *s, struct waiting *w, const struct lease_info *info, int64_t poll,
-				      enum block *how, struct outcome *out)
+static struct worker_wait sup_change_wait(struct sup *s, const struct waiting *w, const struct lease_info *info,
+					  int64_t poll)
 {
 	const struct options *o = s->o;
 	int64_t us = info->expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
@@ -476,8 +443,8 @@ static enum step sup_block_for_change(struct sup *s, struct waiting *w, const st
 		us = sup_min64(us, w->give_up - timing_now());
 	if (sup_preempt_due(s, w, info) > 0)
 		us = sup_min64(us, sup_preempt_due(s, w, info) - timing_now());
-	return sup_block_on_hint(s, w, info->slot, info->term, info->above[0] ? info->above : NULL, us > 0 ? us : 0,
-				 how, out);
+	return (struct worker_wait){info->slot, info->term, info->above[0] ? info->above : NULL, us > 0 ? us : 0,
+				    false};
 }
 
 /* Waits until the lease can change, and says how to try next (*OP):
@@ -515,7 +482,9 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		 * it wins. */
 		return sup_sleep(s, w, o->slots > 1 ? sup_min64(poll, past_expiry) : past_expiry, out);
 	if (w->hints) {
-		st = sup_block_for_change(s, w, &r->info, poll, &how, out);
+		const struct worker_wait wait = sup_change_wait(s, w, &r->info, poll);
+
+		st = sup_block_on_hint(s, w, &wait, &how, out);
 		if (st != STEP_ON)
 			return st;
 		if (how == BLOCK_WOKEN)

@@ -174,19 +174,16 @@ static bool sup_start(struct sup *s, struct outcome *out)
 	return true;
 }
 
-/* The state a run starts from; false with OUT filled when the loop's own
- * descriptors cannot be had. */
-static bool sup_init(struct sup *s, const struct options *o, struct worker *w, const struct observers *obs,
-		     char *const environ_base[], struct outcome *out)
+/* The state a run starts from, S's options, worker and environment
+ * given; false with OUT filled when the loop's own descriptors cannot be
+ * had. */
+static bool sup_init(struct sup *s, const struct observers *obs, struct outcome *out)
 {
+	const struct options *o = s->o;
 	sigset_t set;
 
-	memset(s, 0, sizeof(*s));
 	memset(out, 0, sizeof(*out));
-	s->o = o;
-	s->w = w;
 	s->child.watch_fd = -1;
-	s->environ_base = environ_base;
 	s->ev = (struct events){
 	    .o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .rb = obs->role, .exit_status = -1};
 	s->ev.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
@@ -211,9 +208,9 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
 		    struct run_slot *slot, struct outcome *out)
 {
-	struct sup s;
+	struct sup s = {.o = o, .w = w, .environ_base = environ_base};
 
-	if (!sup_init(&s, o, w, obs, environ_base, out))
+	if (!sup_init(&s, obs, out))
 		goto done;
 	s.slot = slot;
 	event_emit(&s.ev, EV_STARTING, NULL);
