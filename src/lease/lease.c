@@ -118,14 +118,13 @@ enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const
 {
 	if (q->slots != 1 || !q->with || !lease_block_ok(db, sql))
 		return DB_OK;
-	return lease_block_prepare_acquire(
-	    db,
-	    &(struct lease_block_stmt){sql,
-				       q->sched_us	   ? sql->acquire_rerun
-				       : q->period_us > 0 ? sql->acquire_slot
-							  : sql->acquire,
-				       NULL, 0, q->name, 0},
-	    q->with, err);
+	return lease_block_prepare_acquire(db,
+					   &(struct lease_block_stmt){sql,
+								      q->sched_us	 ? sql->acquire_rerun
+								      : q->period_us > 0 ? sql->acquire_slot
+											 : sql->acquire,
+								      NULL, 0, q->name, 0},
+					   q->with, err);
 }
 
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. Before

@@ -49,7 +49,7 @@ enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_in
 		if (info->paused_in_us > 0)
 			return BUSY_PAUSED;
 		return q->rerun_until_us > 0 && info->slot_lost && info->now_us < q->rerun_until_us ? BUSY_HELD
-												   : BUSY_SLOT_USED;
+												    : BUSY_SLOT_USED;
 	}
 	if (held)
 		return BUSY_SKIPPED;

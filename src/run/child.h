@@ -131,10 +131,10 @@ struct child_lease {
 	const char *lease, *holder;
 	unsigned long long term;
 	unsigned slot;
-	const char *role;	 /* a --service hook's: leader or standby; NULL: none */
-	long service_pid;	 /* with ROLE: the service's */
-	int64_t scheduled_us;	 /* --schedule: the slot's time, us since the epoch; 0: none */
-	unsigned attempt;	 /* with SCHEDULED_US: 1 for the slot's first run */
+	const char *role;     /* a --service hook's: leader or standby; NULL: none */
+	long service_pid;     /* with ROLE: the service's */
+	int64_t scheduled_us; /* --schedule: the slot's time, us since the epoch; 0: none */
+	unsigned attempt;     /* with SCHEDULED_US: 1 for the slot's first run */
 };
 
 /* The command's environment: BASE without leaderrun's secrets

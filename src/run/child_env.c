@@ -18,7 +18,7 @@ static bool env_is(const char *entry, const char *name)
 /* Every variable that env_add_lease may set, and none of the base's may
  * pass for. */
 static const char *const lease_vars[] = {
-    "LEADERRUN_LEASE", "LEADERRUN_TERM",	"LEADERRUN_HOLDER",    "LEADERRUN_SLOT",	 "LEADERRUN_ROLE",
+    "LEADERRUN_LEASE",	     "LEADERRUN_TERM",	    "LEADERRUN_HOLDER",	 "LEADERRUN_SLOT",     "LEADERRUN_ROLE",
     "LEADERRUN_SERVICE_PID", "LEADERRUN_SCHEDULED", "LEADERRUN_ATTEMPT", "LEADERRUN_PASSWORD", "MYSQL_PWD",
 };
 #define ENV_LEASE_MAX 8

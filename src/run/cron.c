@@ -114,10 +114,12 @@ static void cron_say_skipped(const struct options *o, int64_t at, int64_t now)
 	schedule_format(schedule_next(&o->schedule, at), first);
 	schedule_format(schedule_prev(&o->schedule, now), last);
 	if (n == 1)
-		log_event(LOG_NOTICE, "slots_skipped", "the %s slot was skipped: the run of the %s slot still ran", first, slot);
+		log_event(LOG_NOTICE, "slots_skipped", "the %s slot was skipped: the run of the %s slot still ran",
+			  first, slot);
 	else
-		log_event(LOG_NOTICE, "slots_skipped", "%lld slots from %s to %s were skipped: the run of the %s slot still ran", (long long)n,
-			   first, last, slot);
+		log_event(LOG_NOTICE, "slots_skipped",
+			  "%lld slots from %s to %s were skipped: the run of the %s slot still ran", (long long)n,
+			  first, last, slot);
 }
 
 /* An outcome that no later slot can fix: access denied, no table, a
@@ -164,27 +166,26 @@ static void cron_loop(const struct options *o, struct run_base *b, int sigfd, in
 static bool cron_check(const struct options *o, struct run_base *b, struct outcome *out)
 {
 	struct db *db = db_new(&b->cfg);
-	char err[512] = "out of memory";
-	enum db_status st = db ? db_connect(db, err, sizeof(err)) : DB_ERROR;
+	struct db_err err = {.st = DB_ERROR, .msg = "out of memory"};
 	int schema = 0;
 
-	if (st == DB_OK)
-		st = lease_table_schema(db, &b->sql, &schema, err, sizeof(err));
+	if (db && (err.st = db_connect(db, &err)) == DB_OK)
+		err.st = lease_table_schema(db, &b->sql, &schema, &err);
 	db_free(db);
-	if (st == DB_OK && schema >= 3)
+	if (err.st == DB_OK && schema >= 3)
 		return true;
-	if (st == DB_OK) {
+	if (err.st == DB_OK) {
 		log_error("lease table %s %s; run 'leaderrun --init' (it also upgrades an older table)", o->table,
 			  schema ? "is older than a schedule needs (schema 3)" : "does not exist");
 		out->kind = OUTCOME_NO_TABLE;
 		return false;
 	}
-	out->kind = runmode_outcome_of(st);
+	out->kind = runmode_outcome_of(err.st);
 	if (out->kind != OUTCOME_UNAVAILABLE) {
-		log_error("%s: %s", dberr_name(st), err);
+		log_error("%s: %s", dberr_name(err.st), err.msg);
 		return false;
 	}
-	log_warn("%s: %s; the schedule goes on, and its slots try the database again", dberr_name(st), err);
+	log_warn("%s: %s; the schedule goes on, and its slots try the database again", dberr_name(err.st), err.msg);
 	return true;
 }
 

@@ -128,8 +128,10 @@ static void run_history_start(const struct options *o, struct run_base *b, struc
 
 	b->obs.h = history_start(&b->cfg, &of, b->obs.m);
 	if (b->obs.h) {
-		const struct worker_release_with also = {
-		    .sql = history_parked_sql, .done = history_parked_done, .arg = b->obs.h, .kept = history_close_kept};
+		const struct worker_release_with also = {.sql = history_parked_sql,
+							 .done = history_parked_done,
+							 .arg = b->obs.h,
+							 .kept = history_close_kept};
 		worker_release_also(w, &also);
 	}
 }

@@ -178,6 +178,10 @@ bool sup_acquire(struct sup *s, struct outcome *out);
 /* sup_hold.c: runs the loop until nothing is left of the command. */
 void sup_hold(struct sup *s);
 
+/* sup_end.c: a database error that no wait fixes (denied, untrusted, no
+ * table or database): said, OUT filled; true. False for one a wait may
+ * fix. */
+bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out);
 /* sup_end.c: a run that skips, the lease as INFO found it (busy, paused,
  * its slot used) after WAITED: says why in one line; OUT busy. */
 void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out);

@@ -253,6 +253,35 @@ void sup_end_term(struct sup *s)
 	sup_role(s);
 }
 
+/* A database error that no wait fixes: the run ends, saying why. */
+bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
+{
+	const struct event d = {.status = r->status, .err = r->err};
+
+	switch (r->status) {
+	case DB_DENIED:
+		event_emit(&s->ev, EV_DENIED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_UNTRUSTED:
+		/* Not "unavailable, retry later": a standby that waited on
+		 * would hide a setting (or an attack) that no retry fixes. */
+		event_emit(&s->ev, EV_UNTRUSTED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_NO_TABLE:
+		event_emit(&s->ev, EV_NO_TABLE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	case DB_NO_DATABASE:
+		event_emit(&s->ev, EV_NO_DATABASE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	default:
+		return false;
+	}
+}
+
 /* The run skips: says why in one line, to the log (the JSON event names the
  * reason: busy, paused or slot_used) and to the receivers. */
 void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out)
@@ -263,9 +292,10 @@ void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip
 	 * and webhooks come from the instance that runs the slot. */
 	if (s->slot) {
 		d.term = info->slot_term;
-		event_emit(&s->ev, info->why == BUSY_SKIPPED ? EV_SLOT_SKIPPED
-				   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED
-							       : EV_SLOT_TAKEN,
+		event_emit(&s->ev,
+			   info->why == BUSY_SKIPPED  ? EV_SLOT_SKIPPED
+			   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED
+						      : EV_SLOT_TAKEN,
 			   &d);
 		out->kind = OUTCOME_BUSY;
 		return;

@@ -42,10 +42,8 @@ struct waiting {
 	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
-	bool refused; /* "too many connections" said once */
-	/* The last error, for a scheduled slot's one line at its window's
-	 * end. */
-	enum db_status last_status;
+	bool refused;		    /* "too many connections" said once */
+	enum db_status last_status; /* the last error, for a slot's one line at its window's end */
 	char last_err[sizeof(((struct worker_result *)0)->err)];
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
@@ -64,12 +62,10 @@ enum step { STEP_TAKEN, STEP_END, STEP_ON };
 /* --wait-timeout ran out: says so, with the row as last seen. */
 static enum step sup_wait_timed_out(struct sup *s, const struct waiting *w, struct outcome *out)
 {
-	if (w->last_was_error && s->slot) {
-		event_emit(&s->ev, EV_SLOT_MISSED,
-			   &(struct event){.us = s->slot->at_us, .status = w->last_status, .err = w->last_err});
-		out->kind = OUTCOME_UNAVAILABLE;
-	} else if (w->last_was_error) {
-		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
+	if (w->last_was_error) {
+		event_emit(
+		    &s->ev, s->slot ? EV_SLOT_MISSED : EV_UNAVAILABLE_AFTER,
+		    &(struct event){.us = s->slot ? s->slot->at_us : 0, .status = w->last_status, .err = w->last_err});
 		out->kind = OUTCOME_UNAVAILABLE;
 	} else
 		sup_skip(s, &w->last, SKIP_WAITED, timing_now() - w->start, out);
@@ -120,35 +116,6 @@ static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct 
 	return STEP_ON;
 }
 
-/* A database error that no wait fixes: the run ends, saying why. */
-static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
-{
-	const struct event d = {.status = r->status, .err = r->err};
-
-	switch (r->status) {
-	case DB_DENIED:
-		event_emit(&s->ev, EV_DENIED, &d);
-		out->kind = OUTCOME_DENIED;
-		return true;
-	case DB_UNTRUSTED:
-		/* Not "unavailable, retry later": a standby that waited on
-		 * would hide a setting (or an attack) that no retry fixes. */
-		event_emit(&s->ev, EV_UNTRUSTED, &d);
-		out->kind = OUTCOME_DENIED;
-		return true;
-	case DB_NO_TABLE:
-		event_emit(&s->ev, EV_NO_TABLE, &d);
-		out->kind = OUTCOME_NO_TABLE;
-		return true;
-	case DB_NO_DATABASE:
-		event_emit(&s->ev, EV_NO_DATABASE, &d);
-		out->kind = OUTCOME_NO_TABLE;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The longest pause between attempts after database errors: a renew
  * interval (at least the retry interval, at most 30 s). A replicated
  * database that fails over refuses writes until it has a new primary, 10
@@ -188,8 +155,8 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	/* A scheduled slot says one line, at its window's end, if the
 	 * database stays down that long. */
 	event_emit(&s->ev,
-		   s->slot    ? EV_SLOT_RETRYING
-		   : !refused ? EV_RETRYING
+		   s->slot	? EV_SLOT_RETRYING
+		   : !refused	? EV_RETRYING
 		   : w->refused ? EV_STILL_REFUSED
 				: EV_REFUSED,
 		   &d);

@@ -32,11 +32,11 @@ struct observers {
 /* --schedule: the slot that a run is for (schedule.c), and what the run
  * tells of it. */
 struct run_slot {
-	int64_t at_us;		/* the slot's time, us since the epoch (UTC) */
-	int64_t give_up;	/* CLOCK_BOOTTIME: the end of the wait for it */
-	unsigned attempt;	/* once acquired: 1 for the slot's first run */
-	bool ended;		/* the command ended by itself (whatever its status) */
-	bool stop;		/* TERM, INT or QUIT came: the schedule ends after this run */
+	int64_t at_us;	  /* the slot's time, us since the epoch (UTC) */
+	int64_t give_up;  /* CLOCK_BOOTTIME: the end of the wait for it */
+	unsigned attempt; /* once acquired: 1 for the slot's first run */
+	bool ended;	  /* the command ended by itself (whatever its status) */
+	bool stop;	  /* TERM, INT or QUIT came: the schedule ends after this run */
 };
 
 /* Runs O->command under the lease. W executes the statements. ENVIRON is

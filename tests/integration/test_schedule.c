@@ -117,8 +117,8 @@ static int kill_the_holder(struct h_proc *c, const char *lease, const char *catc
 	job(script, sizeof(script), "6");
 	for (int i = 0; i < 2; i++) {
 		if (catch_up)
-			LR(&c[i], "-vv", "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--catch-up", catch_up, "--",
-			   "sh", "-c", script);
+			LR(&c[i], "-vv", "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--catch-up", catch_up,
+			   "--", "sh", "-c", script);
 		else
 			LR(&c[i], "-t", "3s", "-l", lease, "--schedule", "@every 20s", "--", "sh", "-c", script);
 	}
@@ -217,7 +217,9 @@ Test(schedule, a_missing_table_or_a_denied_account_ends_a_schedule_at_start)
 		memmove(colon + 4, at, strlen(at) + 1);
 		memcpy(colon, ":bad", 4);
 	}
-	h_start(&p, (const char *const[]){h_bin(), "-d", dsn, "-l", h_lease("start"), "--schedule", "@daily", "--", "true", NULL},
+	h_start(&p,
+		(const char *const[]){h_bin(), "-d", dsn, "-l", h_lease("start"), "--schedule", "@daily", "--", "true",
+				      NULL},
 		NULL);
 	cr_assert_eq(h_finish(&p, 15000), 77, "%s", h_slurp(p.err));
 	cr_assert_lt(h_now_ms() - t0, 15000);
