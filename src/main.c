@@ -6,10 +6,14 @@
 #include <sys/prctl.h>
 
 #include "admin/admin.h"
+#include "admin/init.h"
+#include "admin/nextslots.h"
 #include "admin/servercheck.h"
 #include "cli/options.h"
 #include "report/log.h"
 #include "run/outcome.h"
+#include "run/cron.h"
+#include "run/run.h"
 #include "run/runmode.h"
 
 int main(int argc, char *argv[])
@@ -36,10 +40,13 @@ int main(int argc, char *argv[])
 	log_init(o.verbosity, o.mode == MODE_RUN ? o.lease : NULL, o.log_format == LOG_FORMAT_JSON);
 	switch (o.mode) {
 	case MODE_INIT:
-		runmode_init(&o, &out);
+		init_run(&o, &out);
 		break;
 	case MODE_RUN:
-		runmode_run(&o, &out);
+		if (o.have_schedule)
+			cron_run(&o, &out);
+		else
+			run_plain(&o, &out);
 		break;
 	case MODE_STATUS:
 	case MODE_RELEASE:
@@ -51,6 +58,9 @@ int main(int argc, char *argv[])
 		break;
 	case MODE_CHECK_SERVER:
 		servercheck_run(&o, &out);
+		break;
+	case MODE_NEXT:
+		nextslots_run(&o, &out);
 		break;
 	}
 

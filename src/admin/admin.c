@@ -85,18 +85,20 @@ static void collect_success(void *ctx, const struct db_value *c)
 static bool read_successes(const struct options *o, struct db *db, struct successes *ok)
 {
 	struct history_sql h;
-	char lease[LEASE_NAME_MAX + 1], err[512];
+	char lease[LEASE_NAME_MAX + 1];
+	struct db_err err;
 	struct db_value c[] = {{.type = DB_STR, .buf = lease, .cap = sizeof(lease)}, {.type = DB_I64}};
 	struct db_result r;
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec_each(db, STMT_HISTORY_LAST_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r, err,
-			  sizeof(err));
+	st = db_exec(
+	    db, &(struct db_call){STMT_HISTORY_LAST_SUCCESS, h.last_success, NULL, 0, c, 2, collect_success, ok, &r},
+	    &err);
 	if (st == DB_OK)
 		return true;
 	log_warn("--status: no last success times: the run history %s cannot be read (%s: %s)%s", o->history_table,
-		 dberr_name(st), err,
+		 dberr_name(st), err.msg,
 		 st == DB_NO_TABLE ? "; 'leaderrun --init' creates it"
 		 : st == DB_DENIED ? "; a schema-3 database ('leaderrun --init' creates it) or no grant on it "
 				     "(sql/grants.sql)"
@@ -140,12 +142,12 @@ static void admin_status_print(const struct options *o, struct db *db, struct le
 			       const char *server)
 {
 	struct standbys sb = {0};
-	char err[512];
+	struct db_err err;
 	enum db_status st =
-	    standby_list(db, sql, o->all_leases ? NULL : o->lease, collect_standby, &sb, err, sizeof(err));
+	    standby_list(db, sql, o->all_leases ? NULL : o->lease, &(struct standby_each){collect_standby, &sb}, &err);
 
 	if (st != DB_OK && st != DB_NO_TABLE && st != DB_DENIED)
-		log_warn("--status: the standbys cannot be read (%s: %s)", dberr_name(st), err);
+		log_warn("--status: the standbys cannot be read (%s: %s)", dberr_name(st), err.msg);
 	if (o->format == FORMAT_PROMETHEUS) {
 		struct successes ok = {0};
 		bool have = read_successes(o, db, &ok);
@@ -164,10 +166,10 @@ static void admin_status_print(const struct options *o, struct db *db, struct le
 static void admin_status(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
 	struct rows r = {0};
-	char err[512];
+	struct db_err err;
 	const struct lease_req q = {.name = o->all_leases ? NULL : o->lease, .on_row = collect, .ctx = &r};
 	struct lease_res res = {0};
-	enum db_status st = lease_status(db, sql, &q, &res, err, sizeof(err));
+	enum db_status st = lease_status(db, sql, &q, &res, &err);
 	struct db_server srv = {.name = "?"};
 	char server[sizeof(srv.name) + 32];
 
@@ -177,7 +179,7 @@ static void admin_status(const struct options *o, struct db *db, struct lease_sq
 	snprintf(server, sizeof(server), "%s%s", srv.name, srv.galera ? " (Galera, causal read)" : "");
 
 	if (st != DB_OK) {
-		log_error("--status: %s: %s%s", dberr_name(st), err,
+		log_error("--status: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
 	} else if (r.oom) {
@@ -209,15 +211,27 @@ static void admin_say(const char *fmt, ...)
 	puts(shown);
 }
 
+/* What --release saw of the lease so far: whether it has rows, its slot
+ * count, whether any slot was held; its outcome into OUT. */
+struct admin_releasing {
+	bool found, any_held;
+	unsigned slots;
+	struct outcome *out;
+};
+
 /* --release of one slot: "lease L" or "lease L slot K". Returns -1 on a
- * database error (logged, OUT set). */
-static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot, bool *found,
-			      unsigned *slots, bool *any_held, struct outcome *out)
+ * database error (logged, R->out set). */
+static int admin_release_slot(const struct options *o, struct db *db, struct lease_sql *sql, unsigned slot,
+			      struct admin_releasing *r)
 {
-	char err[512], what[LEASE_NAME_MAX + 32];
+	bool *found = &r->found, *any_held = &r->any_held;
+	unsigned *slots = &r->slots;
+	struct outcome *out = r->out;
+	struct db_err err;
+	char what[LEASE_NAME_MAX + 32];
 	const struct lease_req q = {.name = o->lease, .slot = slot, .force = o->force};
 	struct lease_res res = {0};
-	enum db_status st = lease_revoke(db, sql, &q, &res, err, sizeof(err));
+	enum db_status st = lease_revoke(db, sql, &q, &res, &err);
 	const struct lease_info was = res.info;
 	bool held = res.held;
 
@@ -225,7 +239,7 @@ static int admin_release_slot(const struct options *o, struct db *db, struct lea
 
 	admin_say_older(sql);
 	if (st != DB_OK) {
-		log_error("--release: %s: %s%s", dberr_name(st), err,
+		log_error("--release: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return -1;
@@ -255,16 +269,21 @@ static int admin_release_slot(const struct options *o, struct db *db, struct lea
 /* --release: the slot named by --slot, or every slot of the lease. */
 static void admin_release(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	unsigned slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1; /* until the first look says */
-	bool found = false, any = false;
+	/* The slot count until the first look says. */
+	struct admin_releasing r = {.slots = o->slot >= 0 ? (unsigned)o->slot + 1 : 1, .out = out};
+	unsigned slots;
+	bool found, any;
 
 	out->kind = OUTCOME_INIT_DONE;
-	for (unsigned k = o->slot >= 0 ? (unsigned)o->slot : 0; k < slots; k++) {
-		if (admin_release_slot(o, db, sql, k, &found, &slots, &any, out) < 0)
+	for (unsigned k = o->slot >= 0 ? (unsigned)o->slot : 0; k < r.slots; k++) {
+		if (admin_release_slot(o, db, sql, k, &r) < 0)
 			return;
-		if (!found || o->slot >= 0)
+		if (!r.found || o->slot >= 0)
 			break;
 	}
+	slots = r.slots;
+	found = r.found;
+	any = r.any_held;
 	if (!found) {
 		log_error("no lease named '%s' in table %s", o->lease, o->table);
 		out->kind = OUTCOME_NO;
@@ -278,11 +297,11 @@ static void admin_release(const struct options *o, struct db *db, struct lease_s
 
 static void admin_pause(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	char err[512];
+	struct db_err err;
 	const struct lease_req q = {.name = o->lease, .holder = o->holder, .for_us = o->pause_for_us};
 	struct lease_res res = {0};
-	enum db_status st = o->mode == MODE_PAUSE ? lease_pause(db, sql, &q, &res, err, sizeof(err))
-						  : lease_resume(db, sql, &q, &res, err, sizeof(err));
+	enum db_status st =
+	    o->mode == MODE_PAUSE ? lease_pause(db, sql, &q, &res, &err) : lease_resume(db, sql, &q, &res, &err);
 	const struct lease_info info = res.info;
 	/* --pause makes the row it pauses. */
 	bool found = o->mode == MODE_PAUSE || res.found;
@@ -291,7 +310,7 @@ static void admin_pause(const struct options *o, struct db *db, struct lease_sql
 
 	admin_say_older(sql);
 	if (st != DB_OK) {
-		log_error("%s: %s: %s%s", what, dberr_name(st), err,
+		log_error("%s: %s: %s%s", what, dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it also upgrades an older table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return;
@@ -316,16 +335,16 @@ static void admin_pause(const struct options *o, struct db *db, struct lease_sql
 
 static void admin_check(const struct options *o, struct db *db, struct lease_sql *sql, struct outcome *out)
 {
-	char err[512];
+	struct db_err err;
 	const struct lease_req q = {
 	    .name = o->lease, .slot = (unsigned)o->slot, .holder = o->holder, .term = o->check_term};
 	struct lease_res res = {0};
-	enum db_status st = lease_check(db, sql, &q, &res, err, sizeof(err));
+	enum db_status st = lease_check(db, sql, &q, &res, &err);
 	bool held = res.held;
 
 	admin_say_older(sql);
 	if (st != DB_OK) {
-		log_error("--check: %s: %s", dberr_name(st), err);
+		log_error("--check: %s: %s", dberr_name(st), err.msg);
 		out->kind = runmode_outcome_of(st);
 		return;
 	}
@@ -381,7 +400,8 @@ static void collect_run(void *ctx, const struct db_value *c)
 static void admin_history(const struct options *o, struct db *db, struct outcome *out)
 {
 	struct history_sql h;
-	char b[6][LEASE_HOLDER_MAX + 1], err[512];
+	char b[6][LEASE_HOLDER_MAX + 1];
+	struct db_err err;
 	struct db_value p[] = {{.type = DB_STR, .str = o->lease},
 			       {.type = DB_U64, .u64 = o->history_limit ? o->history_limit : UINT64_C(1000000000)}};
 	struct db_value c[] = {
@@ -401,9 +421,9 @@ static void admin_history(const struct options *o, struct db *db, struct outcome
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec_each(db, STMT_HISTORY_LIST, h.list, p, 2, c, 10, collect_run, &r, &res, err, sizeof(err));
+	st = db_exec(db, &(struct db_call){STMT_HISTORY_LIST, h.list, p, 2, c, 10, collect_run, &r, &res}, &err);
 	if (st != DB_OK) {
-		log_error("--history: %s: %s%s", dberr_name(st), err,
+		log_error("--history: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; 'leaderrun --init' creates the history table, or upgrades an older one"
 			  : st == DB_DENIED ? "; a schema-3 database ('leaderrun --init' creates the history table) "
 					      "or no grant on it (sql/grants.sql)"

@@ -93,12 +93,13 @@ static void servercheck_on_count(void *ctx, const char *const *row, unsigned nco
 /* Galera's state; a Group Replication member's state and role. */
 static void servercheck_read_cluster(struct db *db, struct promise_facts *f)
 {
-	char err[256], name[64];
+	struct db_err err;
+	char name[64];
 	struct servercheck_text t = {name, f->wsrep_state, sizeof(f->wsrep_state)};
 
 	if (f->wsrep_on == 1)
-		(void)db_query_rows(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'", 2, servercheck_on_pair,
-				    &t, err, sizeof(err));
+		(void)db_query_rows(db, "SHOW GLOBAL STATUS LIKE 'wsrep_local_state_comment'",
+				    &(struct db_rows){2, servercheck_on_pair, &t}, &err);
 	/* The plugin's own variable: group_replication_consistency is the
 	 * server's in MySQL 8.4 and 9, plugin or not. */
 	if (f->gr_single_primary < 0)
@@ -109,7 +110,7 @@ static void servercheck_read_cluster(struct db *db, struct promise_facts *f)
 	(void)db_query_rows(db,
 			    "SELECT MEMBER_STATE, MEMBER_ROLE FROM performance_schema.replication_group_members "
 			    "WHERE MEMBER_ID = @@server_uuid",
-			    2, servercheck_on_pair, &t, err, sizeof(err));
+			    &(struct db_rows){2, servercheck_on_pair, &t}, &err);
 	f->gr = strcmp(f->gr_member_state, "OFFLINE") != 0;
 }
 
@@ -120,14 +121,19 @@ static void servercheck_read_replicas(struct db *db, struct promise_facts *f)
 {
 	int64_t n = 0;
 	enum db_status st;
+	struct db_err err;
 
 	if (f->wsrep_on == 1 || f->gr || f->log_bin != 1 || f->semisync_source == 1)
 		return;
-	st = db_query_rows(db, "SHOW REPLICAS", 1, servercheck_on_count, &n, f->replicas_err, sizeof(f->replicas_err));
+	st = db_query_rows(db, "SHOW REPLICAS", &(struct db_rows){1, servercheck_on_count, &n}, &err);
+	if (st != DB_OK)
+		snprintf(f->replicas_err, sizeof(f->replicas_err), "%.*s", (int)sizeof(f->replicas_err) - 1, err.msg);
 	if (st != DB_OK && st != DB_DENIED && db_connected(db)) {
 		n = 0;
-		st = db_query_rows(db, "SHOW REPLICA HOSTS", 1, servercheck_on_count, &n, f->replicas_err,
-				   sizeof(f->replicas_err));
+		st = db_query_rows(db, "SHOW REPLICA HOSTS", &(struct db_rows){1, servercheck_on_count, &n}, &err);
+		if (st != DB_OK)
+			snprintf(f->replicas_err, sizeof(f->replicas_err), "%.*s", (int)sizeof(f->replicas_err) - 1,
+				 err.msg);
 	}
 	f->replicas = st == DB_OK ? n : -1;
 }
@@ -144,13 +150,13 @@ static int64_t servercheck_realtime_us(void)
  * with the shortest round trip is kept, half of it the uncertainty. */
 static void servercheck_read_clock(struct db *db, struct promise_facts *f)
 {
-	char err[256];
+	struct db_err err;
 
 	for (int k = 0; k < 3; k++) {
 		int64_t server, at = servercheck_realtime_us(), b0 = timing_now(), rtt;
 
 		if (db_query_int(db, "SELECT TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', UTC_TIMESTAMP(6))",
-				 &server, err, sizeof(err)) != DB_OK)
+				 &server, &err) != DB_OK)
 			return;
 		rtt = timing_now() - b0;
 		if (f->clock_known && rtt / 2 >= f->clock_uncertainty_us)
@@ -179,26 +185,35 @@ static void servercheck_on_routine(void *ctx, const char *const *row, unsigned n
 /* Everything the checks judge, from one connected server. */
 static void servercheck_read(struct db *db, const struct lease_sql *sql, struct promise_facts *f)
 {
-	char err[256], unused[8];
+	struct db_err err;
+	char unused[8];
 	struct servercheck_text t = {f->version_comment, unused, sizeof(f->version_comment)};
 	struct lease_fence_seen fence;
 
-	(void)db_query_rows(db, SERVERCHECK_VARIABLES, 2, servercheck_on_variable, f, err, sizeof(err));
+	(void)db_query_rows(db, SERVERCHECK_VARIABLES, &(struct db_rows){2, servercheck_on_variable, f}, &err);
 	servercheck_read_cluster(db, f);
 	servercheck_read_replicas(db, f);
 	/* Exactly the text ProxySQL answers itself, "(ProxySQL)". */
-	(void)db_query_rows(db, "select @@version_comment limit 1", 1, servercheck_on_pair, &t, err, sizeof(err));
+	(void)db_query_rows(db, "select @@version_comment limit 1", &(struct db_rows){1, servercheck_on_pair, &t},
+			    &err);
 	snprintf(f->version, sizeof(f->version), "%s", db_server_version(db));
 	f->table = sql->table;
 	f->schema_newest = LEASE_SCHEMA;
-	if (lease_table_schema(db, sql, &f->schema, f->schema_err, sizeof(f->schema_err)) != DB_OK)
+	if (lease_table_schema(db, sql, &f->schema, &err) != DB_OK) {
 		f->schema = -1;
+		snprintf(f->schema_err, sizeof(f->schema_err), "%.*s", (int)sizeof(f->schema_err) - 1, err.msg);
+	}
 	/* Schemas 6 and 7 are schema 5's tables and the fence. */
-	if (f->schema == LEASE_ROWS_SCHEMA &&
-	    lease_fence_seen(db, sql, &fence, f->schema_err, sizeof(f->schema_err)) == DB_OK && fence.complete)
-		f->schema = fence.schema;
+	if (f->schema == LEASE_ROWS_SCHEMA) {
+		bool seen = lease_fence_seen(db, sql, &fence, &err) == DB_OK;
+
+		if (!seen)
+			snprintf(f->schema_err, sizeof(f->schema_err), "%.*s", (int)sizeof(f->schema_err) - 1, err.msg);
+		if (seen && fence.complete)
+			f->schema = fence.schema;
+	}
 	if (f->schema == LEASE_SCHEMA)
-		(void)db_query_rows(db, sql->fence_routines, 6, servercheck_on_routine, f, err, sizeof(err));
+		(void)db_query_rows(db, sql->fence_routines, &(struct db_rows){6, servercheck_on_routine, f}, &err);
 	servercheck_read_clock(db, f);
 }
 
@@ -253,17 +268,18 @@ static enum db_status servercheck_host(const struct db_config *cfg, const struct
 	struct promise_facts f;
 	struct promise_line lines[PROMISE_LINES_MAX];
 	struct db_server srv;
-	char host[160], err[512];
+	char host[160];
+	struct db_err err;
 	enum db_status st;
 	size_t n;
 
 	servercheck_label(cfg, host, sizeof(host));
 	if (!db)
 		return DB_ERROR;
-	st = db_connect(db, err, sizeof(err));
+	st = db_connect(db, &err);
 	if (st != DB_OK) {
 		struct promise_line l = {.check = "connection", .state = PROMISE_UNKNOWN};
-		snprintf(l.detail, sizeof(l.detail), "%s: %s", dberr_name(st), err);
+		snprintf(l.detail, sizeof(l.detail), "%s: %.511s", dberr_name(st), err.msg);
 		snprintf(l.fix, sizeof(l.fix), "every check needs a connection: check the host, the account and TLS");
 		servercheck_print(so, host, &l);
 		db_free(db);

@@ -43,13 +43,13 @@ static void switchover_on_row(void *ctx, const struct lease_row *row)
 }
 
 static enum db_status switchover_look(struct db *db, struct lease_sql *sql, const char *lease,
-				      struct switchover_look *l, char *err, size_t errlen)
+				      struct switchover_look *l, struct db_err *err)
 {
 	const struct lease_req q = {.name = lease, .on_row = switchover_on_row, .ctx = l};
 	struct lease_res res = {0};
 
 	memset(l, 0, sizeof(*l));
-	return lease_status(db, sql, &q, &res, err, errlen);
+	return lease_status(db, sql, &q, &res, err);
 }
 
 /* "WHAT LEASE to/by HOLDER REST", the row's text escaped. */
@@ -66,12 +66,14 @@ static void switchover_say(const char *what, const char *holder, const char *lea
 static bool switchover_target(const struct options *o, struct db *db, struct lease_sql *sql, struct choose_target *t,
 			      struct outcome *out)
 {
-	char err[512], n[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)];
-	enum db_status st = choose_find(db, sql, o->lease, o->release_to, t, err, sizeof(err));
+	struct db_err err;
+	char n[ESCAPE_TEXT_MAX(LEASE_HOLDER_MAX)];
+	const struct choose_at at = {db, sql, o->lease};
+	enum db_status st = choose_find(&at, o->release_to, t, &err);
 
 	escape_text(n, sizeof(n), o->release_to);
 	if (st != DB_OK) {
-		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+		log_error("--release --to: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it makes the standbys' table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return false;
@@ -99,7 +101,7 @@ static enum switchover_history switchover_took(const struct options *o, struct d
 					       uint64_t from_term, uint64_t *term)
 {
 	struct history_sql h;
-	char err[512];
+	struct db_err err;
 	const struct db_value p[] = {
 	    {.type = DB_STR, .str = o->lease}, {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = from_term}};
 	struct db_value c = {.type = DB_U64};
@@ -107,12 +109,12 @@ static enum switchover_history switchover_took(const struct options *o, struct d
 	enum db_status st;
 
 	history_sql_render(&h, o->history_table, o->table);
-	st = db_exec(db, STMT_HISTORY_TOOK, h.took, p, 3, &c, 1, &r, err, sizeof(err));
+	st = db_exec(db, &(struct db_call){STMT_HISTORY_TOOK, h.took, p, 3, &c, 1, NULL, NULL, &r}, &err);
 	if (st != DB_OK) {
 		if (st != DB_NO_TABLE)
 			log_warn(
 			    "--release --to: the run history %s cannot be read (%s: %s): the lease row alone tells",
-			    o->history_table, dberr_name(st), err);
+			    o->history_table, dberr_name(st), err.msg);
 		return SWITCHOVER_HISTORY_ABSENT;
 	}
 	if (!r.have_row || c.is_null)
@@ -123,10 +125,26 @@ static enum switchover_history switchover_took(const struct options *o, struct d
 
 /* Says what NEXT (neither a wait nor a read) found: TOOK is the
  * standby's term, L the row as the last look read it. */
-static void switchover_end(const struct options *o, const struct choose_target *t, const struct switchover_look *l,
-			   enum switchover_next next, uint64_t took, uint64_t from_term, int64_t start,
-			   struct outcome *out)
+/* A switch-over under way: to standby T, from the term FROM_TERM, begun
+ * at START; its outcome into OUT. */
+struct switchover {
+	const struct options *o;
+	struct db *db;
+	struct lease_sql *sql;
+	const struct choose_target *t;
+	uint64_t from_term;
+	int64_t start;
+	struct outcome *out;
+};
+
+static void switchover_end(const struct switchover *sw, const struct switchover_look *l, enum switchover_next next,
+			   uint64_t took)
 {
+	const struct options *o = sw->o;
+	const struct choose_target *t = sw->t;
+	uint64_t from_term = sw->from_term;
+	int64_t start = sw->start;
+	struct outcome *out = sw->out;
 	char rest[64], d[32], now[LEASE_HOLDER_MAX + 16];
 
 	snprintf(now, sizeof(now), "%s%s", l->held ? "held by " : "free", l->held ? l->holder : "");
@@ -155,20 +173,24 @@ static void switchover_end(const struct options *o, const struct choose_target *
 /* Watches the lease until a term above FROM_TERM shows whether T took
  * one, or until UNTIL (CLOCK_BOOTTIME us): one look at the row each
  * step, the history read once, when the row cannot tell. */
-static void switchover_wait(const struct options *o, struct db *db, struct lease_sql *sql,
-			    const struct choose_target *t, uint64_t from_term, int64_t until, struct outcome *out)
+static void switchover_wait(const struct switchover *sw, int64_t until)
 {
+	const struct options *o = sw->o;
+	struct db *db = sw->db;
+	struct lease_sql *sql = sw->sql;
+	const struct choose_target *t = sw->t;
+	uint64_t from_term = sw->from_term;
+	struct outcome *out = sw->out;
 	const struct timespec step = {0, 100 * 1000 * 1000};
 	enum switchover_history history = SWITCHOVER_HISTORY_UNREAD;
 	uint64_t took = 0;
 	struct switchover_look l;
-	char err[512];
-	int64_t start = timing_now();
+	struct db_err err;
 
 	for (;;) {
-		enum db_status st = switchover_look(db, sql, o->lease, &l, err, sizeof(err));
+		enum db_status st = switchover_look(db, sql, o->lease, &l, &err);
 		if (st != DB_OK) {
-			log_error("--release --to: %s: %s", dberr_name(st), err);
+			log_error("--release --to: %s: %s", dberr_name(st), err.msg);
 			out->kind = runmode_outcome_of(st);
 			return;
 		}
@@ -180,8 +202,7 @@ static void switchover_wait(const struct options *o, struct db *db, struct lease
 			next = switchover_judge(from_term, t->holder, &row, history, time_up);
 		}
 		if (next != SWITCHOVER_WAIT) {
-			switchover_end(o, t, &l, next, history == SWITCHOVER_HISTORY_FOUND ? took : l.term, from_term,
-				       start, out);
+			switchover_end(sw, &l, next, history == SWITCHOVER_HISTORY_FOUND ? took : l.term);
 			return;
 		}
 		nanosleep(&step, NULL);
@@ -192,7 +213,7 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 {
 	struct choose_target t;
 	struct switchover_look before;
-	char err[512];
+	struct db_err err;
 	bool chosen = false;
 	enum db_status st;
 	const struct lease_req q = {.name = o->lease, .slot = 0};
@@ -200,9 +221,10 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 
 	if (!switchover_target(o, db, sql, &t, out))
 		return;
-	if ((st = switchover_look(db, sql, o->lease, &before, err, sizeof(err))) != DB_OK ||
-	    (st = choose_set(db, sql, o->lease, t.holder, SWITCHOVER_WINDOW_US, &chosen, err, sizeof(err))) != DB_OK) {
-		log_error("--release --to: %s: %s%s", dberr_name(st), err,
+	if ((st = switchover_look(db, sql, o->lease, &before, &err)) != DB_OK ||
+	    (st = choose_set(&(struct choose_at){db, sql, o->lease}, t.holder, SWITCHOVER_WINDOW_US, &chosen, &err)) !=
+		DB_OK) {
+		log_error("--release --to: %s: %s%s", dberr_name(st), err.msg,
 			  st == DB_NO_TABLE ? "; run 'leaderrun --init' (it upgrades the standbys' table)" : "");
 		out->kind = runmode_outcome_of(st);
 		return;
@@ -214,8 +236,8 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 	}
 	/* The holder stops at its next renew, then releases; a lease not
 	 * held is the chosen one's at its next look. */
-	if ((st = lease_revoke(db, sql, &q, &res, err, sizeof(err))) != DB_OK) {
-		log_error("--release --to: %s: %s", dberr_name(st), err);
+	if ((st = lease_revoke(db, sql, &q, &res, &err)) != DB_OK) {
+		log_error("--release --to: %s: %s", dberr_name(st), err.msg);
 		out->kind = runmode_outcome_of(st);
 		return;
 	}
@@ -225,8 +247,7 @@ void switchover_run(const struct options *o, struct db *db, struct lease_sql *sq
 		switchover_say("revoked lease", res.info.holder, o->lease, rest);
 	}
 	fflush(stdout);
-	switchover_wait(o, db, sql, &t, before.term,
-			timing_now() + (before.expires_in_us > 0 ? before.expires_in_us : 0) + SWITCHOVER_WINDOW_US +
-			    USEC_PER_SEC,
-			out);
+	const struct switchover sw = {o, db, sql, &t, before.term, timing_now(), out};
+	switchover_wait(&sw, sw.start + (before.expires_in_us > 0 ? before.expires_in_us : 0) + SWITCHOVER_WINDOW_US +
+				 USEC_PER_SEC);
 }

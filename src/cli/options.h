@@ -11,6 +11,7 @@
 #include "db/db.h"
 #include "dsn.h"
 #include "lease/lease.h"
+#include "schedule/schedule.h"
 
 enum options_mode {
 	MODE_RUN,
@@ -22,6 +23,7 @@ enum options_mode {
 	MODE_RESUME,
 	MODE_HISTORY,
 	MODE_CHECK_SERVER,
+	MODE_NEXT, /* --schedule SPEC --next N: its slots, printed */
 };
 
 /* What --status and --history print. */
@@ -79,6 +81,7 @@ struct options {
 	/* Cron and notifications. */
 	int64_t min_hold_us;
 	int64_t once_per_us; /* --once-per; 0: off */
+	int64_t catch_up_us; /* --catch-up: a scheduled slot's window for reruns; 0: none */
 	unsigned slots;	     /* --slots: holders that may run at once (default 1) */
 	int slot;	     /* --check, --release: --slot or LEADERRUN_SLOT; -1: every slot (--release) */
 	const char *ping_url;
@@ -111,6 +114,13 @@ struct options {
 	int64_t preempt_us;
 	bool spread;
 	const char *release_to;
+
+	/* --schedule SPEC in --schedule-tz ZONE, read (schedule.h); --next N
+	 * prints its next N slots after --from TIME (default: now). */
+	bool have_schedule;
+	struct schedule schedule;
+	int next_count;
+	int64_t from_us;
 };
 
 enum options_result {

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "base/listenaddr.h"
 #include "options_int.h"
@@ -79,8 +80,8 @@ int options_check_shape(struct parse *p)
 	const struct options *o = p->o;
 
 	if (p->modes > 1)
-		FAIL("--init, --status, --history, --release, --check, --check-server, --pause and --resume are modes "
-		     "of their own; give one");
+		FAIL("--init, --status, --history, --release, --check, --check-server, --pause, --resume and --next "
+		     "are modes of their own; give one");
 	if (o->mode != MODE_RUN && o->mode != MODE_STATUS && o->command[0])
 		FAIL("unexpected argument '%s'; this mode takes no COMMAND", SHOWN(o->command[0]));
 	if (o->mode == MODE_STATUS && o->command[0] && o->command[1])
@@ -297,4 +298,58 @@ int options_check_timing(struct parse *p)
 	if (p->o->mode != MODE_RUN)
 		return 0;
 	return timing_resolve(&p->o->timing, p->err, p->errlen);
+}
+
+/* --from TIME, else the local clock's now: where --next starts, and where
+ * a zone's offsets are read from. */
+static int schedule_from(struct parse *p)
+{
+	struct timespec now;
+	char why[200];
+
+	if (p->from_text) {
+		if (schedule_parse_time(p->from_text, &p->o->from_us, why, sizeof(why)) < 0)
+			FAIL("--from: %s", why);
+		return 0;
+	}
+	clock_gettime(CLOCK_REALTIME, &now);
+	p->o->from_us = (int64_t)now.tv_sec * 1000000 + now.tv_nsec / 1000;
+	return 0;
+}
+
+/* --schedule: what a scheduled run does not go with, then SPEC in its
+ * zone (a bad one named before any connection is made), for --next or a
+ * run. */
+int options_take_schedule(struct parse *p)
+{
+	struct options *o = p->o;
+	char why[400];
+	int rc;
+
+	if (!p->schedule_text) {
+		if (p->schedule_tz)
+			FAIL("--schedule-tz ZONE is the time zone of a --schedule; add --schedule SPEC");
+		if (o->mode == MODE_NEXT)
+			FAIL("--next N prints a schedule's slots; add --schedule SPEC");
+		if (o->catch_up_us)
+			FAIL("--catch-up WINDOW runs a --schedule's lost slots again; add --schedule SPEC");
+		return 0;
+	}
+	/* A slot is waited for within its own window (SCHEDULES). */
+	if (o->mode == MODE_RUN && o->wait_timeout_us >= 0)
+		FAIL("--schedule waits for each slot until its window closes; it does not go with --wait-timeout");
+	if (o->mode == MODE_RUN && (o->no_wait || o->once_per_us || o->service || o->slots > 1))
+		FAIL("--schedule runs COMMAND once a slot; it does not go with %s", o->no_wait	     ? "-n (--no-wait)"
+										    : o->once_per_us ? "--once-per"
+										    : o->service     ? "--service"
+												 : "--slots above 1");
+	if (schedule_from(p) < 0)
+		return -1;
+	rc = schedule_parse(&o->schedule, p->schedule_text, p->schedule_tz, o->from_us, why, sizeof(why));
+	if (rc == SCHEDULE_BAD_ZONE)
+		FAIL("--schedule-tz: %s", why);
+	if (rc < 0)
+		FAIL("--schedule: %s", why);
+	o->have_schedule = true;
+	return 0;
 }

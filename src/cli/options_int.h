@@ -34,12 +34,15 @@ struct parse {
 	const char *shell; /* -c STRING */
 	int shell_at;	   /* the index in argv of the argument that holds it */
 	const char *slots_text, *slot_text;
+	const char *schedule_text, *schedule_tz, *from_text; /* --schedule, --schedule-tz, --from */
 	bool quiet;
 	int modes;
+	/* --help or --version, which options_parse prints once argv is read. */
+	enum { SHOW_NONE, SHOW_HELP, SHOW_VERSION } show;
 };
 
 /* An option's effect: 0, -1 with p->err filled (a usage error), or
- * OPT_DONE when it printed what was asked (--help, --version). */
+ * OPT_DONE when it asked for something to print (--help, --version). */
 #define OPT_DONE 1
 
 /* Fills p->err and returns -1: a usage error. */
@@ -56,7 +59,7 @@ const char *options_shown(const char *value, char *buf, size_t len);
 #define SHOWN_MAX 256
 #define SHOWN(v)  options_shown((v), (char[SHOWN_MAX]){""}, SHOWN_MAX)
 
-/* options.c: the table's row named NAME (NULL: none), and whether its
+/* options_table.c: the table's row named NAME (NULL: none), and whether its
  * option was on the command line. */
 const struct options_def *options_row(const char *name);
 bool options_given(const struct parse *p, const struct options_def *d);
@@ -67,7 +70,8 @@ int options_store(struct parse *p, const struct options_def *d, const char *arg)
  * wipes its password from argv; 0, -1 (usage) or OPT_DONE. */
 int options_read_argv(struct parse *p, int argc, char *argv[]);
 
-/* options_help.c: --help and --version, the table's rows that print. */
+/* options_help.c: --help and --version, printed by options_parse when a
+ * row asked for them (p->show). */
 int options_show_help(struct parse *p, const char *arg);
 int options_show_version(struct parse *p, const char *arg);
 
@@ -93,6 +97,7 @@ int options_check_service(struct parse *p);
 int options_check_choose(struct parse *p);
 int options_check_role(struct parse *p);
 int options_check_health(struct parse *p);
+int options_take_schedule(struct parse *p);
 int options_check_run(struct parse *p);
 int options_check_timing(struct parse *p);
 /* options_server.c: the DSN, the option files' hosts, TLS. */

@@ -105,7 +105,7 @@ unsigned db_errno(const struct db *db);
  * (NEED_WRITABLE) not read-only and, on Galera, Synced. On Galera the
  * session's reads are made causal (wsrep_sync_wait). On failure ERR names
  * every host tried and why it was passed over. */
-enum db_status db_connect(struct db *db, char *err, size_t errlen);
+enum db_status db_connect(struct db *db, struct db_err *err);
 void db_disconnect(struct db *db);
 /* Drops the connection after a failure: the next connect starts with the
  * host after this one, so that a dead or cut-off server is tried last. */
@@ -124,49 +124,60 @@ struct db_server {
 /* Fills OUT; returns false when not connected. */
 bool db_server_info(const struct db *db, struct db_server *out);
 
-/* Executes the statement at index STMT (stmt.h; prepared from SQL on its
- * first use on this connection) with PARAMS. When COLS is non-NULL,
- * fetches at most one row into them. A failure that leaves the connection
- * unusable disconnects, so the next call reconnects. */
-enum db_status db_exec(struct db *db, unsigned stmt, const char *sql, const struct db_value *params, unsigned nparams,
-		       struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen);
-
-/* Like db_exec, but calls ON_ROW(CTX, COLS) for every row. */
+/* A row of a statement's result: COLS, as db_exec filled them. */
 typedef void db_row_fn(void *ctx, const struct db_value *cols);
-enum db_status db_exec_each(struct db *db, unsigned stmt, const char *sql, const struct db_value *params,
-			    unsigned nparams, struct db_value *cols, unsigned ncols, db_row_fn *on_row, void *ctx,
-			    struct db_result *res, char *err, size_t errlen);
+
+/* One statement's call: what it sends and where what it gets goes. */
+struct db_call {
+	unsigned stmt; /* its index (stmt.h): prepared from SQL on its first use on this connection */
+	const char *sql;
+	const struct db_value *params;
+	unsigned nparams;
+	struct db_value *cols; /* NULL: no row is read */
+	unsigned ncols;
+	db_row_fn *on_row; /* NULL: the first row alone, into COLS; else ON_ROW(CTX, COLS) for each */
+	void *ctx;
+	struct db_result *res;
+};
+
+/* Executes C's statement with its parameters, under one deadline with all
+ * its rows. A failure that leaves the connection unusable disconnects, so
+ * the next call reconnects. */
+enum db_status db_exec(struct db *db, const struct db_call *c, struct db_err *err);
 
 /* Executes text SQL without parameters or results (DDL, session setup). */
-enum db_status db_query(struct db *db, const char *sql, char *err, size_t errlen);
+enum db_status db_query(struct db *db, const char *sql, struct db_err *err);
 
 /* Executes text SQL that returns one integer (NULL reads as -1) into *OUT.
  * For statements without user data, where a prepare would cost a round
  * trip. */
-enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, char *err, size_t errlen);
+enum db_status db_query_int(struct db *db, const char *sql, int64_t *out, struct db_err *err);
 
-/* Executes text SQL that returns rows of at least NCOLS columns, and calls
- * ON_ROW(CTX, ROW, NCOLS) for each (a NULL column is NULL). For reads that
+/* Executes text SQL that returns rows of at least ROWS->ncols columns, and
+ * calls ROWS->on_row(ROWS->ctx, ROW, NCOLS) for each (a NULL column is NULL). For reads that
  * a prepared statement cannot make, or must not (--check-server). */
 typedef void db_text_row_fn(void *ctx, const char *const *row, unsigned ncols);
-enum db_status db_query_rows(struct db *db, const char *sql, unsigned ncols, db_text_row_fn *on_row, void *ctx,
-			     char *err, size_t errlen);
+struct db_rows {
+	unsigned ncols;
+	db_text_row_fn *on_row;
+	void *ctx;
+};
+enum db_status db_query_rows(struct db *db, const char *sql, const struct db_rows *rows, struct db_err *err);
 
 /* Does this connection's server take compound statements (MariaDB's
  * BEGIN NOT ATOMIC), and leaderrun use them there (not on a Galera node)?
  * Not connected: no. */
 bool db_blocks(const struct db *db);
 
-/* Runs BODY (statements, DECLAREs first, each ending in ';') as one
+/* Runs C->sql, BODY (statements, DECLAREs first, each ending in ';'), as one
  * compound statement in one round trip: several statements and one commit
- * where a prepared statement is one. Fills COLS from the first row of the
+ * where a prepared statement is one. Fills C->cols from the first row of the
  * last result set that BODY's SELECTs give. An error anywhere rolls back
  * what BODY left open and is the call's; an error that says the server
  * takes no such statement switches db_blocks off for the handle (the
  * caller then goes statement by statement). Values go into BODY as
  * literals (sqltext.h), never escaped by hand. */
-enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
-			char *err, size_t errlen);
+enum db_status db_block(struct db *db, const struct db_call *c, struct db_err *err);
 
 /* Blocks prepared on the server beforehand (PREPARE), for a block that
  * must go at once when its moment comes: a waiter woken by the hint has
@@ -182,16 +193,15 @@ enum db_prepared { DB_PREPARED_ACQUIRE, DB_PREPARED_RELEASE, DB_PREPARED_MAX };
  * it (NULL: none), a statement prepared only for what its prepare loads
  * (the routine that BODY calls) and dropped again, in one round trip. Not
  * where db_blocks is off, nor before the connection's probe. */
-enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, char *err,
-				size_t errlen);
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm,
+				struct db_err *err);
 
 /* Was BODY (NULL: any) prepared as ID on the live connection? */
 bool db_block_prepared(const struct db *db, enum db_prepared id, const char *body);
 
-/* Runs the block prepared as ID with ARGS for its '?'s, as db_block runs
+/* Runs the block prepared as ID with C->params for its '?'s, as db_block runs
  * one. A failure forgets it: the next goes as db_block. */
-enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
-				struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen);
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_call *c, struct db_err *err);
 
 /* The version the server's greeting gave ("" when not connected): a proxy
  * may put its own name there. */

@@ -8,15 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool db_blocks(const struct db *db)
-{
-	/* MariaDB 10.1.1 took the first; the blocks use @@in_transaction
-	 * (10.3), and an older server's refusal switches them off. Not on
-	 * Galera: db_block says why. */
-	return db->mysql && !db->blocks_off && !db->server.galera &&
-	       strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL;
-}
-
 /* A result column as text into V, typed. */
 static void db_text_value(struct db_value *v, const char *text, unsigned long len)
 {
@@ -41,9 +32,12 @@ static void db_text_value(struct db_value *v, const char *text, unsigned long le
 
 /* The block's result sets: the probe's first when it carried it (into
  * *READ_ONLY), then the body's: the first row of its last one into COLS. */
-static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, struct db_value *cols,
-				       unsigned ncols, struct db_result *res, char *err, size_t errlen)
+static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read_only, const struct db_call *c,
+				       struct db_err *err)
 {
+	struct db_value *cols = c->cols;
+	unsigned ncols = c->ncols;
+	struct db_result *res = c->res;
 	MYSQL *m = db->mysql;
 	int more;
 
@@ -67,7 +61,7 @@ static enum db_status db_block_results(struct db *db, bool *probe, int64_t *read
 			lib.mysql_free_result(r);
 	} while ((more = lib.mysql_next_result(m)) == 0);
 	if (more > 0 || lib.mysql_errno(m))
-		return db_fail(db, lib.mysql_errno(m), lib.mysql_error(m), err, errlen);
+		return db_fail(db, lib.mysql_errno(m), lib.mysql_error(m), err);
 	return DB_OK;
 }
 
@@ -97,9 +91,9 @@ static char *db_block_text(const struct db *db, const char *body, bool probe)
 
 /* One attempt; *GALERA: the probe that rode along found a Galera node,
  * and BODY did not run. */
-static enum db_status db_block_once(struct db *db, const char *body, struct db_value *cols, unsigned ncols,
-				    struct db_result *res, bool *galera, char *err, size_t errlen)
+static enum db_status db_block_once(struct db *db, const struct db_call *c, bool *galera, struct db_err *err)
 {
+	const char *body = c->sql;
 	bool probe = db->unprobed, pending = probe, armed;
 	int64_t read_only = 0;
 	char *q = db_block_text(db, body, probe);
@@ -107,7 +101,7 @@ static enum db_status db_block_once(struct db *db, const char *body, struct db_v
 	unsigned e;
 
 	if (!q) {
-		snprintf(err, errlen, "out of memory");
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return DB_ERROR;
 	}
 	armed = db_arm_io(db);
@@ -118,40 +112,40 @@ static enum db_status db_block_once(struct db *db, const char *body, struct db_v
 		 * @@in_transaction). The caller goes the way of old. */
 		if (e == 1064 || e == 1193)
 			db->blocks_off = true;
-		st = db_fail(db, e, lib.mysql_error(db->mysql), err, errlen);
+		st = db_fail(db, e, lib.mysql_error(db->mysql), err);
 	} else
-		st = db_block_results(db, &pending, &read_only, cols, ncols, res, err, errlen);
+		st = db_block_results(db, &pending, &read_only, c, err);
 	db_disarm(armed);
 	free(q);
 	if (st == DB_OK && probe) {
 		*galera = db->server.galera;
-		st = *galera ? DB_OK : db_read_only(db, read_only, err, errlen);
+		st = *galera ? DB_OK : db_read_only(db, read_only, err->msg, sizeof(err->msg));
 		if (st == DB_READ_ONLY)
 			db_disconnect(db);
 	}
 	return st;
 }
 
-enum db_status db_block(struct db *db, const char *body, struct db_value *cols, unsigned ncols, struct db_result *res,
-			char *err, size_t errlen)
+enum db_status db_block(struct db *db, const struct db_call *c, struct db_err *err)
 {
+	struct db_result *res = c->res;
 	bool galera = false;
 	enum db_status st;
 
 	memset(res, 0, sizeof(*res));
 	if (!db->mysql) {
-		snprintf(err, errlen, "not connected");
+		snprintf(err->msg, sizeof(err->msg), "not connected");
 		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
-	st = db_block_once(db, body, cols, ncols, res, &galera, err, errlen);
+	st = db_block_once(db, c, &galera, err);
 	/* A Galera node, found by the probe that rode along: BODY did not
 	 * run. Probed as such (its readiness, causal reads), and the caller
 	 * goes a statement at a time (db_blocks is off there): a compound
 	 * statement aborted by a conflicting transaction certified on
 	 * another node was seen to hang until the I/O timeout. */
-	if (st == DB_OK && galera && (st = db_settle(db, err, errlen)) == DB_OK) {
-		snprintf(err, errlen, "no compound statements on a Galera node");
+	if (st == DB_OK && galera && (st = db_settle(db, err)) == DB_OK) {
+		snprintf(err->msg, sizeof(err->msg), "no compound statements on a Galera node");
 		st = DB_ERROR;
 	}
 	return st;
@@ -171,8 +165,8 @@ static bool db_prepare_text(char *q, size_t len, size_t *used, const char *name,
 	       sqltext_append(q, len, used, "; ");
 }
 
-enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm, char *err,
-				size_t errlen)
+enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *body, const char *warm,
+				struct db_err *err)
 {
 	/* Each byte of the block twice as hex, and as much again for WARM
 	 * and the words around them. */
@@ -183,7 +177,7 @@ enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *
 
 	if (!db->mysql || db->unprobed || !db_blocks(db)) {
 		free(copy);
-		snprintf(err, errlen, "no compound statements on this connection");
+		snprintf(err->msg, sizeof(err->msg), "no compound statements on this connection");
 		return DB_ERROR;
 	}
 	text = db_block_text(db, body, false);
@@ -194,7 +188,7 @@ enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *
 	if (!q) {
 		free(text);
 		free(copy);
-		snprintf(err, errlen, "out of memory");
+		snprintf(err->msg, sizeof(err->msg), "out of memory");
 		return DB_ERROR;
 	}
 	free(db->prepared[id]);
@@ -210,10 +204,10 @@ enum db_status db_block_prepare(struct db *db, enum db_prepared id, const char *
 		armed = db_arm_io(db);
 		st = lib.mysql_query(db->mysql, q) == 0
 			 ? DB_OK
-			 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+			 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err);
 		db_disarm(armed);
 	} else
-		snprintf(err, errlen, "internal error: a prepared block did not fit");
+		snprintf(err->msg, sizeof(err->msg), "internal error: a prepared block did not fit");
 	free(q);
 	if (st == DB_OK && db->mysql)
 		db->prepared[id] = copy;
@@ -227,9 +221,11 @@ bool db_block_prepared(const struct db *db, enum db_prepared id, const char *bod
 	return db->mysql && db->prepared[id] && (!body || strcmp(db->prepared[id], body) == 0);
 }
 
-enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_value *args, unsigned nargs,
-				struct db_value *cols, unsigned ncols, struct db_result *res, char *err, size_t errlen)
+enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct db_call *c, struct db_err *err)
 {
+	const struct db_value *args = c->params;
+	unsigned nargs = c->nparams;
+	struct db_result *res = c->res;
 	char q[DB_MAX_SQL];
 	size_t used = 0;
 	bool fits, probe = false, armed;
@@ -238,7 +234,7 @@ enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct
 
 	memset(res, 0, sizeof(*res));
 	if (!db->mysql || !db->prepared[id]) {
-		snprintf(err, errlen, "not connected");
+		snprintf(err->msg, sizeof(err->msg), "not connected");
 		db->errnum = 0;
 		return DB_UNAVAILABLE;
 	}
@@ -247,13 +243,13 @@ enum db_status db_block_execute(struct db *db, enum db_prepared id, const struct
 		fits = sqltext_append(q, sizeof(q), &used, i ? ", " : " USING ") &&
 		       sqltext_literal(q, sizeof(q), &used, &args[i]);
 	if (!fits) {
-		snprintf(err, errlen, "internal error: the values of a prepared block did not fit");
+		snprintf(err->msg, sizeof(err->msg), "internal error: the values of a prepared block did not fit");
 		return DB_ERROR;
 	}
 	armed = db_arm_io(db);
 	st = lib.mysql_query(db->mysql, q) == 0
-		 ? db_block_results(db, &probe, &read_only, cols, ncols, res, err, errlen)
-		 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err, errlen);
+		 ? db_block_results(db, &probe, &read_only, c, err)
+		 : db_fail(db, lib.mysql_errno(db->mysql), lib.mysql_error(db->mysql), err);
 	db_disarm(armed);
 	/* Whatever went wrong, the next goes as a block of text: a prepared
 	 * statement is only ever a shortcut. */

@@ -99,65 +99,6 @@ bool db_connected(const struct db *db)
 	return db->mysql != NULL;
 }
 
-void db_disconnect(struct db *db)
-{
-	bool armed;
-
-	if (!db->mysql)
-		return;
-	armed = db_arm_io(db);
-	/* Forget the fd first: once mysql_close frees it, the number may be
-	 * reused by another descriptor that db_abort must never touch. */
-	db_set_fd(db, -1);
-	/* The connection first: it detaches the statements (Connector/C's
-	 * ma_invalidate_stmts, libmysqlclient's mysql_detach_stmt_list), so
-	 * closing them then only frees them, without a COM_STMT_CLOSE each
-	 * on the way out: the server drops a session's statements with it,
-	 * and a run's exit need not wait for a round trip per statement. */
-	lib.mysql_close(db->mysql);
-	for (unsigned i = 0; i < DB_MAX_STMTS; i++) {
-		if (db->stmts[i])
-			lib.mysql_stmt_close(db->stmts[i]);
-		db->stmts[i] = NULL;
-	}
-	for (unsigned i = 0; i < DB_PREPARED_MAX; i++) {
-		free(db->prepared[i]);
-		db->prepared[i] = NULL;
-	}
-	db->mysql = NULL;
-	db_disarm(armed);
-}
-
-void db_fail_over(struct db *db)
-{
-	unsigned n = db->cfg.nhosts ? db->cfg.nhosts : 1;
-
-	if (db->mysql)
-		db->next = (db->cur + 1) % n;
-	db_disconnect(db);
-}
-
-/* The status of a failed call: an error number of 0 (a client library
- * that failed without one) is still a failure. */
-enum db_status db_status_of(unsigned errnum, const char *msg)
-{
-	enum db_status st = dberr_classify_msg(errnum, msg);
-
-	return st == DB_OK ? DB_ERROR : st;
-}
-
-enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen)
-{
-	enum db_status st = db_status_of(errnum, msg);
-
-	snprintf(err, errlen, "%s (error %u)", msg, errnum);
-	db->errnum = errnum;
-	db_note_timeout(db, err, errlen);
-	if (st == DB_UNAVAILABLE)
-		db_fail_over(db);
-	return st;
-}
-
 /* Closes M, a connect that failed. The wait may have told db_abort its
  * socket: forgotten first, as in db_disconnect. */
 static void db_close_failed(struct db *db, MYSQL *m)
@@ -180,10 +121,19 @@ static void db_host_label(const struct db_host *h, char *buf, size_t len)
  * TCP connect, the greeting, TLS and the login. On failure M is closed and
  * ERR says why, naming the TLS mode when TLS refused the server; or, given
  * ABSENT, sets it when the server only offered no TLS (db_tls_absent). */
-static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host *h, enum db_tls mode, const char *ca,
-				   bool *absent, char *err, size_t errlen)
+/* How a connect goes: to host H, in TLS mode MODE, verifying against CA. */
+struct db_dial {
+	const struct db_host *h;
+	enum db_tls mode;
+	const char *ca;
+};
+
+static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_dial *d, bool *absent, struct db_err *err)
 {
 	const struct db_config *c = &db->cfg;
+	const struct db_host *h = d->h;
+	enum db_tls mode = d->mode;
+	const char *ca = d->ca;
 	enum db_status st;
 	bool connected;
 	unsigned e;
@@ -220,14 +170,14 @@ static enum db_status db_handshake(struct db *db, MYSQL *m, const struct db_host
 	/* Leaderrun's words first, the library's after: they differ between
 	 * Connector/C and libmysqlclient, and only the first say "TLS". */
 	if (st == DB_UNTRUSTED)
-		snprintf(err, errlen, "--ssl-mode %s%s%s refused the server: %s (%s, error %u)",
+		snprintf(err->msg, sizeof(err->msg), "--ssl-mode %s%s%s refused the server: %s (%s, error %u)",
 			 tlspolicy_mode_name(mode), tlspolicy_verifies(mode) ? " against " : "",
 			 tlspolicy_verifies(mode) && ca ? ca : "", dberr_tls_reason(e, lib.mysql_error(m)),
 			 lib.mysql_error(m), e);
 	else
-		snprintf(err, errlen, "%s (error %u)", lib.mysql_error(m), e);
+		snprintf(err->msg, sizeof(err->msg), "%s (error %u)", lib.mysql_error(m), e);
 	db->errnum = e;
-	db_note_timeout(db, err, errlen);
+	db_note_timeout(db, err->msg, sizeof(err->msg));
 	db_close_failed(db, m);
 	return st == DB_OK ? DB_ERROR : st;
 }
@@ -259,7 +209,7 @@ static void db_take(struct db *db, MYSQL *m, const struct db_host *h, enum db_tl
 
 /* Connects to host I of the configuration (or the library's default)
  * within CT seconds. */
-static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, char *err, size_t errlen)
+static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, struct db_err *err)
 {
 	const struct db_config *c = &db->cfg;
 	const struct db_host none = {0}, *h = c->nhosts ? &c->hosts[i] : &none;
@@ -272,14 +222,15 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 
 	if (!m)
 		goto oom;
-	st = db_handshake(db, m, h, mode, ca, db_tls_opportunistic(c, mode, ca) ? &absent : NULL, err, errlen);
+	st = db_handshake(db, m, &(struct db_dial){h, mode, ca}, db_tls_opportunistic(c, mode, ca) ? &absent : NULL,
+			  err);
 	/* No TLS on offer: a plain connection, with no TLS option that could
 	 * let the login think itself secure, within the same deadline. */
 	if (absent) {
 		m = db_handle(c, h, DB_TLS_DISABLED, NULL, ct);
 		if (!m)
 			goto oom;
-		st = db_handshake(db, m, h, mode, NULL, NULL, err, errlen);
+		st = db_handshake(db, m, &(struct db_dial){h, mode, NULL}, NULL, err);
 	}
 	if (st != DB_OK)
 		return st;
@@ -287,26 +238,26 @@ static enum db_status db_connect_host(struct db *db, unsigned i, unsigned ct, ch
 	 * file it read) made of the options, a required mode never carries
 	 * on in plain text. */
 	if (mode >= DB_TLS_REQUIRED && !lib.mysql_get_ssl_cipher(m)) {
-		snprintf(err, errlen, "--ssl-mode %s refused the server: %s", tlspolicy_mode_name(mode),
+		snprintf(err->msg, sizeof(err->msg), "--ssl-mode %s refused the server: %s", tlspolicy_mode_name(mode),
 			 DBERR_TLS_ABSENT);
 		db_close_failed(db, m);
 		return DB_UNTRUSTED;
 	}
 	db_take(db, m, h, mode, ca);
-	return db_session(db, err, errlen);
+	return db_session(db, err);
 oom:
-	snprintf(err, errlen, "out of memory");
+	snprintf(err->msg, sizeof(err->msg), "out of memory");
 	return DB_ERROR;
 }
 
-static enum db_status db_connect_one(struct db *db, unsigned i, char *err, size_t errlen)
+static enum db_status db_connect_one(struct db *db, unsigned i, struct db_err *err)
 {
 	unsigned ct = db->cfg.connect_timeout_s ? db->cfg.connect_timeout_s : 10;
 	/* One deadline for the whole attempt on this host: TCP, greeting,
 	 * TLS, login, probe and session set-up: a server that trickles any
 	 * of them cannot hold the connect, nor keep the next host untried. */
 	bool armed = db_arm(db, "connect timeout", ct);
-	enum db_status st = db_connect_host(db, i, ct, err, errlen);
+	enum db_status st = db_connect_host(db, i, ct, err);
 
 	db_disarm(armed);
 	return st;
@@ -329,7 +280,7 @@ static enum db_status db_worse(enum db_status a, enum db_status b)
 	return rb > ra ? b : a;
 }
 
-enum db_status db_connect(struct db *db, char *err, size_t errlen)
+enum db_status db_connect(struct db *db, struct db_err *err)
 {
 	unsigned n = db->cfg.nhosts ? db->cfg.nhosts : 1;
 	enum db_status worst = DB_OK;
@@ -339,14 +290,14 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 	unsigned start = db->next;
 
 	db_disconnect(db);
-	err[0] = '\0';
+	err->msg[0] = '\0';
 	for (unsigned k = 0; k < n; k++) {
 		unsigned pos = (start + k) % n, i = db->order[pos];
-		char why[384];
+		struct db_err why = {0};
 		enum db_status st;
 
 		db->cur = pos;
-		st = db_connect_one(db, i, why, sizeof(why));
+		st = db_connect_one(db, i, &why);
 		if (st == DB_OK) {
 			db->next = pos;
 			return DB_OK;
@@ -358,16 +309,18 @@ enum db_status db_connect(struct db *db, char *err, size_t errlen)
 		if (n == 1 && st == DB_UNTRUSTED && db->cfg.nhosts) {
 			char name[128];
 			db_host_label(&db->cfg.hosts[i], name, sizeof(name));
-			snprintf(err, errlen, "%s: %s", name, why);
+			dberr_printf(err, "%s: %.383s", name, why.msg);
 		} else if (n == 1)
-			snprintf(err, errlen, "%s", why);
-		else if (used < errlen) {
+			dberr_printf(err, "%.383s", why.msg);
+		else if (used < sizeof(err->msg)) {
 			char name[128];
 			db_host_label(&db->cfg.hosts[i], name, sizeof(name));
-			int w = snprintf(err + used, errlen - used, "%s%s: %s", k ? "; " : "", name, why);
+			int w = snprintf(err->msg + used, sizeof(err->msg) - used, "%s%s: %.383s", k ? "; " : "", name,
+					 why.msg);
 			used += w > 0 ? (size_t)w : 0;
 		}
 	}
+	err->errnum = db->errnum;
 	return worst;
 }
 

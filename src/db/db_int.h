@@ -7,6 +7,9 @@
  * split it by job, each small enough to read alone (which file does what:
  * src/db/ in src/README.md).
  *
+ * Calls go one way: db_stmt.c, db_block.c and db_conn.c call db_probe.c,
+ * which calls db_fail.c, which calls db_deadline.c and db_lib.c.
+ *
  * The deadline has a file of its own because every other part arms it,
  * and half of its work is done in Connector/C's hooks (the wait on the
  * socket, the socket made non-blocking before TLS). The probe has one
@@ -167,16 +170,18 @@ int db_io_wait(my_socket fd, my_bool is_read, int timeout_ms);
 void db_on_io(int mode, MYSQL *m, const unsigned char *buffer, size_t length);
 #endif
 
-/* db_conn.c */
+/* db_fail.c */
 enum db_status db_status_of(unsigned errnum, const char *msg);
 /* A failed call: its status, ERR filled from MSG; fails over when the
  * server is unavailable. */
-enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, char *err, size_t errlen);
+enum db_status db_fail(struct db *db, unsigned errnum, const char *msg, struct db_err *err);
+/* db_query without the probe first: for the probe's own statements. */
+enum db_status db_query_now(struct db *db, const char *sql, struct db_err *err);
 
 /* db_probe.c */
 int64_t db_probe_row(struct db *db, MYSQL_ROW row);
 enum db_status db_read_only(struct db *db, int64_t read_only, char *why, size_t len);
-enum db_status db_session(struct db *db, char *err, size_t errlen);
-enum db_status db_settle(struct db *db, char *err, size_t errlen);
+enum db_status db_session(struct db *db, struct db_err *err);
+enum db_status db_settle(struct db *db, struct db_err *err);
 
 #endif

@@ -92,7 +92,7 @@ failed:
 
 /* Is the live connection's server one to use (db_probe), and its session
  * set up as the protocol needs? If not, it is dropped. */
-enum db_status db_session(struct db *db, char *err, size_t errlen)
+enum db_status db_session(struct db *db, struct db_err *err)
 {
 	const struct db_config *c = &db->cfg;
 	enum db_status st;
@@ -103,7 +103,7 @@ enum db_status db_session(struct db *db, char *err, size_t errlen)
 	db->unprobed = c->probe_late && c->nhosts <= 1 && db_blocks(db);
 	if (db->unprobed)
 		return DB_OK;
-	st = db_probe(db, err, errlen);
+	st = db_probe(db, err->msg, sizeof(err->msg));
 
 	/* Option files are applied inside mysql_real_connect and could carry an
 	 * init-command; assert the session settings the protocol relies on
@@ -124,11 +124,11 @@ enum db_status db_session(struct db *db, char *err, size_t errlen)
 			    strstr(lib.mysql_get_server_info(db->mysql), "MariaDB") != NULL &&
 			    db->wait_timeout_s >= 3600;
 	if (st == DB_OK && !db->stmt_settings)
-		st = db_query(db,
-			      db->server.galera
-				  ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
-				  : "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800",
-			      err, errlen);
+		st = db_query_now(db,
+				  db->server.galera
+				      ? "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800, wsrep_sync_wait=1"
+				      : "SET SESSION innodb_lock_wait_timeout=1, wait_timeout=28800",
+				  err);
 	if (st != DB_OK)
 		db_disconnect(db);
 	return st;
@@ -136,14 +136,14 @@ enum db_status db_session(struct db *db, char *err, size_t errlen)
 
 /* A connection whose probe was left for a compound statement, before a
  * statement of another kind: probed and set up now, as any other. */
-enum db_status db_settle(struct db *db, char *err, size_t errlen)
+enum db_status db_settle(struct db *db, struct db_err *err)
 {
 	bool late = db->cfg.probe_late;
 	enum db_status st;
 
 	db->unprobed = false;
 	db->cfg.probe_late = false;
-	st = db_session(db, err, errlen);
+	st = db_session(db, err);
 	db->cfg.probe_late = late;
 	return st;
 }

@@ -1,6 +1,8 @@
 #include "dberr.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,4 +176,13 @@ const char *dberr_name(enum db_status st)
 		break;
 	}
 	return "database error";
+}
+
+void dberr_printf(struct db_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+	va_end(ap);
 }

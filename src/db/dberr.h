@@ -16,6 +16,19 @@ enum db_status {
 	DB_ERROR,	/* anything else */
 };
 
+/* A database error as it travels up from a call: what it means for the
+ * lease, the server's (or the library's) error number (0: none), and the
+ * words for a message. Decisions read st and errnum, never msg. */
+struct db_err {
+	enum db_status st;
+	unsigned errnum;
+	char msg[1024];
+};
+
+/* ERR's message from FMT, cut at its size as snprintf cuts it: for a
+ * message that quotes another error's words. */
+void dberr_printf(struct db_err *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 enum db_status dberr_classify(unsigned errnum);
 
 /* The same, for a failure whose meaning lies in its text as well: a

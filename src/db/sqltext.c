@@ -76,9 +76,11 @@ static const char *sqltext_skip(const char *p)
 	return p;
 }
 
-bool sqltext_render(char *out, size_t len, size_t *used, const char *sql, const struct db_value *params, unsigned n)
+bool sqltext_render(char *out, size_t len, size_t *used, const struct db_call *c)
 {
-	unsigned k = 0;
+	const char *sql = c->sql;
+	const struct db_value *params = c->params;
+	unsigned k = 0, n = c->nparams;
 
 	while (*sql) {
 		const char *next = sqltext_skip(sql);

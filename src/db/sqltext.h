@@ -19,11 +19,11 @@
  * does not fit. */
 bool sqltext_literal(char *out, size_t len, size_t *used, const struct db_value *v);
 
-/* Appends SQL to OUT with its N '?' placeholders replaced by PARAMS, in
- * order. A '?' inside a quoted string, a quoted name or a comment is text,
- * not a placeholder. Returns false when it does not fit, or when SQL has
- * another number of placeholders than N. */
-bool sqltext_render(char *out, size_t len, size_t *used, const char *sql, const struct db_value *params, unsigned n);
+/* Appends C->sql to OUT with its C->nparams '?' placeholders replaced by
+ * C->params, in order. A '?' inside a quoted string, a quoted name or a
+ * comment is text, not a placeholder. Returns false when it does not fit,
+ * or when the text has another number of placeholders. */
+bool sqltext_render(char *out, size_t len, size_t *used, const struct db_call *c);
 
 /* Appends the text of FMT (printf) to OUT. Returns false when it does not
  * fit. */

@@ -12,14 +12,19 @@
 #include "spread.h"
 
 /* ROW_COUNT() of the last statement (rows matched: CLIENT_FOUND_ROWS). */
-static enum db_status choose_rows(struct db *db, int64_t *n, char *err, size_t errlen)
+static enum db_status choose_rows(struct db *db, int64_t *n, struct db_err *err)
 {
-	return db_query_int(db, "SELECT ROW_COUNT()", n, err, errlen);
+	return db_query_int(db, "SELECT ROW_COUNT()", n, err);
 }
 
-enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
-			      const char *holder, uint64_t term, int priority, bool *revoked, char *err, size_t errlen)
+enum db_status choose_preempt(const struct choose_at *at, const struct choose_preemption *p, bool *revoked,
+			      struct db_err *err)
 {
+	struct db *db = at->db;
+	const struct lease_sql *sql = at->sql;
+	const char *lease = at->lease, *lock = p->lock, *holder = p->holder;
+	uint64_t term = p->term;
+	int priority = p->priority;
 	char l[LEASE_TABLE_MAX + 24], s[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease},
 				     {.type = DB_STR, .str = holder},
@@ -43,12 +48,14 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 			    "SET me.preempt_term = l.term, l.revoked_term = l.term ",
 			    l, s, lock, s, -CHOOSE_PRIORITY_MAX, CHOOSE_PRIORITY_MAX) ||
 	    !sqltext_render(q, sizeof(q), &used,
-			    "WHERE l.name = ? AND l.slot = 0 AND l.holder = ? AND l.term = ? AND "
-			    "l.expires_at > UTC_TIMESTAMP(6) AND l.revoked_term <> l.term AND "
-			    "COALESCE(h.priority, 0) < ? AND @@global.read_only = 0",
-			    v, 4))
+			    &(struct db_call){.sql =
+						  "WHERE l.name = ? AND l.slot = 0 AND l.holder = ? AND l.term = ? AND "
+						  "l.expires_at > UTC_TIMESTAMP(6) AND l.revoked_term <> l.term AND "
+						  "COALESCE(h.priority, 0) < ? AND @@global.read_only = 0",
+					      .params = v,
+					      .nparams = 4}))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK || (st = choose_rows(db, &n, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK || (st = choose_rows(db, &n, err)) != DB_OK)
 		return st;
 	*revoked = n > 0;
 	return DB_OK;
@@ -58,8 +65,7 @@ enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const 
 #define CHOSEN_NOW "(s.chosen_until > UTC_TIMESTAMP(6) AND x.term = s.chosen_term)"
 
 struct choose_why {
-	char *reason, *by;
-	size_t rlen, bylen;
+	struct lease_revoker *out;
 };
 
 static void choose_why_row(void *arg, const char *const *c, unsigned n)
@@ -68,19 +74,24 @@ static void choose_why_row(void *arg, const char *const *c, unsigned n)
 
 	if (n < 2)
 		return;
-	snprintf(w->reason, w->rlen, "%s", c[0] ? c[0] : "");
-	snprintf(w->by, w->bylen, "%s", c[1] ? c[1] : "");
+	/* The query's IF(): 2 a switch-over, 1 a preemption. */
+	w->out->why = !c[0] ? HANDOVER_RELEASED : c[0][0] == '2' ? HANDOVER_SWITCHED_OVER : HANDOVER_PREEMPTED;
+	snprintf(w->out->by, sizeof(w->out->by), "%s", c[1] ? c[1] : "");
 }
 
-enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, char *err, size_t errlen)
+enum db_status choose_why_revoked(const struct choose_at *at, uint64_t term, struct lease_revoker *out,
+				  struct db_err *err)
 {
+	struct db *db = at->db;
+	const struct lease_sql *sql = at->sql;
+	const char *lease = at->lease;
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease}, {.type = DB_U64, .u64 = term}};
-	struct choose_why w = {reason, by, rlen, bylen};
+	struct choose_why w = {out};
 	size_t used = 0;
 
-	reason[0] = by[0] = '\0';
+	out->why = HANDOVER_RELEASED;
+	out->by[0] = '\0';
 	lease_sql_quote_table(s, sizeof(s), sql->standby);
 	lease_sql_quote_table(l, sizeof(l), sql->table);
 	/* A switch-over's chosen standby, else the preemptor of this term;
@@ -88,15 +99,17 @@ enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, co
 	 * choice has not run out), nor a choice a newer term has spent (the
 	 * chosen one took the lease, then lost it, and another preempts). */
 	if (!sqltext_append(q, sizeof(q), &used,
-			    "SELECT IF(" CHOSEN_NOW ", 'switched_over', 'preempted'), s.holder FROM %s s JOIN %s x ON "
+			    "SELECT IF(" CHOSEN_NOW ", 2, 1), s.holder FROM %s s JOIN %s x ON "
 			    "x.name = s.lease AND x.slot = 0 AND x.holder <> s.holder ",
 			    s, l) ||
 	    !sqltext_render(q, sizeof(q), &used,
-			    "WHERE s.lease = ? AND (s.preempt_term = ? OR " CHOSEN_NOW
-			    ") AND IS_USED_LOCK(s.lock_name) IS NOT NULL ORDER BY " CHOSEN_NOW " DESC LIMIT 1",
-			    v, 2))
+			    &(struct db_call){.sql = "WHERE s.lease = ? AND (s.preempt_term = ? OR " CHOSEN_NOW
+						     ") AND IS_USED_LOCK(s.lock_name) IS NOT NULL ORDER BY " CHOSEN_NOW
+						     " DESC LIMIT 1",
+					      .params = v,
+					      .nparams = 2}))
 		return DB_ERROR;
-	return db_query_rows(db, q, 2, choose_why_row, &w, err, errlen);
+	return db_query_rows(db, q, &(struct db_rows){2, choose_why_row, &w}, err);
 }
 
 struct choose_find_ctx {
@@ -124,9 +137,11 @@ static void choose_find_row(void *arg, const char *const *c, unsigned n)
 		t->matches = 1;
 }
 
-enum db_status choose_find(struct db *db, const struct lease_sql *sql, const char *lease, const char *name,
-			   struct choose_target *t, char *err, size_t errlen)
+enum db_status choose_find(const struct choose_at *at, const char *name, struct choose_target *t, struct db_err *err)
 {
+	struct db *db = at->db;
+	const struct lease_sql *sql = at->sql;
+	const char *lease = at->lease;
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {{.type = DB_STR, .str = lease},
 				     {.type = DB_STR, .str = name},
@@ -139,19 +154,27 @@ enum db_status choose_find(struct db *db, const struct lease_sql *sql, const cha
 	lease_sql_quote_table(s, sizeof(s), sql->standby);
 	lease_sql_quote_table(l, sizeof(l), sql->table);
 	if (!sqltext_append(q, sizeof(q), &used, "SELECT s.holder, s.host, s.healthy FROM %s s ", s) ||
-	    !sqltext_render(q, sizeof(q), &used, "WHERE s.lease = ? AND (s.holder = ? OR s.host = ?) ", v, 3) ||
+	    !sqltext_render(q, sizeof(q), &used,
+			    &(struct db_call){.sql = "WHERE s.lease = ? AND (s.holder = ? OR s.host = ?) ",
+					      .params = v,
+					      .nparams = 3}) ||
 	    !sqltext_append(q, sizeof(q), &used,
 			    "AND IS_USED_LOCK(s.lock_name) IS NOT NULL AND NOT EXISTS (SELECT 1 FROM %s x WHERE "
 			    "x.name = s.lease AND x.holder = s.holder AND x.expires_at > UTC_TIMESTAMP(6)) ",
 			    l) ||
-	    !sqltext_render(q, sizeof(q), &used, "ORDER BY s.holder = ? DESC, s.since", &v[3], 1))
+	    !sqltext_render(
+		q, sizeof(q), &used,
+		&(struct db_call){.sql = "ORDER BY s.holder = ? DESC, s.since", .params = &v[3], .nparams = 1}))
 		return DB_ERROR;
-	return db_query_rows(db, q, 3, choose_find_row, &f, err, errlen);
+	return db_query_rows(db, q, &(struct db_rows){3, choose_find_row, &f}, err);
 }
 
-enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			  int64_t window_us, bool *chosen, char *err, size_t errlen)
+enum db_status choose_set(const struct choose_at *at, const char *holder, int64_t window_us, bool *chosen,
+			  struct db_err *err)
 {
+	struct db *db = at->db;
+	const struct lease_sql *sql = at->sql;
+	const char *lease = at->lease;
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value v[] = {
 	    {.type = DB_I64, .i64 = window_us}, {.type = DB_STR, .str = lease}, {.type = DB_STR, .str = holder}};
@@ -165,10 +188,12 @@ enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char
 	/* One choice at a time: an earlier one still running would keep the
 	 * lease from both. */
 	if (!sqltext_append(q, sizeof(q), &used, "UPDATE %s SET chosen_until = NULL ", s) ||
-	    !sqltext_render(q, sizeof(q), &used, "WHERE lease = ? AND holder <> ? AND chosen_until IS NOT NULL", &v[1],
-			    2))
+	    !sqltext_render(q, sizeof(q), &used,
+			    &(struct db_call){.sql = "WHERE lease = ? AND holder <> ? AND chosen_until IS NOT NULL",
+					      .params = &v[1],
+					      .nparams = 2}))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK)
 		return st;
 	used = 0;
 	/* Until the holder's lease would expire (a revoked term is renewed
@@ -180,11 +205,12 @@ enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char
 			    "MAX(x.expires_at) FROM %s x WHERE x.name = s.lease), UTC_TIMESTAMP(6))) ",
 			    s, l, l) ||
 	    !sqltext_render(q, sizeof(q), &used,
-			    "+ INTERVAL ? MICROSECOND WHERE s.lease = ? AND s.holder = ? AND "
-			    "IS_USED_LOCK(s.lock_name) IS NOT NULL",
-			    v, 3))
+			    &(struct db_call){.sql = "+ INTERVAL ? MICROSECOND WHERE s.lease = ? AND s.holder = ? AND "
+						     "IS_USED_LOCK(s.lock_name) IS NOT NULL",
+					      .params = v,
+					      .nparams = 3}))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK || (st = choose_rows(db, &n, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK || (st = choose_rows(db, &n, err)) != DB_OK)
 		return st;
 	*chosen = n > 0;
 	return DB_OK;
@@ -209,9 +235,11 @@ static void choose_spread_row(void *arg, const char *const *c, unsigned n)
 	x->n++;
 }
 
-enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			     bool *mine, char *err, size_t errlen)
+enum db_status choose_spread(const struct choose_at *at, const char *holder, bool *mine, struct db_err *err)
 {
+	struct db *db = at->db;
+	const struct lease_sql *sql = at->sql;
+	const char *lease = at->lease;
 	char s[LEASE_TABLE_MAX + 24], l[LEASE_TABLE_MAX + 24], q[1024], host[LEASE_NAME_MAX + 1];
 	struct choose_spread_ctx x = {calloc(SPREAD_ROWS_MAX, sizeof(*x.rows)),
 				      calloc(SPREAD_ROWS_MAX, sizeof(*x.text)), 0};
@@ -231,7 +259,7 @@ enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const c
 	    "IS_USED_LOCK(s.lock_name) IS NOT NULL UNION ALL SELECT 'h', x.name, SUBSTRING_INDEX(x.holder, ':', 1) "
 	    "FROM %s x WHERE x.expires_at > UTC_TIMESTAMP(6) LIMIT %d",
 	    s, l, SPREAD_ROWS_MAX);
-	st = db_query_rows(db, q, 3, choose_spread_row, &x, err, errlen);
+	st = db_query_rows(db, q, &(struct db_rows){3, choose_spread_row, &x}, err);
 	if (st != DB_OK)
 		goto out;
 	spread_host(holder, host, sizeof(host));

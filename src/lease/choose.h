@@ -54,30 +54,42 @@ void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_
  * of before. */
 void choose_off(struct lease_sql *sql);
 
-/* --preempt: marks this candidate's row as preempting TERM, then revokes
- * TERM of HOLDER if the holder's priority (0 when it keeps no row) is
- * below PRIORITY. *REVOKED: it was. */
-enum db_status choose_preempt(struct db *db, const struct lease_sql *sql, const char *lease, const char *lock,
-			      const char *holder, uint64_t term, int priority, bool *revoked, char *err, size_t errlen);
+/* Where a choice is made: the server, the lease's tables, the lease. */
+struct choose_at {
+	struct db *db;
+	const struct lease_sql *sql;
+	const char *lease;
+};
 
-/* A revoked holder: why (REASON "preempted", "switched_over", or "" for an
- * operator's plain --release) and for whom (BY). */
-enum db_status choose_why_revoked(struct db *db, const struct lease_sql *sql, const char *lease, uint64_t term,
-				  char *reason, size_t rlen, char *by, size_t bylen, char *err, size_t errlen);
+/* A preemption: this candidate's standby LOCK, its PRIORITY, and the term
+ * TERM of HOLDER that it would end. */
+struct choose_preemption {
+	const char *lock, *holder;
+	uint64_t term;
+	int priority;
+};
 
-/* --release --to: the live standby of LEASE named NAME (holder first, then
- * host), not the lease's holder. */
-enum db_status choose_find(struct db *db, const struct lease_sql *sql, const char *lease, const char *name,
-			   struct choose_target *t, char *err, size_t errlen);
+/* --preempt: marks this candidate's row as preempting P->term, then
+ * revokes it if the holder's priority (0 when it keeps no row) is below
+ * P->priority. *REVOKED: it was. */
+enum db_status choose_preempt(const struct choose_at *at, const struct choose_preemption *p, bool *revoked,
+			      struct db_err *err);
+
+/* A revoked holder of TERM: why, and for whom (OUT). */
+enum db_status choose_why_revoked(const struct choose_at *at, uint64_t term, struct lease_revoker *out,
+				  struct db_err *err);
+
+/* --release --to: the live standby of the lease named NAME (holder first,
+ * then host), not the lease's holder. */
+enum db_status choose_find(const struct choose_at *at, const char *name, struct choose_target *t, struct db_err *err);
 
 /* --release --to: chooses HOLDER until the lease's expiry plus WINDOW_US;
  * *CHOSEN false when its row is gone (it stopped waiting). */
-enum db_status choose_set(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			  int64_t window_us, bool *chosen, char *err, size_t errlen);
+enum db_status choose_set(const struct choose_at *at, const char *holder, int64_t window_us, bool *chosen,
+			  struct db_err *err);
 
 /* --spread: is this candidate's host (HOLDER's, spread.h) the one to take
- * LEASE now? *MINE true also when nothing says otherwise. */
-enum db_status choose_spread(struct db *db, const struct lease_sql *sql, const char *lease, const char *holder,
-			     bool *mine, char *err, size_t errlen);
+ * the lease now? *MINE true also when nothing says otherwise. */
+enum db_status choose_spread(const struct choose_at *at, const char *holder, bool *mine, struct db_err *err);
 
 #endif

@@ -26,21 +26,24 @@
 /* A fence of schema 6, which has no leaderrun_fence_move: moved by this
  * account's own writes, as schema 6's builds did. */
 static enum db_status fence_try6(struct db *db, const struct lease_sql *sql, const struct db_value *move, bool *moved,
-				 char *err, size_t errlen)
+				 struct db_err *err)
 {
 	struct db_result r;
-	enum db_status st = db_exec(db, STMT_FENCE_MOVE6, sql->fence_move6, move, 4, NULL, 0, &r, err, errlen);
+	enum db_status st =
+	    db_exec(db, &(struct db_call){STMT_FENCE_MOVE6, sql->fence_move6, move, 4, NULL, 0, NULL, NULL, &r}, err);
 
 	if (st == DB_OK && r.affected == 0)
-		st = db_exec(db, STMT_FENCE_INSERT6, sql->fence_insert6, move + 1, 3, NULL, 0, &r, err, errlen);
+		st = db_exec(
+		    db, &(struct db_call){STMT_FENCE_INSERT6, sql->fence_insert6, move + 1, 3, NULL, 0, NULL, NULL, &r},
+		    err);
 	*moved = st == DB_OK && r.affected == 1;
 	return st;
 }
 
 /* One attempt: the procedure, or schema 6's writes where it does not
- * exist yet. *ERRNUM: the server's error number of a failure, 0 if none. */
+ * exist yet. ERR->errnum: the server's error number of a failure, 0 if none. */
 static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
-				  enum db_status *st, unsigned *errnum, char *err, size_t errlen)
+				  struct db_err *err)
 {
 	struct db_value p[] = {{.type = DB_STR, .str = q->name},
 			       {.type = DB_I64, .i64 = q->slot},
@@ -53,27 +56,28 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
 	/* The first attempt went with the acquisition (lease_with): its
 	 * error, as the statement's own would have said it. */
 	if (q->tried_errno) {
-		snprintf(err, errlen, "%s (error %u)", q->tried_err ? q->tried_err : "", q->tried_errno);
-		*st = dberr_classify_msg(q->tried_errno, q->tried_err ? q->tried_err : "");
-		if (*st == DB_OK)
-			*st = DB_ERROR;
-		*errnum = q->tried_errno;
+		snprintf(err->msg, sizeof(err->msg), "%s (error %u)", q->tried_err ? q->tried_err : "", q->tried_errno);
+		err->st = dberr_classify_msg(q->tried_errno, q->tried_err ? q->tried_err : "");
+		if (err->st == DB_OK)
+			err->st = DB_ERROR;
+		err->errnum = q->tried_errno;
 	} else {
-		*st = db_exec(db, STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, &r, err, errlen);
-		*errnum = *st == DB_OK ? 0 : db_errno(db);
+		err->st = db_exec(
+		    db, &(struct db_call){STMT_FENCE_MOVE, sql->fence_move, p, 4, NULL, 0, NULL, NULL, &r}, err);
+		err->errnum = err->st == DB_OK ? 0 : db_errno(db);
 	}
-	if (*st == DB_ERROR && *errnum == DBERR_SP_DOES_NOT_EXIST) {
-		*st = fence_try6(db, sql, move6, &moved, err, errlen);
-		*errnum = *st == DB_OK ? 0 : db_errno(db);
+	if (err->st == DB_ERROR && err->errnum == DBERR_SP_DOES_NOT_EXIST) {
+		err->st = fence_try6(db, sql, move6, &moved, err);
+		err->errnum = err->st == DB_OK ? 0 : db_errno(db);
 	}
-	if (*st == DB_OK)
+	if (err->st == DB_OK)
 		return moved ? FENCE_MOVED : FENCE_NEWER;
-	if (*st == DB_ERROR && strstr(err, "leaderrun_fence_move: the fence holds"))
+	if (err->st == DB_ERROR && strstr(err->msg, "leaderrun_fence_move: the fence holds"))
 		return FENCE_NEWER;
 	/* No such table (an older schema) or no grant on it: the lease runs
 	 * as before, and the caller says the fence is off, unless the lease
 	 * table's own warning (lease_sql_older) names it already. */
-	if (*st == DB_NO_TABLE || *st == DB_DENIED)
+	if (err->st == DB_NO_TABLE || err->st == DB_DENIED)
 		return sql->older ? FENCE_OFF_OLDER : FENCE_UNAVAILABLE;
 	return FENCE_FAILED;
 }
@@ -82,11 +86,13 @@ static enum lease_fence fence_try(struct db *db, const struct lease_sql *sql, co
  * into OUT; "its definer" when this account cannot see it. */
 static void fence_definer(struct db *db, const struct lease_sql *sql, char *out, size_t len)
 {
-	char who[160] = "", e[256];
+	char who[160] = "";
+	struct db_err e;
 	struct db_value c[] = {{.type = DB_STR, .buf = who, .cap = sizeof(who)}};
 	struct db_result r;
 
-	if (db_exec(db, STMT_FENCE_DEFINER, sql->fence_definer, NULL, 0, c, 1, &r, e, sizeof(e)) == DB_OK &&
+	if (db_exec(db, &(struct db_call){STMT_FENCE_DEFINER, sql->fence_definer, NULL, 0, c, 1, NULL, NULL, &r}, &e) ==
+		DB_OK &&
 	    r.have_row && !c[0].is_null && who[0])
 		snprintf(out, len, "%s", who);
 	else
@@ -100,7 +106,7 @@ static void fence_end_failed(struct db *db, const struct lease_sql *sql, unsigne
 {
 	char said[200], definer[80];
 
-	snprintf(said, sizeof(said), "%s", why);
+	snprintf(said, sizeof(said), "%.*s", (int)sizeof(said) - 1, why);
 	if (errnum == DBERR_PROCACCESS_DENIED) {
 		/* This account's own grant. */
 		snprintf(why, whylen,
@@ -155,14 +161,16 @@ static void fence_end_none(struct db *db, const struct lease_sql *sql, const cha
 	}
 	fence_definer(db, sql, definer, sizeof(definer));
 	if (strcmp(held_by, "xa") == 0)
-		snprintf(why, whylen,
-			 "a prepared XA branch may hold it with no session of its own (XA RECOVER: its transaction "
-			 "manager ends it); without PROCESS, %.64s_end's definer %s cannot rule one out on MySQL unless "
-			 "xa_detach_on_prepare is OFF",
-			 sql->fence, definer);
+		snprintf(
+		    why, whylen,
+		    "a prepared XA branch may hold it with no session of its own (XA RECOVER: its transaction "
+		    "manager ends it); without PROCESS, %.64s_end's definer %s cannot rule one out on MySQL unless "
+		    "xa_detach_on_prepare is OFF",
+		    sql->fence, definer);
 	else if (unproven)
-		snprintf(why, whylen, "%.64s_end's definer %s lacks PROCESS, and %s: grant it PROCESS, or end the "
-				      "session by hand",
+		snprintf(why, whylen,
+			 "%.64s_end's definer %s lacks PROCESS, and %s: grant it PROCESS, or end the "
+			 "session by hand",
 			 sql->fence, definer, unproven);
 	else
 		snprintf(why, whylen,
@@ -174,16 +182,19 @@ static void fence_end_none(struct db *db, const struct lease_sql *sql, const cha
 
 /* A lock wait ran out: ends the session whose transaction fenced with an
  * older term. Returns its connection id, or 0 with WHY. */
-static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q, char *why,
-			  size_t whylen)
+static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
+			  struct db_err *err)
 {
+	char *why = err->msg;
+	size_t whylen = sizeof(err->msg);
 	struct db_value p[] = {
 	    {.type = DB_STR, .str = q->name}, {.type = DB_I64, .i64 = q->slot}, {.type = DB_U64, .u64 = q->term}};
 	char held_by[16] = "";
 	struct db_value c[] = {{.type = DB_U64}, {.type = DB_STR, .buf = held_by, .cap = sizeof(held_by)}};
 	struct db_result r;
 
-	enum db_status st = db_exec(db, STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, &r, why, whylen);
+	enum db_status st =
+	    db_exec(db, &(struct db_call){STMT_FENCE_END, sql->fence_end, p, 3, NULL, 0, NULL, NULL, &r}, err);
 
 	/* A server's refusal, not the procedure's own (45000, error 1644). */
 	if (st != DB_OK && st != DB_CONFLICT && db_connected(db) && db_errno(db) &&
@@ -193,7 +204,8 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 	}
 	if (st != DB_OK)
 		return 0;
-	if (db_exec(db, STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 2, &r, why, whylen) != DB_OK)
+	if (db_exec(db, &(struct db_call){STMT_FENCE_ENDED, sql->fence_ended, NULL, 0, c, 2, NULL, NULL, &r}, err) !=
+	    DB_OK)
 		return 0;
 	if (r.have_row && !c[0].is_null)
 		return c[0].u64;
@@ -202,28 +214,26 @@ static uint64_t fence_end(struct db *db, const struct lease_sql *sql, const stru
 }
 
 enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
-				  uint64_t *ended, enum db_status *st, char *err, size_t errlen)
+				  uint64_t *ended, struct db_err *err)
 {
-	char why[512] = "";
-
+	struct db_err why = {.msg = ""};
 	struct lease_fence_req next = *q;
 
 	*ended = 0;
 	for (;;) {
-		unsigned errnum;
-		enum lease_fence f = fence_try(db, sql, &next, st, &errnum, err, errlen);
-		bool lock_wait = *st == DB_CONFLICT && errnum == DBERR_LOCK_WAIT_TIMEOUT;
+		enum lease_fence f = fence_try(db, sql, &next, err);
+		bool lock_wait = err->st == DB_CONFLICT && err->errnum == DBERR_LOCK_WAIT_TIMEOUT;
 
 		/* A certification conflict (Galera 1213, Group Replication
 		 * 3101, or 1180 with the handler's deadlock: dberr.c) means a
 		 * stale transaction committed first: before the move, so
 		 * before the command. Try again. */
-		if (*st != DB_CONFLICT)
+		if (err->st != DB_CONFLICT)
 			return f;
 		/* Ended even when no time is left for another attempt: the
 		 * next acquisition finds the fence free. */
 		if (lock_wait && !*ended) {
-			*ended = fence_end(db, sql, q, why, sizeof(why));
+			*ended = fence_end(db, sql, q, &why);
 			if (!*ended && !db_connected(db))
 				break;
 		}
@@ -232,23 +242,24 @@ enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, co
 		next.tried_errno = 0;
 	}
 	if (*ended)
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "ended session %llu, whose transaction had fenced lease %s with an older term; its rollback "
 			 "(or the XA transaction it prepared: XA RECOVER) still holds the fence %s",
 			 (unsigned long long)*ended, q->name, sql->fence);
 	else
-		snprintf(err, errlen,
-			 "the fence %s is held by a transaction of an older term, and its session could not be ended: "
-			 "%s",
-			 sql->fence, why[0] ? why : "it kept conflicting");
+		dberr_printf(
+		    err,
+		    "the fence %s is held by a transaction of an older term, and its session could not be ended: "
+		    "%s",
+		    sql->fence, why.msg[0] ? why.msg : "it kept conflicting");
 	return FENCE_BLOCKED;
 }
 
-enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, char *err,
-				size_t errlen)
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen,
+				struct db_err *err)
 {
 	int64_t n = 0;
-	enum db_status st = db_query_int(db, sql->fence_objects, &n, err, errlen);
+	enum db_status st = db_query_int(db, sql->fence_objects, &n, err);
 
 	memset(seen, 0, sizeof(*seen));
 	if (st != DB_OK)

@@ -209,23 +209,23 @@ static void on_table(void *ctx, const char *const *row, unsigned ncols)
 		snprintf(t->why, sizeof(t->why), "trigger %.100s stands on %.64s: drop it", row[5], row[0]);
 }
 
-static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs, char *err,
-				  size_t errlen)
+static enum db_status fence_check(struct db *db, const struct lease_sql *sql, struct routines_seen *rs,
+				  struct db_err *err)
 {
 	struct table_seen t = {sql, ""};
-	enum db_status st = db_query_rows(db, sql->fence_table_kind, 6, on_table, &t, err, errlen);
+	enum db_status st = db_query_rows(db, sql->fence_table_kind, &(struct db_rows){6, on_table, &t}, err);
 
 	if (st == DB_OK && t.why[0]) {
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "the fence's tables are not as leaderrun makes them (%s); as an administrator, set them right "
 			 "or drop what is foreign, then run --init again",
 			 t.why);
 		return DB_NO_TABLE;
 	}
 	if (st == DB_OK)
-		st = db_query_rows(db, sql->fence_routines, 6, on_routine, rs, err, errlen);
+		st = db_query_rows(db, sql->fence_routines, &(struct db_rows){6, on_routine, rs}, err);
 	if (st == DB_OK && rs->foreign >= 0) {
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "procedure %s is not the one leaderrun makes (%s): as an administrator, drop it (DROP "
 			 "PROCEDURE %s) and run --init again",
 			 sql->fence_routine[rs->foreign], rs->why, sql->fence_routine[rs->foreign]);
@@ -281,9 +281,10 @@ static void on_db_grantees(void *ctx, const char *const *row, unsigned ncols)
  * their grant is an administrator's choice for the rest of the database. */
 static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out)
 {
-	char who[256] = "", err[256];
+	char who[256] = "";
+	struct db_err err;
 
-	if (db_query_rows(db, sql->fence_db_grants, 1, on_db_grantees, who, err, sizeof(err)) == DB_OK && who[0])
+	if (db_query_rows(db, sql->fence_db_grants, &(struct db_rows){1, on_db_grantees, who}, &err) == DB_OK && who[0])
 		warn_add(out,
 			 "%s may write or create in the fence's whole database (a database-level grant): such an "
 			 "account can write the fence's table, shadow it with a temporary table or plant a routine; "
@@ -294,8 +295,8 @@ static void fence_db_grants(struct db *db, const struct lease_sql *sql, struct l
 /* EXECUTE again for whoever had it on a procedure of MADE; leaderrun's
  * own account (the one that may end stale sessions) also on the move,
  * which schema 6 lacked. */
-static enum db_status fence_regrant(struct db *db, const struct grants *gs, const bool made[FENCE_ROUTINES], char *err,
-				    size_t errlen)
+static enum db_status fence_regrant(struct db *db, const struct grants *gs, const bool made[FENCE_ROUTINES],
+				    struct db_err *err)
 {
 	char q[1024];
 	enum db_status st = DB_OK;
@@ -305,11 +306,11 @@ static enum db_status fence_regrant(struct db *db, const struct grants *gs, cons
 			continue;
 		snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
 			 gs->sql->fence_routine[gs->g[i].routine], gs->g[i].user, gs->g[i].host);
-		st = db_query(db, q, err, errlen);
+		st = db_query(db, q, err);
 		if (st == DB_OK && gs->g[i].routine == FENCE_R_END) {
 			snprintf(q, sizeof(q), "GRANT EXECUTE ON PROCEDURE %s TO '%s'@'%s'",
 				 gs->sql->fence_routine[FENCE_R_MOVE], gs->g[i].user, gs->g[i].host);
-			st = db_query(db, q, err, errlen);
+			st = db_query(db, q, err);
 		}
 	}
 	return st;
@@ -323,8 +324,7 @@ struct table_grants {
 	struct db *db;
 	enum db_status st;
 	int revoked;
-	char *err;
-	size_t errlen;
+	struct db_err *err;
 };
 
 static void on_table_grant(void *ctx, const char *const *row, unsigned ncols)
@@ -341,7 +341,7 @@ static void on_table_grant(void *ctx, const char *const *row, unsigned ncols)
 			continue;
 		snprintf(q, sizeof(q), "REVOKE %s ON %s FROM '%s'@'%s'", writes[k],
 			 t->sql->fence_routine[FENCE_R_FENCE], row[0], row[1]);
-		t->st = db_query(t->db, q, t->err, t->errlen);
+		t->st = db_query(t->db, q, t->err);
 		t->revoked += t->st == DB_OK;
 	}
 }
@@ -350,67 +350,66 @@ static void on_table_grant(void *ctx, const char *const *row, unsigned ncols)
  * else there is nothing to do here (and nothing they could have granted). */
 static int fence_revoke_writes(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out)
 {
-	char err[256];
-	struct table_grants t = {sql, db, DB_OK, 0, err, sizeof(err)};
+	struct db_err err;
+	struct table_grants t = {sql, db, DB_OK, 0, &err};
 
-	if (db_query_rows(db, sql->fence_table_grants, 3, on_table_grant, &t, err, sizeof(err)) == DB_OK &&
+	if (db_query_rows(db, sql->fence_table_grants, &(struct db_rows){3, on_table_grant, &t}, &err) == DB_OK &&
 	    t.st != DB_OK)
 		warn_add(out, "could not take an account's write grant on the fence's table %s away: %s", sql->fence,
-			 err);
+			 err.msg);
 	return t.revoked;
 }
 
-static enum db_status fence_create_routine(struct db *db, const struct lease_sql *sql, int k, char *err, size_t errlen)
-{
-	return db_query(db, fence_create_of(sql, k), err, errlen);
-}
+struct fence_plan {
+	bool drop[FENCE_ROUTINES], make[FENCE_ROUTINES];
+};
 
-/* The procedures of DROP dropped, and those of MAKE made: a DROP takes
- * their grants with it, so the EXECUTE grants are read first and given
- * again (only EXECUTE, so an account that created them keeps no right to
- * alter them); said in a warning when they could not be read (only an
- * administrator may). */
-static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, const bool drop[FENCE_ROUTINES],
-				    const bool make[FENCE_ROUTINES], struct lease_fence_init *out, char *err,
-				    size_t errlen)
+/* PLAN carried out: procedures dropped, then made. A DROP takes their
+ * grants with it, so the EXECUTE grants are read first and given again
+ * (only EXECUTE, so a creator keeps no right to alter them); a warning says
+ * when they could not be read (only an administrator may). */
+static enum db_status fence_replace(struct db *db, const struct lease_sql *sql, const struct fence_plan *plan,
+				    struct lease_fence_init *out, struct db_err *err)
 {
 	struct grants gs = {.sql = sql};
-	char q[LEASE_TABLE_MAX + 64], why[256] = "";
+	char q[LEASE_TABLE_MAX + 64];
+	struct db_err why = {.msg = ""};
 	bool read = true, dropped = false;
 	enum db_status st = DB_OK;
 
 	for (int k = 0; k < FENCE_ROUTINES; k++)
-		dropped = dropped || drop[k];
+		dropped = dropped || plan->drop[k];
 	if (dropped)
-		read = db_query_rows(db, sql->fence_proc_grants, 4, on_proc_grant, &gs, why, sizeof(why)) == DB_OK;
+		read =
+		    db_query_rows(db, sql->fence_proc_grants, &(struct db_rows){4, on_proc_grant, &gs}, &why) == DB_OK;
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++) {
 		snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", sql->fence_routine[k]);
-		if (drop[k])
-			st = db_query(db, q, err, errlen);
+		if (plan->drop[k])
+			st = db_query(db, q, err);
 	}
 	for (int k = 0; k < FENCE_ROUTINES && st == DB_OK; k++)
-		if (make[k])
-			st = fence_create_routine(db, sql, k, err, errlen);
+		if (plan->make[k])
+			st = db_query(db, fence_create_of(sql, k), err);
 	if (st == DB_OK)
-		st = fence_regrant(db, &gs, make, err, errlen);
+		st = fence_regrant(db, &gs, plan->make, err);
 	if (st == DB_OK && (!read || gs.skipped))
 		warn_add(out,
 			 "the fence's procedures were made anew, and some EXECUTE grants on them could not be given "
-			 "again (%s): grant them as sql/grants.sql shows",
-			 read ? "an account's name holds a quote" : why);
+			 "again (%.255s): grant them as sql/grants.sql shows",
+			 read ? "an account's name holds a quote" : why.msg);
 	return st;
 }
 
 /* Schema 6 to 7: the column, the procedures replaced, and the table's
  * write grants taken away. */
-static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
-				    size_t errlen)
+static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    struct db_err *err)
 {
-	const bool all[FENCE_ROUTINES] = {true, true, true, true};
-	enum db_status st = db_query(db, sql->fence_upgrade, err, errlen);
+	const struct fence_plan all = {{true, true, true, true}, {true, true, true, true}};
+	enum db_status st = db_query(db, sql->fence_upgrade, err);
 
 	if (st == DB_OK)
-		st = fence_replace(db, sql, all, all, out, err, errlen);
+		st = fence_replace(db, sql, &all, out, err);
 	if (st != DB_OK)
 		return st;
 	snprintf(out->done, sizeof(out->done), "upgraded the fence %s to schema %d", sql->fence, LEASE_SCHEMA);
@@ -423,7 +422,7 @@ static enum db_status fence_upgrade(struct db *db, const struct lease_sql *sql, 
  * other accounts' sessions it ends only its own account's; without PROCESS,
  * only where no session-less transaction can be (issue 47). */
 #define FENCE_NO_PROCESS                                                                                               \
-	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "     \
+	"of a term begun since the server's last start, and neither on MySQL with xa_detach_on_prepare ON (its "       \
 	"default) nor on Galera or Group Replication; else the takeover waits"
 static void fence_warn_definer(const struct routines_seen *rs, struct lease_fence_init *out)
 {
@@ -468,59 +467,61 @@ static void on_account(void *ctx, const char *const *row, unsigned ncols)
 }
 
 static enum db_status fence_may_replace(struct db *db, const struct lease_sql *sql, const struct routines_seen *rs,
-					char *err, size_t errlen)
+					struct db_err *err)
 {
 	struct init_account me = {.old_definer = rs->old_definer};
 	char q[2 * LEASE_TABLE_MAX + 96], name[LEASE_TABLE_MAX + 24];
-	enum db_status st = db_query_rows(db, sql->fence_init_account, 3, on_account, &me, err, errlen);
+	enum db_status st = db_query_rows(db, sql->fence_init_account, &(struct db_rows){3, on_account, &me}, err);
 
 	if (st != DB_OK)
 		return st;
 	if (!me.same && ((rs->old_process != 0 && !me.process) || (rs->old_kill != 0 && !me.kill))) {
-		snprintf(err, errlen,
-			 "the fence's procedures were made by an older leaderrun, defined by %s, and this account lacks "
-			 "what they may need (PROCESS, CONNECTION ADMIN or CONNECTION_ADMIN): run leaderrun --init "
-			 "as %s or as an administrator who has both",
-			 rs->old_definer, rs->old_definer);
+		snprintf(
+		    err->msg, sizeof(err->msg),
+		    "the fence's procedures were made by an older leaderrun, defined by %s, and this account lacks "
+		    "what they may need (PROCESS, CONNECTION ADMIN or CONNECTION_ADMIN): run leaderrun --init "
+		    "as %s or as an administrator who has both",
+		    rs->old_definer, rs->old_definer);
 		return DB_NO_TABLE;
 	}
 	/* The scratch procedure's name: the end's, with _try for _end. */
 	snprintf(name, sizeof(name), "%s", sql->fence_routine[FENCE_R_END]);
 	memcpy(strrchr(name, '_'), "_try", 4);
 	snprintf(q, sizeof(q), "CREATE PROCEDURE %s() BEGIN END", name);
-	st = db_query(db, q, err, errlen);
+	st = db_query(db, q, err);
 	snprintf(q, sizeof(q), "DROP PROCEDURE IF EXISTS %s", name);
-	return st == DB_OK ? db_query(db, q, err, errlen) : st;
+	return st == DB_OK ? db_query(db, q, err) : st;
 }
 
 /* A fence of schema 7 that stands: checked, an older leaderrun's move and
  * end replaced, and any procedure missing made (an administrator dropped
  * a foreign one, or a grant hides it: then the CREATE is refused, and the
  * caller says which grant). */
-static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
-				    size_t errlen)
+static enum db_status fence_current(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				    struct db_err *err)
 {
 	struct routines_seen rs = {
 	    .sql = sql, .foreign = -1, .mariadb = strstr(db_server_version(db), "MariaDB") != NULL};
-	enum db_status st = fence_check(db, sql, &rs, err, errlen);
-	bool make[FENCE_ROUTINES];
+	enum db_status st = fence_check(db, sql, &rs, err);
+	struct fence_plan plan;
 	int made = 0, replaced = 0;
 
 	for (int k = 0; k < FENCE_ROUTINES; k++) {
-		make[k] = !rs.stands[k] || rs.outdated[k];
+		plan.make[k] = !rs.stands[k] || rs.outdated[k];
 		rs.outdated[k] = rs.stands[k] && rs.outdated[k];
+		plan.drop[k] = rs.outdated[k];
 		made += !rs.stands[k];
 		replaced += rs.outdated[k];
 	}
 	if (st == DB_OK && replaced)
-		st = fence_may_replace(db, sql, &rs, err, errlen);
+		st = fence_may_replace(db, sql, &rs, err);
 	if (st == DB_OK && (made || replaced))
-		st = fence_replace(db, sql, rs.outdated, make, out, err, errlen);
+		st = fence_replace(db, sql, &plan, out, err);
 	/* What was made has this account for its definer: looked at again
 	 * for whether that definer may end sessions. */
 	if (st == DB_OK && (made || replaced)) {
 		rs = (struct routines_seen){.sql = sql, .foreign = -1, .mariadb = rs.mariadb};
-		st = fence_check(db, sql, &rs, err, errlen);
+		st = fence_check(db, sql, &rs, err);
 	}
 	if (st != DB_OK)
 		return st;
@@ -539,34 +540,34 @@ static enum db_status fence_current(struct db *db, const struct lease_sql *sql, 
 /* A denial, in words that say which grant or whom to ask: an account
  * sees only the procedures it may execute, and a server tells no one
  * without a grant whether a table exists. */
-static void fence_denied(const struct lease_sql *sql, const struct lease_fence_seen *seen, char *err, size_t errlen)
+static void fence_denied(const struct lease_sql *sql, const struct lease_fence_seen *seen, struct db_err *err)
 {
 	char why[256];
 
-	snprintf(why, sizeof(why), "%s", err);
+	snprintf(why, sizeof(why), "%.255s", err->msg);
 	if (!seen->table)
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "this account does not see the fence %s, and may not make it (%s): if an administrator made "
 			 "it, grant this account SELECT on it and EXECUTE on its procedures (sql/grants.sql); if "
 			 "not, run --init once as an administrator",
 			 sql->fence, why);
 	else if (!seen->fencer)
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "upgrading the fence %s to schema %d needs ALTER, CREATE ROUTINE, ALTER ROUTINE and GRANT "
 			 "OPTION (%s): run --init once as an administrator, or apply sql/upgrade-6-to-7.sql",
 			 sql->fence, LEASE_SCHEMA, why);
 	else
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "this account sees %d of the fence's 4 procedures (%s): grant it EXECUTE on each of them "
 			 "(sql/grants.sql); if one is missing, run --init once as an administrator",
 			 seen->routines, why);
 }
 
-enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
-				size_t errlen)
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				struct db_err *err)
 {
 	struct lease_fence_seen seen;
-	enum db_status st = lease_fence_seen(db, sql, &seen, err, errlen);
+	enum db_status st = lease_fence_seen(db, sql, &seen, err);
 
 	memset(out, 0, sizeof(*out));
 	if (st != DB_OK)
@@ -577,23 +578,23 @@ enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, stru
 		 * fence this account may not see: fence_denied names the
 		 * grants). CREATE PROCEDURE, not IF NOT EXISTS: a procedure
 		 * of these names that stands already is checked, not kept. */
-		st = db_query(db, sql->fence_create, err, errlen);
+		st = db_query(db, sql->fence_create, err);
 		if (st == DB_OK)
-			st = fence_current(db, sql, out, err, errlen);
+			st = fence_current(db, sql, out, err);
 		if (st == DB_OK)
 			snprintf(out->done, sizeof(out->done), "made the fence %s", sql->fence);
 	} else if (!seen.fencer) {
 		struct routines_seen rs = {.sql = sql, .foreign = -1};
 		/* The table must be one to upgrade; the old procedures are
 		 * replaced whatever their bodies, never called. */
-		st = fence_check(db, sql, &rs, err, errlen);
+		st = fence_check(db, sql, &rs, err);
 		if (st == DB_NO_TABLE && rs.foreign >= 0)
 			st = DB_OK;
 		if (st == DB_OK)
-			st = fence_upgrade(db, sql, out, err, errlen);
+			st = fence_upgrade(db, sql, out, err);
 	} else
-		st = fence_current(db, sql, out, err, errlen);
+		st = fence_current(db, sql, out, err);
 	if (st == DB_DENIED)
-		fence_denied(sql, &seen, err, errlen);
+		fence_denied(sql, &seen, err);
 	return st;
 }

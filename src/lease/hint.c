@@ -18,10 +18,10 @@ static void hint_failed(struct hint *h, enum db_status st)
  * each. */
 static enum db_status hint_query(struct hint *h, const char *q, int64_t *v)
 {
-	char err[256];
+	struct db_err err;
 
 	*v = 0;
-	return db_query_int(h->db, q, v, err, sizeof(err));
+	return db_query_int(h->db, q, v, &err);
 }
 
 void hint_init(struct hint *h, struct db *db, const struct lease_sql *sql, bool on)

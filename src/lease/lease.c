@@ -12,8 +12,12 @@
 
 /* Why the row as read keeps a contender out. A used slot wins: it ends a
  * wait, where a pause or a holder only prolongs it. */
-static enum lease_busy lease_why(const struct lease_info *info, int64_t period_us)
+static enum lease_busy lease_why(const struct lease_info *info, const struct lease_req *q)
 {
+	int64_t period_us = q->period_us;
+
+	if (q->sched_us)
+		return lease_sched_why(q, info);
 	if (period_us > 0 && info->last_slot_us >= 0 && info->last_slot_us >= info->slot_us)
 		return BUSY_SLOT_USED;
 	if (info->paused_in_us > 0)
@@ -23,34 +27,65 @@ static enum lease_busy lease_why(const struct lease_info *info, int64_t period_u
 	return BUSY_HELD;
 }
 
+/* The compare-and-set that Q's acquire sends, into CAS. */
+static void lease_acquire_stmt(const struct lease_sql *sql, const struct lease_req *q, const struct lease_info *info,
+			       struct lease_cas *cas)
+{
+	struct db_value all[] = {
+	    {.type = DB_STR, .str = q->holder},	    {.type = DB_I64, .i64 = q->ttl_us},
+	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = q->name},
+	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = q->slots},
+	    {.type = DB_I64, .i64 = info->slot_us},
+	};
+
+	if (q->sched_us) {
+		lease_sched_stmt(sql, q, info, all, cas);
+		return;
+	}
+	if (q->period_us > 0) {
+		memcpy(cas->p, all, sizeof(all));
+		cas->id = STMT_ACQUIRE_SLOT;
+		cas->text = sql->acquire_slot;
+		cas->np = 7;
+		return;
+	}
+	cas->p[0] = all[0], cas->p[1] = all[1], cas->p[2] = all[3], cas->p[3] = all[4], cas->p[4] = all[5];
+	cas->id = STMT_ACQUIRE;
+	cas->text = sql->acquire;
+	cas->np = 5;
+}
+
+/* The period a look asks the server's slot of: --once-per's; for
+ * --schedule 1 us, which makes that slot the server's clock (now_us). */
+static int64_t lease_look_period(const struct lease_req *q)
+{
+	return q->sched_us ? 1 : q->period_us;
+}
+
 static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-				    struct lease_res *res, char *err, size_t errlen)
+				    struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name, *holder = q->holder;
-	int64_t ttl_us = q->ttl_us, period_us = q->period_us;
+	int64_t ttl_us = q->ttl_us;
 	unsigned slots = q->slots;
 	struct lease_with *with = q->with;
 	struct lease_info *info = &res->info;
 	int64_t *sent_at = &res->sent_at;
-	enum db_status *st = &res->status;
-	struct db_value p[] = {
-	    {.type = DB_STR, .str = holder},	    {.type = DB_I64, .i64 = ttl_us},
-	    {.type = DB_I64, .i64 = info->slot_us}, {.type = DB_STR, .str = name},
-	    {.type = DB_I64, .i64 = info->slot},    {.type = DB_I64, .i64 = slots},
-	    {.type = DB_I64, .i64 = info->slot_us},
-	};
-	struct db_value plain[] = {p[0], p[1], p[3], p[4], p[5]};
+	enum db_status *st = &err->st;
 	struct db_result r;
+	struct lease_cas cas;
+	struct lease_block_stmt bs;
+	struct db_call call;
 	enum lease_outcome o;
 
 	bool block = with && lease_block_ok(db, sql);
 
+	lease_acquire_stmt(sql, q, info, &cas);
+	bs = (struct lease_block_stmt){sql, cas.text, cas.p, cas.np, name, info->slot};
+	call = (struct db_call){cas.id, cas.text, cas.p, cas.np, NULL, 0, NULL, NULL, &r};
 	*sent_at = timing_now();
 	if (block)
-		*st =
-		    period_us > 0
-			? lease_block_acquire(db, sql, sql->acquire_slot, p, 7, name, info->slot, with, &r, err, errlen)
-			: lease_block_acquire(db, sql, sql->acquire, plain, 5, name, info->slot, with, &r, err, errlen);
+		*st = lease_block_acquire(db, &bs, with, &r, err);
 	/* The block's move rolled it back (lease_with's alone: a stale
 	 * fence, a deadlock in the fence's gap): the compare-and-set on its
 	 * own, the move after its commit. */
@@ -59,14 +94,14 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 		*sent_at = timing_now();
 	}
 	if (!block || with->alone)
-		*st = period_us > 0 ? db_exec(db, STMT_ACQUIRE_SLOT, sql->acquire_slot, p, 7, NULL, 0, &r, err, errlen)
-				    : db_exec(db, STMT_ACQUIRE, sql->acquire, plain, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, &call, err);
+	info->rerun = cas.id == STMT_ACQUIRE_RERUN;
 	o = lease_outcome_of(*st, r.affected, 1);
 	if (o == LEASE_OK) {
 		/* The term comes only from the statement that matched exactly one
 		 * row: after 0 rows LAST_INSERT_ID() may hold a stranger's term. */
 		if (r.insert_id == 0) {
-			snprintf(err, errlen, "the server returned no term for the acquire");
+			snprintf(err->msg, sizeof(err->msg), "the server returned no term for the acquire");
 			*st = DB_NO_TABLE;
 			return LEASE_ERROR;
 		}
@@ -78,25 +113,31 @@ static enum lease_outcome lease_try(struct db *db, const struct lease_sql *sql, 
 	return o;
 }
 
-enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
-				     size_t errlen)
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err)
 {
 	if (q->slots != 1 || !q->with || !lease_block_ok(db, sql))
 		return DB_OK;
-	return lease_block_prepare_acquire(db, sql, q->period_us > 0 ? sql->acquire_slot : sql->acquire, q->name, 0,
-					   q->with, err, errlen);
+	return lease_block_prepare_acquire(db,
+					   &(struct lease_block_stmt){sql,
+								      q->sched_us	 ? sql->acquire_rerun
+								      : q->period_us > 0 ? sql->acquire_slot
+											 : sql->acquire,
+								      NULL, 0, q->name, 0},
+					   q->with, err);
 }
 
 /* Creates the row of SLOT of NAME, of N slots, if it is missing. Before
  * schema 5 a lease is one row, the name's. */
-enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot, unsigned n,
-			    char *err, size_t errlen)
+enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const struct lease_rowid *row,
+			    struct db_err *err)
 {
 	struct db_value p[] = {
-	    {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot}, {.type = DB_I64, .i64 = n}};
+	    {.type = DB_STR, .str = row->name}, {.type = DB_I64, .i64 = row->slot}, {.type = DB_I64, .i64 = row->n}};
 	struct db_result r;
 
-	return db_exec(db, STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, &r, err, errlen);
+	return db_exec(
+	    db, &(struct db_call){STMT_INSERT, sql->insert, p, sql->schema < 5 ? 1 : 3, NULL, 0, NULL, NULL, &r}, err);
 }
 
 /* Ends a transaction that failed: a connection that broke has ended it,
@@ -105,7 +146,7 @@ enum db_status lease_insert(struct db *db, const struct lease_sql *sql, const ch
  * its commit would wait for a COMMIT that never comes. */
 static void lease_rollback(struct db *db, enum db_status why)
 {
-	char err[256];
+	struct db_err err;
 
 	/* A transaction that Galera aborted (a certification failure, seen
 	 * as a deadlock) can leave the session's prepared statements unknown
@@ -116,7 +157,7 @@ static void lease_rollback(struct db *db, enum db_status why)
 	 * open session only): a lock wait on a Group Replication member cut
 	 * off from the majority, whose stalled commit holds the rows' locks,
 	 * came back to that member at every try. */
-	if (why == DB_CONFLICT || (db_connected(db) && db_query(db, "ROLLBACK", err, sizeof(err)) != DB_OK))
+	if (why == DB_CONFLICT || (db_connected(db) && db_query(db, "ROLLBACK", &err) != DB_OK))
 		db_fail_over(db);
 }
 
@@ -124,9 +165,12 @@ static void lease_rollback(struct db *db, enum db_status why)
  * locks the lease's rows and the gaps between them: first use, or a slot
  * count changed while no slot is held. Slots held under another count
  * refuse it: LEASE_SLOTS_DIFFER, INFO->slots the count in force. */
-static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-					  struct lease_info *info, enum db_status *st, char *err, size_t errlen)
+static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql *sql, const struct look *l,
+					  struct db_err *err)
 {
+	const char *name = l->name;
+	unsigned n = l->n;
+	struct lease_info *info = l->info;
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_value set[] = {{.type = DB_I64, .i64 = n}, {.type = DB_I64, .i64 = n}, {.type = DB_STR, .str = name}};
 	struct db_value c[] = {{.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}, {.type = DB_I64}};
@@ -134,15 +178,16 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 
 	if (sql->schema < 5) {
 		/* One row a lease: lease_look never gets here (lease_refuse). */
-		snprintf(err, errlen, "internal error: a slot count change on a table of schema %d", sql->schema);
-		*st = DB_ERROR;
+		snprintf(err->msg, sizeof(err->msg), "internal error: a slot count change on a table of schema %d",
+			 sql->schema);
+		err->st = DB_ERROR;
 		return LEASE_ERROR;
 	}
-	*st = db_query(db, "START TRANSACTION", err, errlen);
-	if (*st != DB_OK)
+	err->st = db_query(db, "START TRANSACTION", err);
+	if (err->st != DB_OK)
 		return LEASE_ERROR;
-	*st = db_exec(db, STMT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, &r, err, errlen);
-	if (*st != DB_OK)
+	err->st = db_exec(db, &(struct db_call){STMT_LOCK_ROWS, sql->lock_rows, p, 1, c, 4, NULL, NULL, &r}, err);
+	if (err->st != DB_OK)
 		goto fail;
 	if (c[1].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
 		lease_rollback(db, DB_OK);
@@ -151,21 +196,22 @@ static enum lease_outcome lease_set_slots(struct db *db, const struct lease_sql 
 		return LEASE_SLOTS_DIFFER;
 	}
 	for (unsigned k = 0; k < n; k++) {
-		*st = lease_insert(db, sql, name, k, n, err, errlen);
-		if (*st != DB_OK)
+		err->st = lease_insert(db, sql, &(struct lease_rowid){name, k, n}, err);
+		if (err->st != DB_OK)
 			goto fail;
 	}
 	if (c[0].i64 > 0 && (c[2].i64 != n || c[3].i64 != n)) {
-		*st = db_exec(db, STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, &r, err, errlen);
-		if (*st != DB_OK)
+		err->st = db_exec(
+		    db, &(struct db_call){STMT_SLOTS_SET, sql->slots_set, set, 3, NULL, 0, NULL, NULL, &r}, err);
+		if (err->st != DB_OK)
 			goto fail;
 	}
-	*st = db_query(db, "COMMIT", err, errlen);
-	if (*st != DB_OK)
+	err->st = db_query(db, "COMMIT", err);
+	if (err->st != DB_OK)
 		goto fail;
 	return LEASE_OK;
 fail:
-	lease_rollback(db, *st);
+	lease_rollback(db, err->st);
 	return LEASE_ERROR;
 }
 
@@ -177,10 +223,11 @@ static bool lease_rows_ready(const struct look *l, unsigned n)
 
 /* Reads the rows, creating them on first use and taking a new slot count
  * while no slot is held. */
-static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-				     int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st,
-				     char *err, size_t errlen)
+static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql, struct look *l, struct db_err *err)
 {
+	const char *name = l->name;
+	unsigned n = l->n;
+	struct lease_info *info = l->info;
 	enum lease_outcome o = LEASE_ERROR;
 
 	/* Two first uses at once (or through two Galera nodes) deadlock on
@@ -191,9 +238,9 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 	 * a row failed one round in 80. */
 	for (int attempt = 0; attempt < 3; attempt++) {
 		/* A conflict ended the last try's session (lease_rollback). */
-		if (attempt > 0 && !db_connected(db) && (*st = db_connect(db, err, errlen)) != DB_OK)
+		if (attempt > 0 && !db_connected(db) && (err->st = db_connect(db, err)) != DB_OK)
 			return LEASE_ERROR;
-		if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+		if (lease_read(db, sql, l, err) != LEASE_OK)
 			return LEASE_ERROR;
 		if (lease_rows_ready(l, n))
 			return LEASE_OK;
@@ -204,39 +251,39 @@ static enum lease_outcome lease_look(struct db *db, const struct lease_sql *sql,
 			 * certified second fails with a deadlock: the row is
 			 * there all the same. A contender with more slots that
 			 * comes in between is seen by the look that follows. */
-			*st = lease_insert(db, sql, name, 0, 1, err, errlen);
-			if (*st != DB_OK && *st != DB_CONFLICT)
+			err->st = lease_insert(db, sql, &(struct lease_rowid){name, 0, 1}, err);
+			if (err->st != DB_OK && err->st != DB_CONFLICT)
 				return LEASE_ERROR;
-			if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+			if (lease_read(db, sql, l, err) != LEASE_OK)
 				return LEASE_ERROR;
 			if (lease_rows_ready(l, n))
 				return LEASE_OK;
 		}
 		if (info->held > 0 && l->min_slots == l->max_slots && l->max_slots != n)
 			return LEASE_SLOTS_DIFFER;
-		o = lease_set_slots(db, sql, name, n, info, st, err, errlen);
-		if (o != LEASE_ERROR || *st != DB_CONFLICT)
+		o = lease_set_slots(db, sql, l, err);
+		if (o != LEASE_ERROR || err->st != DB_CONFLICT)
 			break;
 	}
 	if (o != LEASE_OK)
 		return o;
-	if (lease_read(db, sql, name, n, period_us, info, l, st, err, errlen) != LEASE_OK)
+	if (lease_read(db, sql, l, err) != LEASE_OK)
 		return LEASE_ERROR;
 	/* Another contender's count came in between, and it runs. */
 	if (l->max_slots != n && info->held > 0)
 		return LEASE_SLOTS_DIFFER;
 	if (l->rows != n || l->min_slots != n) {
-		snprintf(err, errlen, "the lease's rows were not there after their insert");
-		*st = DB_UNAVAILABLE;
+		snprintf(err->msg, sizeof(err->msg), "the lease's rows were not there after their insert");
+		err->st = DB_UNAVAILABLE;
 		return LEASE_ERROR;
 	}
 	return LEASE_OK;
 }
 
 /* Is a slot, as read, free for this contender now? */
-static bool lease_free(const struct lease_info *info, const struct look *l, int64_t period_us)
+static bool lease_free(const struct lease_info *info, const struct look *l, const struct lease_req *q)
 {
-	return lease_why(info, period_us) == BUSY_HELD && l->nfree > 0;
+	return lease_why(info, q) == BUSY_HELD && l->nfree > 0;
 }
 
 /* Where a contender starts its sequence of picks among free slots: its
@@ -252,14 +299,13 @@ static uint64_t lease_pick_seed(void)
 
 /* A feature that the table's schema cannot hold, asked for explicitly:
  * one line that names it (the callers add 'leaderrun --init'). */
-bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, enum db_status *st, char *err,
-		  size_t errlen)
+bool lease_refuse(const struct lease_sql *sql, int needs, const char *what, struct db_err *err)
 {
 	if (sql->schema >= needs)
 		return false;
-	snprintf(err, errlen, "%s needs schema %d, and table %s has the columns of schema %d", what, needs, sql->table,
-		 sql->schema);
-	*st = DB_NO_TABLE;
+	snprintf(err->msg, sizeof(err->msg), "%s needs schema %d, and table %s has the columns of schema %d", what,
+		 needs, sql->table, sql->schema);
+	err->st = DB_NO_TABLE;
 	return true;
 }
 
@@ -277,12 +323,12 @@ static bool lease_lock_waited(struct db *db, enum db_status st)
  * (it blocks until the partition heals), or a session an operator left
  * open. Not "busy": nobody holds the lease. This server is stuck for
  * this lease; another host may not be (the worker fails over). */
-static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t errlen)
+static enum lease_outcome lease_stalled(struct db_err *err)
 {
-	snprintf(err, errlen,
+	snprintf(err->msg, sizeof(err->msg),
 		 "the lease's row is free but another transaction keeps it locked (error 1205): a stalled "
 		 "server, such as a Group Replication member cut off from the majority");
-	*st = DB_UNAVAILABLE;
+	err->st = DB_UNAVAILABLE;
 	return LEASE_ERROR;
 }
 
@@ -292,46 +338,53 @@ static enum lease_outcome lease_stalled(enum db_status *st, char *err, size_t er
  * held, one statement a look. With several slots every attempt looks
  * first, to know which slot is free. LEASE_OK: worth the write. */
 static enum lease_outcome lease_look_first(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					   struct lease_res *r, struct look *l, char *err, size_t errlen)
+					   struct look *l, struct db_err *err)
 {
-	struct lease_info *info = &r->info;
-	enum lease_outcome o = lease_look(db, sql, q->name, q->slots, q->period_us, info, l, &r->status, err, errlen);
+	struct lease_info *info = l->info;
+	enum lease_outcome o = lease_look(db, sql, l, err);
 
 	if (o != LEASE_OK)
 		return o;
 	if (q->period_us > 0 && info->slot_us == 0) {
-		snprintf(err, errlen, "the server did not say which --once-per slot it is in");
-		r->status = DB_UNAVAILABLE;
+		snprintf(err->msg, sizeof(err->msg), "the server did not say which --once-per slot it is in");
+		err->st = DB_UNAVAILABLE;
 		return LEASE_ERROR;
 	}
 	if (q->period_us > 0)
 		*q->slot_us = info->slot_us;
-	info->why = lease_why(info, q->period_us);
+	info->why = lease_why(info, q);
 	/* Held, paused or its slot used: the compare-and-set could only
 	 * fail. */
-	return lease_free(info, l, q->period_us) ? LEASE_OK : LEASE_BUSY;
+	return lease_free(info, l, q) ? LEASE_OK : LEASE_BUSY;
 }
 
 static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					     struct lease_res *r, char *err, size_t errlen)
+					     struct lease_res *r, struct db_err *err)
 {
 	unsigned slots = q->slots;
 	int64_t period_us = q->period_us;
 	struct lease_info *info = &r->info;
-	enum db_status *st = &r->status;
+	enum db_status *st = &err->st;
 	/* One slot: nothing to pick (and no system call). */
-	struct look l = {.only = -1, .pick = slots > 1 ? lease_pick_seed() : 0};
+	struct look l = {.name = q->name,
+			 .period_us = lease_look_period(q),
+			 .n = slots,
+			 .only = -1,
+			 .pick = slots > 1 ? lease_pick_seed() : 0,
+			 .info = info};
 	enum lease_outcome o;
 
 	memset(info, 0, sizeof(*info));
-	if (slots > 1 && lease_refuse(sql, 5, "--slots above 1", st, err, errlen))
+	if (slots > 1 && lease_refuse(sql, 5, "--slots above 1", err))
 		return LEASE_ERROR;
-	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", st, err, errlen))
+	if (period_us > 0 && lease_refuse(sql, 3, "--once-per", err))
+		return LEASE_ERROR;
+	if (q->sched_us && lease_refuse(sql, 3, "--schedule", err))
 		return LEASE_ERROR;
 	info->last_slot_us = -1;
 	info->slot_us = period_us > 0 ? *q->slot_us : 0;
 	if (q->look_first || slots > 1 || (period_us > 0 && info->slot_us == 0)) {
-		o = lease_look_first(db, sql, q, r, &l, err, errlen);
+		o = lease_look_first(db, sql, q, &l, err);
 		if (o != LEASE_OK)
 			return o;
 	}
@@ -342,29 +395,29 @@ static enum lease_outcome lease_acquire_once(struct db *db, const struct lease_s
 	 * with N (a -n run gives up only when every slot is taken). */
 	for (unsigned tries = 0;; tries++) {
 		bool locked;
-		o = lease_try(db, sql, q, r, err, errlen);
+		o = lease_try(db, sql, q, r, err);
 		if (o != LEASE_BUSY)
 			return o;
 		locked = lease_lock_waited(db, *st);
-		o = lease_look(db, sql, q->name, slots, period_us, info, &l, st, err, errlen);
+		o = lease_look(db, sql, &l, err);
 		if (o != LEASE_OK)
 			return o;
-		info->why = lease_why(info, period_us);
-		if (!lease_free(info, &l, period_us))
+		info->why = lease_why(info, q);
+		if (!lease_free(info, &l, q))
 			return LEASE_BUSY;
 		if (tries >= slots)
-			return locked ? lease_stalled(st, err, errlen) : LEASE_BUSY;
+			return locked ? lease_stalled(err) : LEASE_BUSY;
 	}
 }
 
 static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					   struct lease_res *res, char *err, size_t errlen)
+					   struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name, *holder = q->holder;
 	unsigned slot = q->slot;
 	uint64_t term = q->term;
 	int64_t ttl_us = q->ttl_us, *sent_at = &res->sent_at;
-	enum db_status *st = &res->status;
+	enum db_status *st = &err->st;
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = ttl_us}, {.type = DB_STR, .str = name}, {.type = DB_I64, .i64 = slot},
 	    {.type = DB_STR, .str = holder}, {.type = DB_U64, .u64 = term},
@@ -374,7 +427,7 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	enum lease_outcome o;
 
 	*sent_at = timing_now();
-	*st = db_exec(db, STMT_RENEW, sql->renew, p, 5, NULL, 0, &r, err, errlen);
+	*st = db_exec(db, &(struct db_call){STMT_RENEW, sql->renew, p, 5, NULL, 0, NULL, NULL, &r}, err);
 	o = lease_outcome_of(*st, r.affected, 0);
 	if (o != LEASE_LOST)
 		return o;
@@ -385,10 +438,12 @@ static enum lease_outcome lease_renew_once(struct db *db, const struct lease_sql
 	 * only a writable server that holds the row can extend it, and until
 	 * one does, the deadline runs as for any failure. Anything else: lost.
 	 * A failed question leaves the answer at lost, the safe side. */
-	if (db_exec(db, STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, &r, err, errlen) != DB_OK || !r.have_row)
+	if (db_exec(db, &(struct db_call){STMT_RENEW_WHY, sql->renew_why, p + 1, 4, c, 2, NULL, NULL, &r}, err) !=
+		DB_OK ||
+	    !r.have_row)
 		return LEASE_LOST;
 	if (c[0].i64 != 0) {
-		snprintf(err, errlen, "the server turned read-only (a replica or demoted primary)");
+		snprintf(err->msg, sizeof(err->msg), "the server turned read-only (a replica or demoted primary)");
 		*st = DB_READ_ONLY;
 		return LEASE_ERROR;
 	}
@@ -407,22 +462,23 @@ static void lease_release_params(const struct lease_req *q, struct db_value p[6]
 	p[5] = (struct db_value){.type = DB_U64, .u64 = q->term};
 }
 
-enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
-				     size_t errlen)
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err)
 {
 	struct db_value p[6];
 
 	if (!q->release_with || !lease_block_ok(db, sql))
 		return DB_OK;
 	lease_release_params(q, p);
-	return lease_block_prepare_release(db, sql->release, p, 6, q->release_with, err, errlen);
+	return lease_block_prepare_release(
+	    db, &(struct lease_block_stmt){.sql = sql, .text = sql->release, .p = p, .np = 6}, q->release_with, err);
 }
 
 static enum lease_outcome lease_release_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					     struct lease_res *res, char *err, size_t errlen)
+					     struct lease_res *res, struct db_err *err)
 {
 	struct lease_release_with *with = q->release_with;
-	enum db_status *st = &res->status;
+	enum db_status *st = &err->st;
 	struct db_value p[6];
 
 	lease_release_params(q, p);
@@ -430,62 +486,64 @@ static enum lease_outcome lease_release_once(struct db *db, const struct lease_s
 	struct db_result r;
 
 	if (with && lease_block_ok(db, sql)) {
-		*st = lease_block_release(db, sql->release, p, 6, with, &r, err, errlen);
+		*st = lease_block_release(
+		    db, &(struct lease_block_stmt){.sql = sql, .text = sql->release, .p = p, .np = 6}, with, &r, err);
 		/* Taken by no server here after all: one by one. */
 		if (*st == DB_OK || with->ran || !db_connected(db) || db_blocks(db))
 			return lease_outcome_of(*st, r.affected, 0);
 	}
 	if (sql->schema < 2)
-		*st = db_exec(db, STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, &(struct db_call){STMT_RELEASE, sql->release, no_exit, 5, NULL, 0, NULL, NULL, &r},
+			      err);
 	else
-		*st = db_exec(db, STMT_RELEASE, sql->release, p, 6, NULL, 0, &r, err, errlen);
+		*st = db_exec(db, &(struct db_call){STMT_RELEASE, sql->release, p, 6, NULL, 0, NULL, NULL, &r}, err);
 	return lease_outcome_of(*st, r.affected, 0);
 }
 
 /* The acquisition's try: where a server took no compound statement
  * (db_blocks is off now), the statements once more one by one. */
 static enum db_status lease_acquire_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					struct lease_res *r, char *err, size_t errlen)
+					struct lease_res *r, struct db_err *err)
 {
 	bool blocks = q->with && lease_block_ok(db, sql);
 
-	r->outcome = lease_acquire_once(db, sql, q, r, err, errlen);
+	r->outcome = lease_acquire_once(db, sql, q, r, err);
 	if (r->outcome == LEASE_ERROR && blocks && !q->with->ran && db_connected(db) && !db_blocks(db))
-		r->outcome = lease_acquire_once(db, sql, q, r, err, errlen);
-	return r->status;
+		r->outcome = lease_acquire_once(db, sql, q, r, err);
+	return err->st;
 }
 
 static enum db_status lease_renew_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-				      struct lease_res *r, char *err, size_t errlen)
+				      struct lease_res *r, struct db_err *err)
 {
-	r->outcome = lease_renew_once(db, sql, q, r, err, errlen);
-	return r->status;
+	r->outcome = lease_renew_once(db, sql, q, r, err);
+	return err->st;
 }
 
 static enum db_status lease_release_try(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					struct lease_res *r, char *err, size_t errlen)
+					struct lease_res *r, struct db_err *err)
 {
-	r->outcome = lease_release_once(db, sql, q, r, err, errlen);
-	return r->status;
+	r->outcome = lease_release_once(db, sql, q, r, err);
+	return err->st;
 }
 
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-				 char *err, size_t errlen)
+				 struct db_err *err)
 {
-	lease_call(db, sql, lease_acquire_try, q, r, err, errlen);
+	lease_call(db, sql, lease_acquire_try, q, r, err);
 	return r->outcome;
 }
 
 enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			       char *err, size_t errlen)
+			       struct db_err *err)
 {
-	lease_call(db, sql, lease_renew_try, q, r, err, errlen);
+	lease_call(db, sql, lease_renew_try, q, r, err);
 	return r->outcome;
 }
 
 enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-				 char *err, size_t errlen)
+				 struct db_err *err)
 {
-	lease_call(db, sql, lease_release_try, q, r, err, errlen);
+	lease_call(db, sql, lease_release_try, q, r, err);
 	return r->outcome;
 }

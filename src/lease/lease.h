@@ -36,6 +36,8 @@ enum lease_busy {
 	BUSY_PAUSED,	/* --pause: nobody may acquire it until paused_until */
 	BUSY_SLOT_USED, /* --once-per: a run already took this slot */
 	BUSY_PREFERRED, /* free, but another candidate's to take for preferred_us (choose.h) */
+	BUSY_EARLY,	/* --schedule: the server's clock has not reached the slot yet (now_us) */
+	BUSY_SKIPPED,	/* --schedule: a run of an earlier slot still holds the lease */
 };
 
 /* The row as an acquire found it, or took it. Times are the server's.
@@ -55,6 +57,9 @@ struct lease_info {
 	int64_t slot_us;      /* --once-per: the contender's slot, us since the epoch */
 	int64_t last_slot_us; /* the last slot a run took; -1: none */
 	uint64_t slot_term;   /* the term that took it */
+	int64_t now_us;	      /* --schedule: the server's clock at the look */
+	bool rerun;	      /* --schedule: the last try was the slot's next attempt (acquire_rerun) */
+	bool slot_lost;	      /* --schedule: last_slot's last attempt was lost: no exit, not revoked */
 	int64_t preferred_us; /* > 0: free, but another candidate's for that long still (choose.h) */
 	int holder_priority;  /* the holder's --priority, as its standby row says (0: none) */
 	/* The lock of the waiting candidate just above this one in priority
@@ -209,6 +214,8 @@ struct lease_req {
 	int64_t ttl_us;				 /* acquire, renew */
 	int64_t period_us;			 /* acquire: --once-per; 0: off */
 	int64_t *slot_us;			 /* acquire with --once-per: the slot contended for, 0 until known */
+	int64_t sched_us;			 /* acquire: --schedule's slot, us since the epoch; 0: none */
+	int64_t rerun_until_us;			 /* acquire: --catch-up's end of that slot; 0: no rerun */
 	int64_t min_hold_us;			 /* release */
 	int exit_status;			 /* release: the command's, or -1 */
 	int64_t for_us;				 /* pause: how long; < 0: until --resume */
@@ -221,6 +228,16 @@ struct lease_req {
 };
 
 /* What a call found. */
+/* Who revoked a term: an operator's plain --release, a --preempt, or a
+ * --release --to (choose_why_revoked). */
+enum lease_handover { HANDOVER_RELEASED, HANDOVER_PREEMPTED, HANDOVER_SWITCHED_OVER };
+
+/* Why a term was revoked, and for whom (a preemptor, a chosen standby). */
+struct lease_revoker {
+	enum lease_handover why;
+	char by[LEASE_HOLDER_MAX + 1];
+};
+
 struct lease_res {
 	enum lease_outcome outcome; /* acquire, renew, release */
 	enum db_status status;	    /* every call */
@@ -249,38 +266,38 @@ struct lease_res {
  * Without it the compare-and-set goes first (a first attempt, or a
  * follower woken by the hint, which expects to win). */
 enum lease_outcome lease_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-				 char *err, size_t errlen);
+				 struct db_err *err);
 
 /* A waiter's, before it blocks: prepares on the server the acquisition
  * that lease_acquire would make for Q once woken (one slot, Q->with, as a
  * block), so that it goes parsed then. Nothing where it would not go as a
  * block. Its failure costs nothing but the shortcut. */
-enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
-				     size_t errlen);
+enum db_status lease_prepare_acquire(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err);
 
 /* A holder's, while its command runs: prepares on the server the release
  * that lease_release would send for Q as a block (its exit status, and
  * Q->release_with's also_kept values, as '?'s), so that it goes parsed
  * when the command ends. Nothing where it would not go as a block. */
-enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, char *err,
-				     size_t errlen);
+enum db_status lease_prepare_release(struct db *db, struct lease_sql *sql, const struct lease_req *q,
+				     struct db_err *err);
 
 /* Renew, release and --check act on one slot of the lease (0 when it has
  * one). */
 enum lease_outcome lease_renew(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			       char *err, size_t errlen);
+			       struct db_err *err);
 
 /* Gives the lease back, only if Q->holder still holds Q->term (a late
  * retry can never free a newer holder's lease): it expires now, or
  * Q->min_hold_us after its acquisition, whichever is later, and the row
  * records Q->exit_status (-1: none) and the finish time. */
 enum lease_outcome lease_release(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-				 char *err, size_t errlen);
+				 struct db_err *err);
 
 /* --status: calls Q->on_row for every lease (Q->name NULL) or the one
  * named. */
 enum db_status lease_status(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen);
+			    struct db_err *err);
 
 /* --release: revokes the term that holds slot Q->slot (Q->force false), or
  * expires it now (Q->force true). A revoked holder stops its command at its
@@ -289,19 +306,19 @@ enum db_status lease_status(struct db *db, struct lease_sql *sql, const struct l
  * R->found and R->held say whether there was a row, and whether it was
  * held. */
 enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen);
+			    struct db_err *err);
 
 /* --pause (Q->for_us < 0: until --resume) and --resume. --pause creates
  * the row when there is none. R->info is the row afterwards (--resume: as
  * it was); --resume sets R->found false when there is no such lease. */
 enum db_status lease_pause(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			   char *err, size_t errlen);
+			   struct db_err *err);
 enum db_status lease_resume(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen);
+			    struct db_err *err);
 
 /* --check: does Q->holder hold slot Q->slot with Q->term, unexpired? */
 enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			   char *err, size_t errlen);
+			   struct db_err *err);
 
 /* A missing table is created (the DDL of sql/leaderrun.sql); an older
  * table gains the columns it lacks in place (sql/upgrade-*.sql), keeping
@@ -309,13 +326,13 @@ enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct le
  * CREATE and ALTER may call this. *FROM receives the schema the table had,
  * 1 to LEASE_ROWS_SCHEMA, or 0 when there was none: on an error, 0 means
  * the CREATE failed, less than LEASE_ROWS_SCHEMA an ALTER (the history's
- * table is runmode_init's). */
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
-				  size_t errlen);
+ * table is --init's: admin/init.c). */
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from,
+				  struct db_err *err);
 
 /* The schema of SQL's table, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA; 0 when
  * there is no such table (or the user may not see it). --check-server. */
-enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen);
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, struct db_err *err);
 
 /* The wake-up hint's name for TABLE and LEASE, before the database's part
  * (hint.h). */
@@ -347,7 +364,7 @@ struct lease_fence_req {
 	const char *tried_err;
 };
 enum lease_fence lease_fence_move(struct db *db, const struct lease_sql *sql, const struct lease_fence_req *q,
-				  uint64_t *ended, enum db_status *st, char *err, size_t errlen);
+				  uint64_t *ended, struct db_err *err);
 
 /* What of the fence this account can see: its table, the table's
  * schema-7 column, and how many of the four procedures (an account sees
@@ -357,8 +374,8 @@ struct lease_fence_seen {
 	bool table, fencer, complete;
 	int routines, schema;
 };
-enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen, char *err,
-				size_t errlen);
+enum db_status lease_fence_seen(struct db *db, const struct lease_sql *sql, struct lease_fence_seen *seen,
+				struct db_err *err);
 
 /* --init (fence_init.c): creates the fence's table and procedures when
  * none stands, upgrades a fence of schema 6 in place (the procedures
@@ -372,8 +389,8 @@ struct lease_fence_init {
 	char done[192];
 	char warn[1024];
 };
-enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out, char *err,
-				size_t errlen);
+enum db_status lease_fence_init(struct db *db, const struct lease_sql *sql, struct lease_fence_init *out,
+				struct db_err *err);
 
 /* Interpretation of a compare-and-set's matched-row count, kept pure for
  * the unit tests: exactly 1 is success; 0 is busy (acquire) or lost. */

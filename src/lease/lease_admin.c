@@ -40,7 +40,7 @@ static void status_row(void *arg, const struct db_value *c)
 }
 
 static enum db_status lease_status_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					struct lease_res *res, char *err, size_t errlen)
+					struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name;
 	void (*on_row)(void *ctx, const struct lease_row *row) = q->on_row;
@@ -69,29 +69,34 @@ static enum db_status lease_status_once(struct db *db, const struct lease_sql *s
 	struct status_ctx sc = {on_row, ctx};
 	struct db_result r;
 
-	return name ? db_exec_each(db, STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r, err, errlen)
-		    : db_exec_each(db, STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r, err, errlen);
+	return name
+		   ? db_exec(db, &(struct db_call){STMT_STATUS_ONE, sql->status_one, p, 1, c, 17, status_row, &sc, &r},
+			     err)
+		   : db_exec(db, &(struct db_call){STMT_STATUS, sql->status, NULL, 0, c, 17, status_row, &sc, &r}, err);
 }
 
 /* Reads the row of SLOT, as the operator modes see a lease: *FOUND if the
  * lease has rows; INFO->slots the count in force. */
-static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const char *name, unsigned slot,
-				      struct lease_info *info, bool *found, char *err, size_t errlen)
+static enum db_status lease_read_slot(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
+				      struct lease_res *res, struct db_err *err)
 {
-	struct look l = {.only = (int)slot};
-	enum db_status st;
+	const char *name = q->name;
+	unsigned slot = q->slot;
+	struct lease_info *info = &res->info;
+	bool *found = &res->found;
+	struct look l = {.name = name, .n = slot + 1, .only = (int)slot, .info = info};
 
 	memset(info, 0, sizeof(*info));
 	info->last_slot_us = -1;
-	if (lease_read(db, sql, name, slot + 1, 0, info, &l, &st, err, errlen) != LEASE_OK)
-		return st;
+	if (lease_read(db, sql, &l, err) != LEASE_OK)
+		return err->st;
 	*found = l.any;
 	info->slots = l.max_slots;
 	return DB_OK;
 }
 
 static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					struct lease_res *res, char *err, size_t errlen)
+					struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name;
 	unsigned slot = q->slot;
@@ -104,9 +109,9 @@ static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *s
 	*found = *was_held = false;
 	/* Without revocation (schema 1, 2) --release --force still expires
 	 * the lease at once, as it always did. */
-	if (!force && lease_refuse(sql, 3, "--release (a revocation)", &st, err, errlen))
-		return st;
-	st = lease_read_slot(db, sql, name, slot, was, found, err, errlen);
+	if (!force && lease_refuse(sql, 3, "--release (a revocation)", err))
+		return err->st;
+	st = lease_read_slot(db, sql, q, res, err);
 	/* A slot past the count is nobody's (it expires at the end of time). */
 	if (st != DB_OK || !*found || was->expires_in_us <= 0 || slot >= was->slots)
 		return st;
@@ -114,19 +119,19 @@ static enum db_status lease_revoke_once(struct db *db, const struct lease_sql *s
 	 * over in between is neither revoked nor freed by accident. */
 	p[2].u64 = was->term;
 	if (force)
-		st = db_exec(db, STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, &r, err, errlen);
+		st = db_exec(
+		    db, &(struct db_call){STMT_FORCE_RELEASE, sql->force_release, p, 3, NULL, 0, NULL, NULL, &r}, err);
 	else
-		st = db_exec(db, STMT_REVOKE, sql->revoke, p, 3, NULL, 0, &r, err, errlen);
+		st = db_exec(db, &(struct db_call){STMT_REVOKE, sql->revoke, p, 3, NULL, 0, NULL, NULL, &r}, err);
 	*was_held = st == DB_OK && r.affected == 1;
 	return st;
 }
 
 static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-				       struct lease_res *res, char *err, size_t errlen)
+				       struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name, *by = q->holder;
 	int64_t for_us = q->for_us;
-	struct lease_info *info = &res->info;
 	struct db_value p[] = {
 	    {.type = DB_I64, .i64 = for_us},
 	    {.type = DB_I64, .i64 = for_us < 0 ? 0 : for_us},
@@ -138,40 +143,39 @@ static enum db_status lease_pause_once(struct db *db, const struct lease_sql *sq
 	bool *found = &res->found;
 
 	*found = false;
-	if (lease_refuse(sql, 3, "--pause", &st, err, errlen))
-		return st;
+	if (lease_refuse(sql, 3, "--pause", err))
+		return err->st;
 	/* A lease never run gets its first row (slot 0, one slot), paused;
 	 * its first contender with more slots adds the rest, paused too. */
-	st = lease_read_slot(db, sql, name, 0, info, found, err, errlen);
+	st = lease_read_slot(db, sql, &(struct lease_req){.name = name, .slot = 0}, res, err);
 	if (st == DB_OK && !*found)
-		st = lease_insert(db, sql, name, 0, 1, err, errlen);
+		st = lease_insert(db, sql, &(struct lease_rowid){name, 0, 1}, err);
 	if (st == DB_OK)
-		st = db_exec(db, STMT_PAUSE, sql->pause, p, 4, NULL, 0, &r, err, errlen);
+		st = db_exec(db, &(struct db_call){STMT_PAUSE, sql->pause, p, 4, NULL, 0, NULL, NULL, &r}, err);
 	if (st == DB_OK)
-		st = lease_read_slot(db, sql, name, 0, info, found, err, errlen);
+		st = lease_read_slot(db, sql, &(struct lease_req){.name = name, .slot = 0}, res, err);
 	return st;
 }
 
 static enum db_status lease_resume_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-					struct lease_res *res, char *err, size_t errlen)
+					struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name;
 	bool *found = &res->found;
-	struct lease_info *was = &res->info;
 	struct db_value p[] = {{.type = DB_STR, .str = name}};
 	struct db_result r;
 	enum db_status st;
 
-	if (lease_refuse(sql, 3, "--resume", &st, err, errlen))
-		return st;
-	st = lease_read_slot(db, sql, name, 0, was, found, err, errlen);
+	if (lease_refuse(sql, 3, "--resume", err))
+		return err->st;
+	st = lease_read_slot(db, sql, &(struct lease_req){.name = name, .slot = 0}, res, err);
 	if (st != DB_OK || !*found)
 		return st;
-	return db_exec(db, STMT_RESUME, sql->resume, p, 1, NULL, 0, &r, err, errlen);
+	return db_exec(db, &(struct db_call){STMT_RESUME, sql->resume, p, 1, NULL, 0, NULL, NULL, &r}, err);
 }
 
 static enum db_status lease_check_once(struct db *db, const struct lease_sql *sql, const struct lease_req *q,
-				       struct lease_res *res, char *err, size_t errlen)
+				       struct lease_res *res, struct db_err *err)
 {
 	const char *name = q->name, *holder = q->holder;
 	unsigned slot = q->slot;
@@ -185,38 +189,38 @@ static enum db_status lease_check_once(struct db *db, const struct lease_sql *sq
 	};
 	struct db_value c[] = {{.type = DB_I64}};
 	struct db_result r;
-	enum db_status st = db_exec(db, STMT_CHECK, sql->check, p, 4, c, 1, &r, err, errlen);
+	enum db_status st = db_exec(db, &(struct db_call){STMT_CHECK, sql->check, p, 4, c, 1, NULL, NULL, &r}, err);
 
 	*held = st == DB_OK && r.have_row && c[0].i64 == 1;
 	return st;
 }
 
 enum db_status lease_status(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen)
+			    struct db_err *err)
 {
-	return lease_call(db, sql, lease_status_once, q, r, err, errlen);
+	return lease_call(db, sql, lease_status_once, q, r, err);
 }
 
 enum db_status lease_revoke(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen)
+			    struct db_err *err)
 {
-	return lease_call(db, sql, lease_revoke_once, q, r, err, errlen);
+	return lease_call(db, sql, lease_revoke_once, q, r, err);
 }
 
 enum db_status lease_pause(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			   char *err, size_t errlen)
+			   struct db_err *err)
 {
-	return lease_call(db, sql, lease_pause_once, q, r, err, errlen);
+	return lease_call(db, sql, lease_pause_once, q, r, err);
 }
 
 enum db_status lease_resume(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			    char *err, size_t errlen)
+			    struct db_err *err)
 {
-	return lease_call(db, sql, lease_resume_once, q, r, err, errlen);
+	return lease_call(db, sql, lease_resume_once, q, r, err);
 }
 
 enum db_status lease_check(struct db *db, struct lease_sql *sql, const struct lease_req *q, struct lease_res *r,
-			   char *err, size_t errlen)
+			   struct db_err *err)
 {
-	return lease_call(db, sql, lease_check_once, q, r, err, errlen);
+	return lease_call(db, sql, lease_check_once, q, r, err);
 }

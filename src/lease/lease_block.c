@@ -44,11 +44,12 @@ bool lease_block_ok(struct db *db, const struct lease_sql *sql)
 }
 
 /* The fence's move to the block's new term lr_t, inside the transaction. */
-static bool block_fence(char *q, size_t len, size_t *used, const struct lease_sql *sql, const char *name, unsigned slot,
+static bool block_fence(char *q, size_t len, size_t *used, const struct lease_block_stmt *s,
 			const struct lease_with *with)
 {
-	struct db_value v[] = {{.type = DB_STR, .str = name},
-			       {.type = DB_I64, .i64 = slot},
+	const struct lease_sql *sql = s->sql;
+	struct db_value v[] = {{.type = DB_STR, .str = s->name},
+			       {.type = DB_I64, .i64 = s->slot},
 			       {.type = DB_STR, .str = with->fencer, .is_null = !with->fencer}};
 
 	return sqltext_append(q, len, used, "IF lr_n = 1 THEN BEGIN " BLOCK_CATCH "CALL %s(",
@@ -78,11 +79,9 @@ static bool block_hint(char *q, size_t len, size_t *used, const struct lease_sql
 	    hint);
 }
 
-/* The acquisition's block; P NULL: CAS's placeholders kept, to be
- * prepared (lease_block_prepare_acquire). */
-static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql, const char *cas,
-			       const struct db_value *p, unsigned np, const char *name, unsigned slot,
-			       const struct lease_with *with)
+/* The acquisition's block; S->p NULL: the compare-and-set's placeholders
+ * kept, to be prepared (lease_block_prepare_acquire). */
+static bool block_acquire_text(char *q, size_t len, const struct lease_block_stmt *s, const struct lease_with *with)
 {
 	size_t used = 0;
 
@@ -90,42 +89,23 @@ static bool block_acquire_text(char *q, size_t len, const struct lease_sql *sql,
 			      "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_t BIGINT UNSIGNED DEFAULT 0; "
 			      "DECLARE lr_h INT DEFAULT NULL; DECLARE lr_m VARCHAR(512) DEFAULT ''; "
 			      "START TRANSACTION; ") &&
-	       (p ? sqltext_render(q, len, &used, cas, p, np) : sqltext_append(q, len, &used, "%s", cas)) &&
+	       (s->p
+		    ? sqltext_render(q, len, &used, &(struct db_call){.sql = s->text, .params = s->p, .nparams = s->np})
+		    : sqltext_append(q, len, &used, "%s", s->text)) &&
 	       /* The term only from a statement that matched one row: after
 		* none LAST_INSERT_ID() may hold a stranger's. */
 	       sqltext_append(q, len, &used,
 			      "; SET lr_n = ROW_COUNT(); IF lr_n = 1 THEN SET lr_t = LAST_INSERT_ID(); "
 			      "END IF; ") &&
-	       block_fence(q, len, &used, sql, name, slot, with) && sqltext_append(q, len, &used, "COMMIT; ") &&
-	       (!with->hint || block_hint(q, len, &used, sql, slot)) &&
+	       block_fence(q, len, &used, s, with) && sqltext_append(q, len, &used, "COMMIT; ") &&
+	       (!with->hint || block_hint(q, len, &used, s->sql, s->slot)) &&
 	       sqltext_append(q, len, &used, "SELECT lr_n, lr_t, lr_e, lr_m, lr_h;");
-}
-
-/* Runs Q (malloc'd, BLOCK_MAX bytes; FITS: its text was made whole) and
- * frees it; its last row into C. WHAT names it in errors. */
-static enum db_status block_run(struct db *db, char *q, bool fits, const char *what, struct db_value *c, unsigned n,
-				struct db_result *r, char *err, size_t errlen)
-{
-	enum db_status st;
-
-	if (!q || !fits) {
-		free(q);
-		snprintf(err, errlen, q ? "internal error: %s's statement did not fit" : "out of memory for %s", what);
-		return DB_ERROR;
-	}
-	st = db_block(db, q, c, n, r, err, errlen);
-	free(q);
-	if (st == DB_OK && !r->have_row) {
-		snprintf(err, errlen, "the server gave no result for %s", what);
-		st = DB_ERROR;
-	}
-	return st;
 }
 
 /* A block to run: TEXT with every value in it (malloc'd, BLOCK_MAX bytes;
  * FITS: made whole), or, when KEPT (its text with the values that came
  * late as '?'s; NULL: none) is the one prepared as ID, that one with ARGS.
- * Frees both; the last row into C. */
+ * Frees both. WHAT names it in errors. */
 struct block_go {
 	enum db_prepared id;
 	char *kept, *text;
@@ -135,65 +115,92 @@ struct block_go {
 	const char *what;
 };
 
-static enum db_status block_go(struct db *db, const struct block_go *g, struct db_value *c, unsigned n,
-			       struct db_result *r, char *err, size_t errlen)
+/* Runs G's TEXT and frees it; its last row into C's columns. */
+static enum db_status block_run(struct db *db, const struct block_go *g, struct db_call *c, struct db_err *err)
+{
+	enum db_status st;
+
+	if (!g->text || !g->fits) {
+		free(g->text);
+		snprintf(err->msg, sizeof(err->msg),
+			 g->text ? "internal error: %s's statement did not fit" : "out of memory for %s", g->what);
+		return DB_ERROR;
+	}
+	c->sql = g->text;
+	st = db_block(db, c, err);
+	free(g->text);
+	if (st == DB_OK && !c->res->have_row) {
+		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", g->what);
+		st = DB_ERROR;
+	}
+	return st;
+}
+
+/* Runs G, the last row into C's columns. */
+static enum db_status block_go(struct db *db, const struct block_go *g, struct db_call *c, struct db_err *err)
 {
 	enum db_status st;
 	bool prepared = g->kept && db_block_prepared(db, g->id, g->kept);
 
 	free(g->kept);
 	if (!prepared)
-		return block_run(db, g->text, g->fits, g->what, c, n, r, err, errlen);
+		return block_run(db, g, c, err);
 	free(g->text);
-	st = db_block_execute(db, g->id, g->args, g->nargs, c, n, r, err, errlen);
-	if (st == DB_OK && !r->have_row) {
-		snprintf(err, errlen, "the server gave no result for %s", g->what);
+	c->params = g->args;
+	c->nparams = g->nargs;
+	st = db_block_execute(db, g->id, c, err);
+	if (st == DB_OK && !c->res->have_row) {
+		snprintf(err->msg, sizeof(err->msg), "the server gave no result for %s", g->what);
 		st = DB_ERROR;
 	}
 	return st;
 }
 
-/* Prepares KEPT (as block_go's; FITS: made whole) as ID, with WARM,
- * unless it is already; frees it. */
-static enum db_status block_prepare(struct db *db, enum db_prepared id, char *kept, bool fits, const char *warm,
-				    const char *what, char *err, size_t errlen)
+/* Prepares G's KEPT (FITS: made whole) as its ID, with WARM, unless it
+ * is already; frees it. */
+static enum db_status block_prepare(struct db *db, const struct block_go *g, const char *warm, struct db_err *err)
 {
 	enum db_status st = DB_OK;
 
-	if (!kept || !fits) {
-		snprintf(err, errlen, kept ? "internal error: %s's statement did not fit" : "out of memory for %s",
-			 what);
+	if (!g->kept || !g->fits) {
+		snprintf(err->msg, sizeof(err->msg),
+			 g->kept ? "internal error: %s's statement did not fit" : "out of memory for %s", g->what);
 		st = DB_ERROR;
-	} else if (!db_block_prepared(db, id, kept))
-		st = db_block_prepare(db, id, kept, warm, err, errlen);
-	free(kept);
+	} else if (!db_block_prepared(db, g->id, g->kept))
+		st = db_block_prepare(db, g->id, g->kept, warm, err);
+	free(g->kept);
 	return st;
 }
 
-enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
-				   const struct db_value *p, unsigned np, const char *name, unsigned slot,
-				   struct lease_with *with, struct db_result *r, char *err, size_t errlen)
+enum db_status lease_block_acquire(struct db *db, const struct lease_block_stmt *s, struct lease_with *with,
+				   struct db_result *r, struct db_err *err)
 {
-	struct block_go g = {
-	    .id = DB_PREPARED_ACQUIRE, .text = malloc(BLOCK_MAX), .args = p, .nargs = np, .what = "the acquisition"};
+	struct lease_block_stmt kept = *s;
+	struct block_go g = {.id = DB_PREPARED_ACQUIRE,
+			     .text = malloc(BLOCK_MAX),
+			     .args = s->p,
+			     .nargs = s->np,
+			     .what = "the acquisition"};
 	struct db_value c[] = {{.type = DB_U64},
 			       {.type = DB_U64},
 			       {.type = DB_I64},
 			       {.type = DB_STR, .buf = with->fence_err, .cap = sizeof(with->fence_err)},
 			       {.type = DB_I64}};
+	struct db_call call = {.cols = c, .ncols = 5, .res = r};
 	enum db_status st;
 
+	kept.p = NULL;
 	with->ran = with->hint_got = with->hint_failed = with->alone = false;
 	with->fence_errno = 0;
 	with->fence_err[0] = '\0';
-	g.fits = g.text && block_acquire_text(g.text, BLOCK_MAX, sql, cas, p, np, name, slot, with);
+	g.fits = g.text && block_acquire_text(g.text, BLOCK_MAX, s, with);
 	/* Prepared while it waited: the same block, parsed already. */
 	if (db_block_prepared(db, g.id, NULL) && (g.kept = malloc(BLOCK_MAX)) &&
-	    !block_acquire_text(g.kept, BLOCK_MAX, sql, cas, NULL, np, name, slot, with)) {
+	    !block_acquire_text(g.kept, BLOCK_MAX, &kept, with)) {
 		free(g.kept);
 		g.kept = NULL;
 	}
-	st = block_go(db, &g, c, 5, r, err, errlen);
+	st = block_go(db, &g, &call, err);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;
@@ -213,33 +220,37 @@ enum db_status lease_block_acquire(struct db *db, const struct lease_sql *sql, c
 	 * each other. A retry in a block could meet the same gap again. */
 	if (c[0].u64 == 0 && c[2].i64 != 0) {
 		with->alone = true;
-		snprintf(err, errlen, "the acquisition was rolled back: %s (error %u)", with->fence_err,
+		snprintf(err->msg, sizeof(err->msg), "the acquisition was rolled back: %s (error %u)", with->fence_err,
 			 with->fence_errno);
 		return DB_CONFLICT;
 	}
 	return DB_OK;
 }
 
-enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_sql *sql, const char *cas,
-					   const char *name, unsigned slot, const struct lease_with *with, char *err,
-					   size_t errlen)
+enum db_status lease_block_prepare_acquire(struct db *db, const struct lease_block_stmt *s,
+					   const struct lease_with *with, struct db_err *err)
 {
-	char *q = malloc(BLOCK_MAX), warm[256];
+	struct lease_block_stmt kept = *s;
+	struct block_go g = {.id = DB_PREPARED_ACQUIRE, .kept = malloc(BLOCK_MAX), .what = "the acquisition"};
+	char warm[256];
 
+	kept.p = NULL;
+	kept.np = 0;
 	/* The fence's routine, read into the session's cache by its
 	 * prepare: its first call would read and parse it. */
-	snprintf(warm, sizeof(warm), "CALL %s(?, ?, ?, ?)", sql->fence_routine[FENCE_R_MOVE]);
-	return block_prepare(db, DB_PREPARED_ACQUIRE, q,
-			     q && block_acquire_text(q, BLOCK_MAX, sql, cas, NULL, 0, name, slot, with), warm,
-			     "the acquisition", err, errlen);
+	snprintf(warm, sizeof(warm), "CALL %s(?, ?, ?, ?)", s->sql->fence_routine[FENCE_R_MOVE]);
+	g.fits = g.kept && block_acquire_text(g.kept, BLOCK_MAX, &kept, with);
+	return block_prepare(db, &g, warm, err);
 }
 
 /* The release's block into Q; KEEP: the values known only at the end (the
  * command's status, P[1], and WITH's also_kept ones) as '?'s, to be
  * prepared. */
-static bool block_release_text(char *q, size_t len, const char *rel, const struct db_value *p, unsigned np,
+static bool block_release_text(char *q, size_t len, const struct lease_block_stmt *s,
 			       const struct lease_release_with *with, bool keep)
 {
+	const struct db_value *p = s->p;
+	unsigned np = s->np;
 	const char *also = keep ? with->also_kept : with->also;
 	struct db_value v[6];
 	size_t used = 0;
@@ -252,7 +263,7 @@ static bool block_release_text(char *q, size_t len, const char *rel, const struc
 			      "DECLARE lr_n, lr_e INT DEFAULT 0; DECLARE lr_m VARCHAR(512) DEFAULT ''; "
 			      "START TRANSACTION; ") &&
 	       (!also || sqltext_append(q, len, &used, "BEGIN " BLOCK_CATCH "%s END; ", also)) &&
-	       sqltext_render(q, len, &used, rel, v, np) &&
+	       sqltext_render(q, len, &used, &(struct db_call){.sql = s->text, .params = v, .nparams = np}) &&
 	       /* The hint before the commit: the woken follower's
 		* compare-and-set waits on the row's lock, which InnoDB lets go
 		* of before the commit's log flush, and its own commit's flush
@@ -269,42 +280,43 @@ static bool block_release_text(char *q, size_t len, const char *rel, const struc
 					       : "");
 }
 
-enum db_status lease_block_prepare_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
-					   const struct lease_release_with *with, char *err, size_t errlen)
+enum db_status lease_block_prepare_release(struct db *db, const struct lease_block_stmt *s,
+					   const struct lease_release_with *with, struct db_err *err)
 {
-	char *q = malloc(BLOCK_MAX);
+	struct block_go g = {.id = DB_PREPARED_RELEASE, .kept = malloc(BLOCK_MAX), .what = "the release"};
 
-	return block_prepare(db, DB_PREPARED_RELEASE, q, q && block_release_text(q, BLOCK_MAX, rel, p, np, with, true),
-			     NULL, "the release", err, errlen);
+	g.fits = g.kept && block_release_text(g.kept, BLOCK_MAX, s, with, true);
+	return block_prepare(db, &g, NULL, err);
 }
 
-enum db_status lease_block_release(struct db *db, const char *rel, const struct db_value *p, unsigned np,
-				   struct lease_release_with *with, struct db_result *r, char *err, size_t errlen)
+enum db_status lease_block_release(struct db *db, const struct lease_block_stmt *s, struct lease_release_with *with,
+				   struct db_result *r, struct db_err *err)
 {
 	struct db_value args[4];
 	struct block_go g = {.id = DB_PREPARED_RELEASE, .text = malloc(BLOCK_MAX), .args = args, .what = "the release"};
 	struct db_value c[] = {
 	    {.type = DB_U64}, {.type = DB_I64}, {.type = DB_STR, .buf = with->also_err, .cap = sizeof(with->also_err)}};
+	struct db_call call = {.cols = c, .ncols = 3, .res = r};
 	enum db_status st;
 
 	with->ran = false;
 	with->also_errno = 0;
 	with->also_err[0] = '\0';
-	g.fits = g.text && block_release_text(g.text, BLOCK_MAX, rel, p, np, with, false);
+	g.fits = g.text && block_release_text(g.text, BLOCK_MAX, s, with, false);
 	/* Prepared while the command ran, its late values as arguments. A
 	 * history row that cannot be kept (ALSO with no ALSO_KEPT) goes as
 	 * text, never left out. */
 	if (db_block_prepared(db, g.id, NULL) && (!with->also || with->also_kept) && (g.kept = malloc(BLOCK_MAX))) {
-		if (block_release_text(g.kept, BLOCK_MAX, rel, p, np, with, true)) {
+		if (block_release_text(g.kept, BLOCK_MAX, s, with, true)) {
 			for (unsigned i = 0; with->also_kept && i < 3; i++)
 				args[g.nargs++] = with->also_vals[i];
-			args[g.nargs++] = p[1];
+			args[g.nargs++] = s->p[1];
 		} else {
 			free(g.kept);
 			g.kept = NULL;
 		}
 	}
-	st = block_go(db, &g, c, 3, r, err, errlen);
+	st = block_go(db, &g, &call, err);
 	if (st != DB_OK)
 		return st;
 	with->ran = true;

@@ -34,6 +34,8 @@ static void look_lease(struct lease_info *info, const struct db_value *c)
 	snprintf(info->paused_by, sizeof(info->paused_by), "%s", c[9].buf);
 	info->last_slot_us = c[10].is_null ? -1 : c[10].i64;
 	info->slot_term = c[11].is_null ? 0 : c[11].u64;
+	info->now_us = c[12].is_null ? 0 : c[12].i64;
+	info->slot_lost = !c[17].is_null && c[17].i64 != 0;
 	if (!c[12].is_null && info->slot_us == 0)
 		info->slot_us = c[12].i64;
 }
@@ -121,14 +123,15 @@ static void look_held(struct lease_info *info, const struct lease_info *busy)
 	memcpy(info->expires_at, busy->expires_at, sizeof(info->expires_at));
 }
 
-/* Reads the rows of NAME for a contender with N slots into INFO: a free
- * slot if there is one, else the held slot that expires first. PERIOD_US >
- * 0 also asks the server for the --once-per slot its clock is in now
- * (INFO->slot_us). */
-enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const char *name, unsigned n,
-			      int64_t period_us, struct lease_info *info, struct look *l, enum db_status *st, char *err,
-			      size_t errlen)
+/* Reads the rows of L->name for a contender with L->n slots into
+ * L->info: a free slot if there is one, else the held slot that expires
+ * first. L->period_us > 0 also asks the server for the --once-per slot its
+ * clock is in now (INFO->slot_us). */
+enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, struct look *l, struct db_err *err)
 {
+	const char *name = l->name;
+	int64_t period_us = l->period_us;
+	struct lease_info *info = l->info;
 	char holder[LEASE_HOLDER_MAX + 1], expires_at[32], paused_until[32], paused_by[LEASE_HOLDER_MAX + 1];
 	char above[64];
 	struct db_value p[] = {
@@ -155,22 +158,24 @@ enum lease_outcome lease_read(struct db *db, const struct lease_sql *sql, const 
 	    {.type = DB_I64},
 	    {.type = DB_STR, .buf = above, .cap = sizeof(above)},
 	    {.type = DB_I64},
+	    {.type = DB_I64},
 	};
 	struct db_result r;
 
-	*l = (struct look){.n = n, .only = l->only, .pick = l->pick, .info = info};
+	*l = (struct look){
+	    .name = name, .period_us = period_us, .n = l->n, .only = l->only, .pick = l->pick, .info = info};
 	info->held = 0;
 	info->expires_in_us = info->preferred_us = 0;
 	info->above[0] = '\0';
 	info->other_chosen = false;
-	*st = db_exec_each(db, STMT_READ, sql->read, p, 4, c, 17, look_row, l, &r, err, errlen);
-	if (*st != DB_OK)
+	err->st = db_exec(db, &(struct db_call){STMT_READ, sql->read, p, 4, c, 18, look_row, l, &r}, err);
+	if (err->st != DB_OK)
 		return LEASE_ERROR;
 	if (l->read_only) {
-		snprintf(err, errlen,
+		snprintf(err->msg, sizeof(err->msg),
 			 "the server is read-only (@@read_only=1): a replica or demoted primary cannot grant a "
 			 "lease; point the DSN at the primary");
-		*st = DB_READ_ONLY;
+		err->st = DB_READ_ONLY;
 		return LEASE_ERROR;
 	}
 	info->slots = l->max_slots;

@@ -11,7 +11,7 @@
 /* The schema of TABLE's columns, 1 to LEASE_ROWS_SCHEMA, into *SCHEMA;
  * 0 when there is no such table. */
 static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql, const char *table, int *schema,
-				      char *err, size_t errlen)
+				      struct db_err *err)
 {
 	const char *dot = strchr(table, '.');
 	char db_name[65] = "";
@@ -25,15 +25,15 @@ static enum db_status lease_schema_of(struct db *db, const struct lease_sql *sql
 		p[0].str = db_name;
 	}
 	*schema = 0;
-	st = db_exec(db, STMT_COLUMNS, sql->columns, p, 2, c, 4, &r, err, errlen);
+	st = db_exec(db, &(struct db_call){STMT_COLUMNS, sql->columns, p, 2, c, 4, NULL, NULL, &r}, err);
 	if (st == DB_OK && r.have_row && c[3].i64 > 0)
 		*schema = c[2].i64 > 0 ? 5 : c[1].i64 > 0 ? 3 : c[0].i64 > 0 ? 2 : 1;
 	return st;
 }
 
-enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, char *err, size_t errlen)
+enum db_status lease_table_schema(struct db *db, const struct lease_sql *sql, int *schema, struct db_err *err)
 {
-	return lease_schema_of(db, sql, sql->table, schema, err, errlen);
+	return lease_schema_of(db, sql, sql->table, schema, err);
 }
 
 /* The DDL that takes the lease table from schema V to V + 1; "" when that
@@ -53,8 +53,8 @@ static const char *lease_upgrade_step(const struct lease_sql *sql, int v)
 	}
 }
 
-enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from, char *err,
-				  size_t errlen)
+enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, const char *table, int *from,
+				  struct db_err *err)
 {
 	enum db_status st;
 
@@ -62,14 +62,14 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
 	 * privilege even when the table is there, and deploy
 	 * scripts run --init on every start as the application's own user
 	 * (sql/grants.sql). Two --init at once both create "if not exists". */
-	st = lease_schema_of(db, sql, table, from, err, errlen);
+	st = lease_schema_of(db, sql, table, from, err);
 	if (st != DB_OK || *from == 0)
-		return st == DB_OK ? db_query(db, sql->create, err, errlen) : st;
+		return st == DB_OK ? db_query(db, sql->create, err) : st;
 	/* A table from an older leaderrun lacks some columns: add them in
 	 * place, one schema step at a time, as sql/upgrade-*.sql do. */
 	for (int v = *from; v < LEASE_ROWS_SCHEMA && st == DB_OK; v++)
 		if (lease_upgrade_step(sql, v)[0])
-			st = db_query(db, lease_upgrade_step(sql, v), err, errlen);
+			st = db_query(db, lease_upgrade_step(sql, v), err);
 	return st;
 }
 
@@ -85,13 +85,12 @@ enum db_status lease_create_table(struct db *db, const struct lease_sql *sql, co
  * statements still match (slot 0 of a one-slot lease) until it ends. */
 static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 {
-	char err[256];
+	struct db_err err;
 	int schema;
 
 	if (st != DB_NO_TABLE || sql->schema < LEASE_ROWS_SCHEMA || !db_connected(db))
 		return false;
-	if (lease_schema_of(db, sql, sql->table, &schema, err, sizeof(err)) != DB_OK || schema == 0 ||
-	    schema >= LEASE_ROWS_SCHEMA)
+	if (lease_schema_of(db, sql, sql->table, &schema, &err) != DB_OK || schema == 0 || schema >= LEASE_ROWS_SCHEMA)
 		return false;
 	lease_sql_render_schema(sql, sql->table, schema);
 	sql->older = schema;
@@ -99,10 +98,10 @@ static bool lease_adapt(struct db *db, struct lease_sql *sql, enum db_status st)
 }
 
 enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *try, const struct lease_req *q,
-			  struct lease_res *r, char *err, size_t errlen)
+			  struct lease_res *r, struct db_err *err)
 {
 	/* A failed --status prepare called its ON_ROW for no row. */
-	r->status = try(db, sql, q, r, err, errlen);
+	r->status = try(db, sql, q, r, err);
 	/* The claims name the standbys' table and its columns of this
 	 * build: without them (a database --init'ed by an older build, an
 	 * account without SELECT on it) the statements go as before, and the
@@ -111,10 +110,10 @@ enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *tr
 	if ((r->status == DB_NO_TABLE || r->status == DB_DENIED) && sql->choose_on && db_connected(db)) {
 		choose_off(sql);
 		sql->choose_lost = true;
-		snprintf(sql->choose_err, sizeof(sql->choose_err), "%s", err);
-		r->status = try(db, sql, q, r, err, errlen);
+		snprintf(sql->choose_err, sizeof(sql->choose_err), "%.*s", (int)sizeof(sql->choose_err) - 1, err->msg);
+		r->status = try(db, sql, q, r, err);
 	}
 	if (lease_adapt(db, sql, r->status))
-		r->status = try(db, sql, q, r, err, errlen);
+		r->status = try(db, sql, q, r, err);
 	return r->status;
 }

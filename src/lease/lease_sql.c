@@ -113,7 +113,8 @@ void lease_sql_quote_table(char *out, size_t len, const char *table)
  * schema 2, which lease.c sends with fewer parameters).
  * Arguments of snprintf, not formats: one '%' each. */
 struct cols {
-	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *status_exit, *status_more;
+	const char *slot, *slots, *order, *pause_ok, *live, *revoked, *exit_set, *read_more, *read_lost, *status_exit,
+	    *status_more;
 	const char *insert_rows;
 	const char *choose, *choose_read; /* the claims (choose.h), this run's, not the schema's */
 };
@@ -133,6 +134,9 @@ static struct cols cols_of(int schema)
 	    .read_more = "TIMESTAMPDIFF(MICROSECOND, UTC_TIMESTAMP(6), paused_until), " ISO1(
 		"paused_until") ", paused_by, "
 				"TIMESTAMPDIFF(MICROSECOND, '1970-01-01 00:00:00', last_slot), slot_term",
+	    /* --schedule: the last attempt of last_slot was lost (stmts.def,
+	     * acquire_rerun): no exit recorded, and not revoked. */
+	    .read_lost = "last_exit IS NULL AND revoked_term < term",
 	    .status_exit = "last_exit, " ISO1("finished_at"),
 	    .status_more =
 		"IF(paused_until > UTC_TIMESTAMP(6), " ISO1("paused_until") ", NULL), paused_by, " ISO1("last_slot"),
@@ -151,6 +155,7 @@ static struct cols cols_of(int schema)
 		c.pause_ok = c.live = "";
 		c.revoked = "FALSE";
 		c.read_more = "NULL, NULL, '', NULL, NULL";
+		c.read_lost = "NULL";
 		c.status_more = "NULL, '', NULL";
 	}
 	if (schema < 2) {
@@ -324,6 +329,14 @@ static void choose_chosen(char *out, size_t len, const char *x, const char *o)
 	    x, o, x, o, CHOOSE_WINDOW_S);
 }
 
+/* This candidate's claims: the standbys' table T (quoted), its standby
+ * LOCK, its --priority, and how long a priority claims (CLAIM_US). */
+struct choose_claim {
+	const char *t, *lock;
+	int priority;
+	long long claim_us;
+};
+
 /* The condition on a standby S that keeps a free lease from this
  * candidate (choose.h); O, the lease row's qualifier ("" or "l."). The
  * table is anybody's to write (sql/grants.sql): no column of S may stretch
@@ -331,9 +344,11 @@ static void choose_chosen(char *out, size_t len, const char *x, const char *o)
  * expires_at, by the server's clock; never S's since), and only within
  * --priority's range; a choice, as choose_chosen says. A row dated in the
  * future claims nothing. */
-static bool choose_cond(char *out, size_t len, const char *t, const char *o, const char *lock, int priority,
-			long long claim_us)
+static bool choose_cond(char *out, size_t len, const struct choose_claim *c, const char *o)
 {
+	const char *t = c->t, *lock = c->lock;
+	int priority = c->priority;
+	long long claim_us = c->claim_us;
 	char chosen_s[200], chosen_m[200];
 	int n;
 
@@ -351,9 +366,11 @@ static bool choose_cond(char *out, size_t len, const char *t, const char *o, con
 
 /* The read's columns of the claims (stmts.def, READ) into OUT: RD, the
  * condition above on the row l. */
-static bool choose_read_cols(char *out, size_t len, const char *t, const char *rd, const char *lock, int priority,
-			     long long claim_us)
+static bool choose_read_cols(char *out, size_t len, const struct choose_claim *c, const char *rd)
 {
+	const char *t = c->t, *lock = c->lock;
+	int priority = c->priority;
+	long long claim_us = c->claim_us;
 	char chosen_s[200], chosen_c[200];
 	int n;
 
@@ -383,16 +400,16 @@ static bool choose_read_cols(char *out, size_t len, const char *t, const char *r
 void choose_render(struct lease_sql *sql, const char *lock, int priority, int64_t claim_us)
 {
 	char t[LEASE_TABLE_MAX + 24], acq[1400], rd[1400];
+	const struct choose_claim c = {t, lock, priority, (long long)claim_us};
 	int n1;
 
 	lease_sql_quote_table(t, sizeof(t), sql->standby);
-	if (!choose_cond(acq, sizeof(acq), t, "", lock, priority, (long long)claim_us) ||
-	    !choose_cond(rd, sizeof(rd), t, "l.", lock, priority, (long long)claim_us))
+	if (!choose_cond(acq, sizeof(acq), &c, "") || !choose_cond(rd, sizeof(rd), &c, "l."))
 		return;
 	n1 = snprintf(sql->choose, sizeof(sql->choose), " AND NOT EXISTS (SELECT 1 FROM %s s WHERE %s)", t, acq);
 	/* A claim cut short would be another statement: none then. */
 	if (n1 < 0 || (size_t)n1 >= sizeof(sql->choose) ||
-	    !choose_read_cols(sql->choose_read, sizeof(sql->choose_read), t, rd, lock, priority, (long long)claim_us))
+	    !choose_read_cols(sql->choose_read, sizeof(sql->choose_read), &c, rd))
 		return;
 	sql->choose_on = true;
 	lease_sql_render_schema(sql, sql->table, sql->schema);

@@ -54,8 +54,8 @@ void standby_upgrade_sql(const struct lease_sql *sql, char *out, size_t len)
 		 t);
 }
 
-enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, char *err,
-				size_t errlen)
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg,
+				struct db_err *err)
 {
 	char host[STANDBY_HOST_MAX + 1] = "", t[LEASE_TABLE_MAX + 24], q[2048];
 	const struct db_value row[] = {{.type = DB_STR, .str = reg->lease}, {.type = DB_STR, .str = reg->holder},
@@ -72,48 +72,50 @@ enum db_status standby_register(struct db *db, const struct lease_sql *sql, cons
 	/* The lock first: a row is never there without its lock. A second
 	 * for it: a candidate waiting behind this one holds it for the
 	 * moment of its statement (hint_wait_behind). */
-	if (!sqltext_render(q, sizeof(q), &used, "SELECT GET_LOCK(?, 1)", &row[4], 1))
+	if (!sqltext_render(q, sizeof(q), &used,
+			    &(struct db_call){.sql = "SELECT GET_LOCK(?, 1)", .params = &row[4], .nparams = 1}))
 		return DB_ERROR;
-	if ((st = db_query_int(db, q, &got, err, errlen)) != DB_OK)
+	if ((st = db_query_int(db, q, &got, err)) != DB_OK)
 		return st;
 	used = 0;
 	/* A choice made by --release --to stays: the chosen standby may
 	 * write its row again (its health changed) while it is chosen. */
 	if (!sqltext_append(q, sizeof(q), &used, "INSERT INTO %s (lease, holder, host, since, healthy, lock_name%s) ",
 			    t, reg->claims ? ", priority, spread" : "") ||
-	    !sqltext_render(q, sizeof(q), &used,
-			    reg->claims ? "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
-					  "host = VALUES(host), since = VALUES(since), healthy = VALUES(healthy), "
-					  "lock_name = VALUES(lock_name), priority = VALUES(priority), "
-					  "spread = VALUES(spread)"
-					: "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE host = "
-					  "VALUES(host), since = VALUES(since), healthy = VALUES(healthy), lock_name = "
-					  "VALUES(lock_name)",
-			    row, reg->claims ? 7 : 5))
+	    !sqltext_render(
+		q, sizeof(q), &used,
+		&(struct db_call){
+		    .sql = reg->claims ? "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?, ?, ?) ON DUPLICATE KEY UPDATE "
+					 "host = VALUES(host), since = VALUES(since), healthy = VALUES(healthy), "
+					 "lock_name = VALUES(lock_name), priority = VALUES(priority), "
+					 "spread = VALUES(spread)"
+				       : "VALUES (?, ?, ?, UTC_TIMESTAMP(6), ?, ?) ON DUPLICATE KEY UPDATE host = "
+					 "VALUES(host), since = VALUES(since), healthy = VALUES(healthy), lock_name = "
+					 "VALUES(lock_name)",
+		    .params = row,
+		    .nparams = reg->claims ? 7 : 5}))
 		return DB_ERROR;
-	if ((st = db_query(db, q, err, errlen)) != DB_OK)
+	if ((st = db_query(db, q, err)) != DB_OK)
 		return st;
 	/* Rows whose lock nobody holds are the dead's: gone with their
 	 * session. Pruned here, by the living, never by --status, which may
 	 * read from a replica. */
 	used = 0;
 	if (!sqltext_append(q, sizeof(q), &used, "DELETE FROM %s ", t) ||
-	    !sqltext_render(q, sizeof(q), &used, "WHERE lease = ? AND holder <> ? AND IS_USED_LOCK(lock_name) IS NULL",
-			    dead, 2))
+	    !sqltext_render(
+		q, sizeof(q), &used,
+		&(struct db_call){.sql = "WHERE lease = ? AND holder <> ? AND IS_USED_LOCK(lock_name) IS NULL",
+				  .params = dead,
+				  .nparams = 2}))
 		return DB_ERROR;
 	/* An account without DELETE leaves them: --status skips the dead. */
-	st = db_query(db, q, err, errlen);
+	st = db_query(db, q, err);
 	return st == DB_DENIED ? DB_OK : st;
 }
 
-struct standby_list_ctx {
-	standby_row_fn *on_row;
-	void *ctx;
-};
-
 static void standby_text_row(void *arg, const char *const *c, unsigned n)
 {
-	struct standby_list_ctx *l = arg;
+	const struct standby_each *l = arg;
 	struct standby_row r;
 
 	if (n < 5)
@@ -149,23 +151,25 @@ static bool standby_list_sql(const struct lease_sql *sql, const char *lease, boo
 				       "MAX(y.term) FROM "
 				     : "",
 			      claims ? l : "", claims ? " y WHERE y.name = s.lease)" : "", t, l) &&
-	       (!lease || sqltext_render(q, len, &used, " AND s.lease = ?", &name, 1)) &&
+	       (!lease ||
+		sqltext_render(q, len, &used,
+			       &(struct db_call){.sql = " AND s.lease = ?", .params = &name, .nparams = 1})) &&
 	       sqltext_append(q, len, &used, " ORDER BY s.lease, %ss.since, s.holder",
 			      claims ? "s.priority DESC, " : "");
 }
 
-enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
-			    void *ctx, char *err, size_t errlen)
+enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease,
+			    const struct standby_each *each, struct db_err *err)
 {
 	char q[2048];
-	struct standby_list_ctx c = {on_row, ctx};
+	struct standby_each c = *each;
 	enum db_status st;
 
 	if (!standby_list_sql(sql, lease, true, q, sizeof(q)))
 		return DB_ERROR;
-	st = db_query_rows(db, q, 7, standby_text_row, &c, err, errlen);
+	st = db_query_rows(db, q, &(struct db_rows){7, standby_text_row, &c}, err);
 	/* A table of the build before the claims: listed without them. */
 	if (st != DB_NO_TABLE || !standby_list_sql(sql, lease, false, q, sizeof(q)))
 		return st;
-	return db_query_rows(db, q, 5, standby_text_row, &c, err, errlen);
+	return db_query_rows(db, q, &(struct db_rows){5, standby_text_row, &c}, err);
 }

@@ -63,13 +63,17 @@ struct standby_reg {
 /* Takes the row's lock on DB's session, writes the row (since: now), and
  * drops the rows of the lease's dead standbys. DB_NO_TABLE or DB_DENIED:
  * no table to keep one in. */
-enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg, char *err,
-				size_t errlen);
+enum db_status standby_register(struct db *db, const struct lease_sql *sql, const struct standby_reg *reg,
+				struct db_err *err);
 
-/* The live standbys of LEASE (NULL: of every lease), oldest first, to ON_ROW;
- * not a lease's holder. */
+/* The live standbys of LEASE (NULL: of every lease), oldest first, to
+ * EACH->on_row(EACH->ctx, ROW); not a lease's holder. */
 typedef void standby_row_fn(void *ctx, const struct standby_row *row);
-enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease, standby_row_fn *on_row,
-			    void *ctx, char *err, size_t errlen);
+struct standby_each {
+	standby_row_fn *on_row;
+	void *ctx;
+};
+enum db_status standby_list(struct db *db, const struct lease_sql *sql, const char *lease,
+			    const struct standby_each *each, struct db_err *err);
 
 #endif

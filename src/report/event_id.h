@@ -25,6 +25,11 @@ enum event_id {
 	EV_BUSY,	      /* not run: held by another */
 	EV_PAUSED,	      /* not run: paused (--pause) */
 	EV_SLOT_USED,	      /* not run: --once-per's slot already ran */
+	EV_SLOT_TAKEN,	      /* not run: another instance runs (or ran) the scheduled slot */
+	EV_SLOT_SKIPPED,      /* not run: a run of an earlier scheduled slot still holds the lease */
+	EV_SLOT_PAUSED,	      /* not run: the scheduled slot came while the lease was paused */
+	EV_SLOT_RETRYING,     /* a scheduled slot's try met a database error; tried again */
+	EV_SLOT_MISSED,	      /* not run: the database failed until the scheduled slot's window closed */
 	EV_UNAVAILABLE_AFTER, /* not run: the database still failed at --wait-timeout */
 	EV_UNAVAILABLE,	      /* not run: the database failed, with --no-wait */
 	EV_DENIED,	      /* not run: access denied */

@@ -146,6 +146,46 @@ static void say_slot_used(const struct events *ev, const struct event *d, char *
 			 info->slot_term);
 }
 
+/* A scheduled slot's time, as LEADERRUN_SCHEDULED gives it. */
+static void fmt_scheduled(char *buf, size_t len, int64_t slot_us)
+{
+	time_t t = (time_t)(slot_us / USEC_PER_SEC);
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void say_slot_taken(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	char slot[40];
+
+	fmt_scheduled(slot, sizeof(slot), d->info->last_slot_us);
+	snprintf(buf, len, "the %s slot of lease %s is another instance's (term %" PRIu64 "%s%s); not running", slot,
+		 ev->o->lease, d->info->slot_term, d->info->holder[0] ? ", " : "", d->info->holder);
+}
+
+static void say_slot_skipped(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	char slot[40];
+
+	fmt_scheduled(slot, sizeof(slot), d->info->last_slot_us);
+	snprintf(buf, len, "lease %s: the run of the %s slot still runs (term %" PRIu64 ", %s); this slot is skipped",
+		 ev->o->lease, slot, d->info->term, d->info->holder);
+}
+
+SAY(say_slot_paused, "lease %s is paused by %s until %s (database time, UTC); this slot is skipped", ev->o->lease,
+    holder_or(d->info->paused_by, "an operator"), pause_until(d->info))
+
+static void say_slot_missed(const struct events *ev, const struct event *d, char *buf, size_t len)
+{
+	char slot[40];
+
+	fmt_scheduled(slot, sizeof(slot), d->us);
+	snprintf(buf, len, "the %s slot of lease %s is missed: the database stayed unavailable (%s: %s)", slot,
+		 ev->o->lease, dberr_name(d->status), d->err ? d->err : "");
+}
+
 SAY(say_unavailable_after, "database still unavailable after --wait-timeout %s", dur(ev->o->wait_timeout_us).s)
 SAY(say_db_error, "%s: %s", dberr_name(d->status), d->err)
 SAY(say_denied, "access denied: %s; check the grants (sql/grants.sql) and that table %s exists (leaderrun --init)",
@@ -356,6 +396,11 @@ static const struct event_row rows[EV_COUNT] = {
 	[EV_PAUSED] = {"paused", "paused", LOG_NOTICE, .say = say_paused, .notify = "paused", .tell = TELL_ROW},
 	[EV_SLOT_USED] = {"slot_used", "slot_used", LOG_NOTICE, .say = say_slot_used, .notify = "slot_used",
 		.tell = TELL_ROW},
+	[EV_SLOT_TAKEN] = {"slot_taken", "slot_taken", LOG_INFO, .say = say_slot_taken},
+	[EV_SLOT_SKIPPED] = {"slot_skipped", "slot_skipped", LOG_INFO, .say = say_slot_skipped},
+	[EV_SLOT_PAUSED] = {"slot_paused", "slot_paused", LOG_INFO, .say = say_slot_paused},
+	[EV_SLOT_RETRYING] = {"slot_retrying", NULL, LOG_DEBUG, .say = say_retrying},
+	[EV_SLOT_MISSED] = {"slot_missed", "slot_missed", LOG_WARN, .say = say_slot_missed},
 	[EV_UNAVAILABLE_AFTER] = {"unavailable_after", NULL, LOG_ERROR, .say = say_unavailable_after},
 	[EV_UNAVAILABLE] = {"unavailable", NULL, LOG_ERROR, .say = say_db_error},
 	[EV_DENIED] = {"denied", NULL, LOG_ERROR, .say = say_denied},

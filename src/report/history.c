@@ -48,9 +48,9 @@ struct history {
 static int64_t history_tables(struct history *h, struct db *db)
 {
 	int64_t v = -1;
-	char err[256];
+	struct db_err err;
 
-	if (!db_connected(db) || db_query_int(db, h->sql.tables, &v, err, sizeof(err)) != DB_OK)
+	if (!db_connected(db) || db_query_int(db, h->sql.tables, &v, &err) != DB_OK)
 		return -1;
 	return v;
 }
@@ -122,14 +122,14 @@ static void history_prune(struct history *h, struct db *db, uint64_t term)
 	    {.type = DB_U64, .u64 = term - h->keep},
 	};
 	struct db_result r;
-	char err[384];
+	struct db_err err;
 	enum db_status st;
 
 	if (!history_prune_due(h, term))
 		return;
-	st = db_exec(db, STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, &r, err, sizeof(err));
+	st = db_exec(db, &(struct db_call){STMT_HISTORY_PRUNE, h->sql.prune, q, 3, NULL, 0, NULL, NULL, &r}, &err);
 	if (st != DB_OK)
-		history_failed(h, db, st, err);
+		history_failed(h, db, st, err.msg);
 }
 
 static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_at)
@@ -140,13 +140,14 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	    {.type = DB_STR, .str = h->host},  {.type = DB_I64, .i64 = elapsed(acquired_at)},
 	};
 	struct db_result r;
-	char err[384];
-	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, err, sizeof(err));
+	struct db_err err;
+	enum db_status st = db_connected(h->db) ? DB_OK : db_connect(h->db, &err);
 
 	if (st == DB_OK)
-		st = db_exec(h->db, STMT_HISTORY_INSERT, h->sql.insert, p, 6, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(
+		    h->db, &(struct db_call){STMT_HISTORY_INSERT, h->sql.insert, p, 6, NULL, 0, NULL, NULL, &r}, &err);
 	if (st != DB_OK) {
-		history_failed(h, h->db, st, err);
+		history_failed(h, h->db, st, err.msg);
 		return;
 	}
 	h->inserted = true;
@@ -154,11 +155,31 @@ static void history_do_begin(struct history *h, uint64_t term, int64_t acquired_
 	history_prune(h, h->db, term);
 }
 
-/* The end of the run, on DB: the history's own connection, or the lease's
- * (history_write_parked). */
-static void history_do_end(struct history *h, struct db *db, uint64_t term, int64_t acquired_at, const char *outcome,
-			   int exit_status, int sig)
+/* A run's end as the history writes it, copied out of H under its lock. */
+struct history_end {
+	uint64_t term;
+	int64_t acquired_at;
+	char outcome[16];
+	int exit_status, sig;
+};
+
+static struct history_end history_end_of(const struct history *h)
 {
+	struct history_end e = {
+	    .term = h->term, .acquired_at = h->acquired_at, .exit_status = h->exit_status, .sig = h->sig};
+
+	snprintf(e.outcome, sizeof(e.outcome), "%s", h->outcome);
+	return e;
+}
+
+/* The end of the run E, on DB: the history's own connection, or the
+ * lease's (history_write_parked). */
+static void history_do_end(struct history *h, struct db *db, const struct history_end *e)
+{
+	uint64_t term = e->term;
+	int64_t acquired_at = e->acquired_at;
+	const char *outcome = e->outcome;
+	int exit_status = e->exit_status, sig = e->sig;
 	struct db_value status = {.type = DB_I64, .i64 = exit_status, .is_null = exit_status < 0};
 	struct db_value signo = {.type = DB_I64, .i64 = sig, .is_null = sig < 0};
 	struct db_value close_p[] = {
@@ -182,18 +203,21 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
 	    signo,
 	};
 	struct db_result r;
-	char err[384];
-	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, err, sizeof(err));
+	struct db_err err;
+	enum db_status st = db_connected(db) ? DB_OK : db_connect(db, &err);
 
 	if (st == DB_OK && h->inserted)
-		st = db_exec(db, STMT_HISTORY_CLOSE, h->sql.close, close_p, 7, NULL, 0, &r, err, sizeof(err));
+		st = db_exec(
+		    db, &(struct db_call){STMT_HISTORY_CLOSE, h->sql.close, close_p, 7, NULL, 0, NULL, NULL, &r}, &err);
 	else if (st == DB_OK)
 		/* The start was not written (a short run, a lock, a grant added
 		 * since): the whole run in one row. */
-		st = db_exec(db, STMT_HISTORY_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0, &r, err,
-			     sizeof(err));
+		st = db_exec(db,
+			     &(struct db_call){STMT_HISTORY_INSERT_CLOSED, h->sql.insert_closed, whole, 9, NULL, 0,
+					       NULL, NULL, &r},
+			     &err);
 	if (st != DB_OK) {
-		history_failed(h, db, st, err);
+		history_failed(h, db, st, err.msg);
 		return;
 	}
 	history_ok(h);
@@ -205,23 +229,19 @@ static void history_do_end(struct history *h, struct db *db, uint64_t term, int6
  * false when there is none: the thread is to end. */
 static bool history_next(struct history *h)
 {
-	char outcome[16];
-	uint64_t term = h->term;
-	int64_t at = h->acquired_at;
-	int es = h->exit_status, sig = h->sig;
+	const struct history_end e = history_end_of(h);
 	bool end = h->end_pending;
 
 	if (!end && !h->begin_pending)
 		return false;
-	snprintf(outcome, sizeof(outcome), "%s", h->outcome);
 	h->begin_pending = false;
 	h->end_pending = false;
 	h->busy = true;
 	bgthread_unlock(&h->t);
 	if (end)
-		history_do_end(h, h->db, term, at, outcome, es, sig);
+		history_do_end(h, h->db, &e);
 	else
-		history_do_begin(h, term, at);
+		history_do_begin(h, e.term, e.acquired_at);
 	bgthread_lock(&h->t);
 	h->busy = false;
 	return true;
@@ -259,9 +279,11 @@ static void *history_main(void *arg)
 	return NULL;
 }
 
-struct history *history_start(const struct db_config *cfg, const char *history_table, const char *lease_table,
-			      const char *lease, const char *holder, unsigned keep, struct metrics *m)
+struct history *history_start(const struct db_config *cfg, const struct history_of *of, struct metrics *m)
 {
+	const char *history_table = of->history_table, *lease_table = of->lease_table;
+	const char *lease = of->lease, *holder = of->holder;
+	unsigned keep = of->keep;
 	struct db_config c = *cfg;
 	struct history *h;
 
@@ -390,10 +412,7 @@ bool history_parked(struct history *h)
 void history_write_parked(void *arg, struct db *db)
 {
 	struct history *h = arg;
-	char outcome[16];
-	uint64_t term;
-	int64_t at;
-	int es, sig;
+	struct history_end e;
 
 	bgthread_lock(&h->t);
 	if (!h->parked || !db_connected(db)) {
@@ -404,13 +423,9 @@ void history_write_parked(void *arg, struct db *db)
 	h->busy = true;
 	/* A thread told to quit waited for this row: it may end now. */
 	bgthread_wake(&h->t);
-	term = h->term;
-	at = h->acquired_at;
-	es = h->exit_status;
-	sig = h->sig;
-	snprintf(outcome, sizeof(outcome), "%s", h->outcome);
+	e = history_end_of(h);
 	bgthread_unlock(&h->t);
-	history_do_end(h, db, term, at, outcome, es, sig);
+	history_do_end(h, db, &e);
 	bgthread_lock(&h->t);
 	h->busy = false;
 	bgthread_idle(&h->t);
@@ -494,7 +509,8 @@ static bool history_close_text(struct history *h, char *out, size_t len, bool ke
 			kept[i] = v[i];
 		v[i].kept = true;
 	}
-	return sqltext_render(out, len, &used, h->sql.close, v, 7) && sqltext_append(out, len, &used, "; ");
+	return sqltext_render(out, len, &used, &(struct db_call){.sql = h->sql.close, .params = v, .nparams = 7}) &&
+	       sqltext_append(out, len, &used, "; ");
 }
 
 bool history_close_kept(void *arg, char *out, size_t len, struct db_value kept[3])
@@ -541,12 +557,15 @@ bool history_parked_sql(void *arg, char *out, size_t len)
 		bgthread_unlock(&h->t);
 		return fits;
 	}
-	fits = sqltext_render(out, len, &used, h->sql.insert_closed, whole, 9) && sqltext_append(out, len, &used, "; ");
+	fits = sqltext_render(out, len, &used,
+			      &(struct db_call){.sql = h->sql.insert_closed, .params = whole, .nparams = 9}) &&
+	       sqltext_append(out, len, &used, "; ");
 	if (fits && history_prune_due(h, h->term))
 		/* A pruning that fails is tried again a run later: never
 		 * reported as the row's failure. */
 		fits = sqltext_append(out, len, &used, "BEGIN DECLARE CONTINUE HANDLER FOR SQLEXCEPTION BEGIN END; ") &&
-		       sqltext_render(out, len, &used, h->sql.prune, prune, 3) &&
+		       sqltext_render(out, len, &used,
+				      &(struct db_call){.sql = h->sql.prune, .params = prune, .nparams = 3}) &&
 		       sqltext_append(out, len, &used, "; END; ");
 	bgthread_unlock(&h->t);
 	return fits;

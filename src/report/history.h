@@ -38,10 +38,16 @@
 
 struct history;
 
+/* Whose runs the history keeps: LEASE's by HOLDER, in HISTORY_TABLE
+ * beside LEASE_TABLE, KEEP of them per lease (0: no history). */
+struct history_of {
+	const char *history_table, *lease_table, *lease, *holder;
+	unsigned keep;
+};
+
 /* Copies what it needs. CFG's timeouts are lowered to HISTORY_TIMEOUT_S.
- * KEEP: runs kept per lease (0: no history, returns NULL). */
-struct history *history_start(const struct db_config *cfg, const char *history_table, const char *lease_table,
-			      const char *lease, const char *holder, unsigned keep, struct metrics *m);
+ * NULL when OF->keep is 0. */
+struct history *history_start(const struct db_config *cfg, const struct history_of *of, struct metrics *m);
 
 /* The run of TERM began: the acquire was sent at ACQUIRED_AT
  * (CLOCK_BOOTTIME us). */

@@ -126,18 +126,26 @@ unsigned long long child_started(pid_t pid);
 /* 128+N for a signal death, the exit code otherwise: what sh reports. */
 int child_exit_status(int wstatus);
 
+/* What the command learns of its lease (and a hook of its role). */
+struct child_lease {
+	const char *lease, *holder;
+	unsigned long long term;
+	unsigned slot;
+	const char *role;     /* a --service hook's: leader or standby; NULL: none */
+	long service_pid;     /* with ROLE: the service's */
+	int64_t scheduled_us; /* --schedule: the slot's time, us since the epoch; 0: none */
+	unsigned attempt;     /* with SCHEDULED_US: 1 for the slot's first run */
+};
+
 /* The command's environment: BASE without leaderrun's secrets
  * (LEADERRUN_PASSWORD and MYSQL_PWD dropped, the password cut out of
  * LEADERRUN_DSN), without systemd's NOTIFY_SOCKET, WATCHDOG_USEC and
  * WATCHDOG_PID (leaderrun speaks for the unit), and with LEADERRUN_LEASE,
- * LEADERRUN_TERM, LEADERRUN_SLOT and LEADERRUN_HOLDER set. Returns a
- * NULL-terminated array for child_env_free, or NULL when out of memory. */
-char **child_env_build(char *const base[], const char *lease, unsigned long long term, unsigned slot,
-		       const char *holder);
-/* A --service hook's: the same, with LEADERRUN_ROLE (promoting or
- * demoting) and LEADERRUN_SERVICE_PID. */
-char **child_env_build_hook(char *const base[], const char *lease, unsigned long long term, unsigned slot,
-			    const char *holder, const char *role, long service_pid);
+ * LEADERRUN_TERM, LEADERRUN_SLOT and LEADERRUN_HOLDER set from L; a hook's
+ * with LEADERRUN_ROLE and LEADERRUN_SERVICE_PID too, a scheduled run's with
+ * LEADERRUN_SCHEDULED and LEADERRUN_ATTEMPT. Returns a NULL-terminated
+ * array for child_env_free, or NULL when out of memory. */
+char **child_env_build(char *const base[], const struct child_lease *l);
 void child_env_free(char **env);
 
 #endif

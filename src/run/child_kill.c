@@ -374,24 +374,32 @@ unsigned long long child_started(pid_t pid)
 /* Whether E, a child of this process, is the term's: not spared, and
  * started at or after SINCE. A spared child's group is spared too: the
  * service's processes that were orphaned to us are still the service's. */
-static bool term_child(const struct proc_entry *e, const pid_t *spare, int n, unsigned long long since)
+/* The term's bounds: the SPARE (N of them) and its start (SINCE). */
+struct term_of {
+	const pid_t *spare;
+	int n;
+	unsigned long long since;
+};
+
+static bool term_child(const struct proc_entry *e, const struct term_of *t)
 {
-	for (int k = 0; k < n; k++)
+	const pid_t *spare = t->spare;
+
+	for (int k = 0; k < t->n; k++)
 		if (spare[k] > 0 && (e->pid == spare[k] || e->pgid == spare[k]))
 			return false;
-	return e->start >= since;
+	return e->start >= t->since;
 }
 
 /* Whether the walk's LIST[I] is the term's: below a child of this process
  * that is (term_child). Parents come before children in the list, so a
  * process's is its parent's, found before it. */
-static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, const pid_t *spare, int n,
-		       unsigned long long since)
+static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, const struct term_of *t)
 {
 	const struct proc_entry *e = &w->list[i];
 
 	if (e->ppid == w->self)
-		return term_child(e, spare, n, since);
+		return term_child(e, t);
 	for (size_t k = i; k-- > 0;)
 		if (w->list[k].pid == e->ppid)
 			return term[k];
@@ -402,7 +410,7 @@ static bool term_owned(const struct proc_walk *w, const bool *term, size_t i, co
  * (child_kill_scanned's way), the term's marked from this process's own
  * children down, pass after pass until a pass adds none. Out of memory,
  * or no /proc: not proven empty (1). */
-static int child_kill_term_scanned(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
+static int child_kill_term_scanned(const struct child *c, const struct term_of *t, int sig)
 {
 	size_t count = 0;
 	struct proc_entry *list = proc_list(&count);
@@ -423,7 +431,7 @@ static int child_kill_term_scanned(const struct child *c, const pid_t *spare, in
 			if (term[i] || list[i].pid == c->watcher)
 				continue;
 			if (list[i].ppid == self)
-				term[i] = term_child(&list[i], spare, n, since);
+				term[i] = term_child(&list[i], t);
 			else if ((parent = bsearch(&key, list, count, sizeof(*list), proc_cmp)))
 				term[i] = term[parent - list];
 			grew = grew || term[i];
@@ -442,6 +450,7 @@ static int child_kill_term_scanned(const struct child *c, const pid_t *spare, in
 int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned long long since, int sig)
 {
 	struct proc_walk w = {.self = getpid(), .watcher = c->watcher};
+	const struct term_of t = {spare, n, since};
 	int found = 0, rc;
 	bool *term;
 
@@ -449,14 +458,14 @@ int child_kill_term(const struct child *c, const pid_t *spare, int n, unsigned l
 	 * find nothing, and the term be declared clear unproven (review S3):
 	 * the scan, as child_kill_descendants falls back to. */
 	if (access("/proc/thread-self/children", F_OK) != 0)
-		return child_kill_term_scanned(c, spare, n, since, sig);
+		return child_kill_term_scanned(c, &t, sig);
 	rc = walk_children(&w, 0);
 
 	for (size_t i = 0; rc == 0 && i < w.n; i++)
 		rc = walk_visit(&w, i);
 	term = calloc(w.n ? w.n : 1, sizeof(*term));
 	for (size_t i = 0; term && i < w.n; i++) {
-		term[i] = w.list[i].mine && term_owned(&w, term, i, spare, n, since);
+		term[i] = w.list[i].mine && term_owned(&w, term, i, &t);
 		/* The zombies too: the term ends once they are reaped. */
 		if (term[i]) {
 			found++;

@@ -29,6 +29,7 @@ int outcome_exit_status(const struct outcome *o, int busy_exit)
 	case OUTCOME_NOT_FOUND:
 		return EXIT_NOT_FOUND;
 	case OUTCOME_INIT_DONE:
+	case OUTCOME_STOPPED:
 		return 0;
 	case OUTCOME_NO:
 		return 1;

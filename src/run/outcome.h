@@ -17,6 +17,7 @@ enum outcome_kind {
 	OUTCOME_INIT_DONE, /* also: --status, --release and --check succeeded */
 	OUTCOME_NO,	   /* --status/--release: no such lease; --check: not held */
 	OUTCOME_INTERNAL,  /* fork, pipe, thread or memory failure */
+	OUTCOME_STOPPED,   /* --schedule: TERM or INT (or QUIT) stopped it, its run ended */
 };
 
 struct outcome {

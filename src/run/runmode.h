@@ -1,12 +1,10 @@
-/* The two things leaderrun does: set the table up, or run a command. */
+/* A run of a command, and what the modes that connect share (admin/). */
 #ifndef LEADERRUN_RUNMODE_H
 #define LEADERRUN_RUNMODE_H
 
 #include "cli/options.h"
 #include "db/db.h"
 #include "outcome.h"
-
-void runmode_init(const struct options *o, struct outcome *out);
 
 /* The connection settings that O describes. */
 void runmode_db_config(const struct options *o, struct db_config *c);
@@ -26,6 +24,5 @@ void runmode_close(struct db *db);
 enum outcome_kind runmode_outcome_of(enum db_status st);
 /* The warning for a networked host with --ssl-mode DISABLED, if any. */
 void runmode_warn_unverified(const struct options *o);
-void runmode_run(const struct options *o, struct outcome *out);
 
 #endif

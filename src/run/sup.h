@@ -86,11 +86,12 @@ struct sup {
 	 * standby_off: no table to keep it in. */
 	bool standby_written, standby_off;
 	/* The term was revoked by a preemption or a switch-over (the worker
-	 * asked why): HANDOVER "preempted" or "switched_over", for HANDOVER_BY;
-	 * "" an operator's --release. */
-	char handover[16];
+	 * asked why), for HANDOVER_BY; or an operator's --release. */
+	enum lease_handover handover;
 	char handover_by[LEASE_HOLDER_MAX + 1];
 	char *const *environ_base; /* the environment COMMAND and the hooks start from */
+	struct run_slot *slot;	   /* --schedule's slot; NULL: none */
+	bool asked_to_stop;	   /* TERM, INT or QUIT went to the command while it ran */
 
 	/* Whether the Galera timing of the server was checked. */
 	bool galera_checked;
@@ -176,6 +177,14 @@ bool sup_acquire(struct sup *s, struct outcome *out);
 
 /* sup_hold.c: runs the loop until nothing is left of the command. */
 void sup_hold(struct sup *s);
+
+/* sup_end.c: a database error that no wait fixes (denied, untrusted, no
+ * table or database): said, OUT filled; true. False for one a wait may
+ * fix. */
+bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out);
+/* sup_end.c: a run that skips, the lease as INFO found it (busy, paused,
+ * its slot used) after WAITED: says why in one line; OUT busy. */
+void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out);
 
 /* sup_end.c: the one end of every run, whatever ended it (not acquired,
  * not started, or the command's end): the last events, the release, the

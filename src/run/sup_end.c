@@ -43,7 +43,10 @@ static void sup_release(struct sup *s)
 			return;
 		}
 	}
-	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->ev.exit_status) < 0)
+	/* A scheduled run records an exit only when its command ended by
+	 * itself: a NULL says that the slot's attempt did not end, and
+	 * --catch-up runs it again (stmts.def, acquire_rerun). */
+	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->slot && !s->slot->ended ? -1 : s->ev.exit_status) < 0)
 		return;
 	/* A job's watcher, kept past the proof that nothing is left
 	 * (sup_nothing_left), ends while the release is on the wire. */
@@ -127,9 +130,9 @@ static void sup_not_run(struct sup *s, const struct outcome *out)
 /* The history's event of a revoked term: who revoked it. */
 static enum event_id sup_run_revoked(const struct sup *s)
 {
-	if (strcmp(s->handover, "preempted") == 0)
+	if (s->handover == HANDOVER_PREEMPTED)
 		return EV_RUN_PREEMPTED;
-	if (strcmp(s->handover, "switched_over") == 0)
+	if (s->handover == HANDOVER_SWITCHED_OVER)
 		return EV_RUN_SWITCHED_OVER;
 	return EV_RUN_REVOKED;
 }
@@ -245,8 +248,74 @@ void sup_end_term(struct sup *s)
 	s->seen_leader[0] = '\0';
 	/* The release let go of its lock too: a standby again, said again. */
 	s->standby_written = false;
-	s->handover[0] = s->handover_by[0] = '\0';
+	s->handover = HANDOVER_RELEASED;
+	s->handover_by[0] = '\0';
 	sup_role(s);
+}
+
+/* A database error that no wait fixes: the run ends, saying why. */
+bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
+{
+	const struct event d = {.status = r->status, .err = r->err};
+
+	switch (r->status) {
+	case DB_DENIED:
+		event_emit(&s->ev, EV_DENIED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_UNTRUSTED:
+		/* Not "unavailable, retry later": a standby that waited on
+		 * would hide a setting (or an attack) that no retry fixes. */
+		event_emit(&s->ev, EV_UNTRUSTED, &d);
+		out->kind = OUTCOME_DENIED;
+		return true;
+	case DB_NO_TABLE:
+		event_emit(&s->ev, EV_NO_TABLE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	case DB_NO_DATABASE:
+		event_emit(&s->ev, EV_NO_DATABASE, &d);
+		out->kind = OUTCOME_NO_TABLE;
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The run skips: says why in one line, to the log (the JSON event names the
+ * reason: busy, paused or slot_used) and to the receivers. */
+void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited, struct outcome *out)
+{
+	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
+
+	/* A scheduled slot's skip is said at -v, and to no receiver: pings
+	 * and webhooks come from the instance that runs the slot. */
+	if (s->slot) {
+		d.term = info->slot_term;
+		event_emit(&s->ev,
+			   info->why == BUSY_SKIPPED  ? EV_SLOT_SKIPPED
+			   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED
+						      : EV_SLOT_TAKEN,
+			   &d);
+		out->kind = OUTCOME_BUSY;
+		return;
+	}
+	switch (info->why) {
+	case BUSY_SLOT_USED:
+		d.term = info->slot_term;
+		event_emit(&s->ev, EV_SLOT_USED, &d);
+		break;
+	case BUSY_PAUSED:
+		event_emit(&s->ev, EV_PAUSED, &d);
+		break;
+	case BUSY_HELD:
+	case BUSY_PREFERRED:
+	case BUSY_EARLY:
+	case BUSY_SKIPPED:
+		event_emit(&s->ev, EV_BUSY, &d);
+		break;
+	}
+	out->kind = OUTCOME_BUSY;
 }
 
 void sup_end_run(struct sup *s, struct outcome *out)

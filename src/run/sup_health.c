@@ -37,8 +37,13 @@ static void sup_health_start(struct sup *s, int64_t now)
 {
 	const struct options *o = s->o;
 	char *argv[] = {"/bin/sh", "-c", (char *)o->health_cmd, NULL};
-	char **env = child_env_build_hook(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot,
-					  o->holder, role_name(s->ev.role), (long)s->child.pid);
+	const struct child_lease l = {.lease = o->lease,
+				      .holder = o->holder,
+				      .term = s->ev.term,
+				      .slot = s->ev.slot,
+				      .role = role_name(s->ev.role),
+				      .service_pid = (long)s->child.pid};
+	char **env = child_env_build(s->environ_base, &l);
 	char err[512] = "out of memory";
 	pid_t pid = env ? child_spawn_hook(argv, env, err, sizeof(err)) : -1;
 

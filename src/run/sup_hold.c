@@ -87,9 +87,9 @@ static void sup_emit(struct sup *s, enum event_id id, const struct report *rep)
 		/* hold.c knows that the term was revoked; who asked for it
 		 * is the database's answer (the worker's choose_why_revoked). */
 		d.by = s->handover_by;
-		if (strcmp(s->handover, "preempted") == 0)
+		if (s->handover == HANDOVER_PREEMPTED)
 			id = EV_PREEMPTED;
-		else if (strcmp(s->handover, "switched_over") == 0)
+		else if (s->handover == HANDOVER_SWITCHED_OVER)
 			id = EV_SWITCHED_OVER;
 		break;
 	case EV_STEPPING_DOWN:
@@ -173,8 +173,8 @@ static void sup_on_renew(struct sup *s, const struct worker_result *r, int64_t n
 	rep.latency = now - r->sent_at;
 	rep.margin = hold_deadline(&s->hold, t) - now;
 	if (r->outcome == LEASE_REVOKED) {
-		snprintf(s->handover, sizeof(s->handover), "%s", r->handover);
-		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover_by);
+		s->handover = r->handover.why;
+		snprintf(s->handover_by, sizeof(s->handover_by), "%s", r->handover.by);
 	}
 	hold_on_renew(&s->hold, t, sup_renew_of(r->outcome), r->sent_at, now, &st);
 	sup_apply(s, &st, &rep);
@@ -188,6 +188,12 @@ static void sup_on_signals(struct sup *s, int64_t now)
 			if (sup_reap(s)) {
 				struct hold_step st;
 				struct report rep = {.now = now};
+				/* Its own end, or --max-runtime's (a hang is the
+				 * command's failure, not its host's): not stopped
+				 * for a lease in doubt, nor by a stop that leaderrun
+				 * passed on. */
+				if (s->slot && (s->hold.cmd == CMD_RUNNING || s->hold.timed_out) && !s->asked_to_stop)
+					s->slot->ended = true;
 				hold_on_exit(&s->hold, &s->o->timing, now, &st);
 				sup_apply(s, &st, &rep);
 			}
@@ -206,8 +212,10 @@ static void sup_on_signals(struct sup *s, int64_t now)
 			child_signal(&s->child, sig);
 			/* What a service manager's stop sends; HUP and the rest
 			 * may be a reload, the command's to judge. */
-			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT)
+			if (sig == SIGTERM || sig == SIGINT || sig == SIGQUIT) {
 				event_emit(&s->ev, EV_ASKED_TO_STOP, &(struct event){.signo = sig});
+				s->asked_to_stop = true;
+			}
 		}
 	}
 	s->nsigs = 0;
@@ -272,8 +280,8 @@ void sup_hold(struct sup *s)
 
 	while (s->hold.cmd != CMD_REAPED && !s->svc.demoted) {
 		bool busy = worker_busy(s->w);
-		int64_t at = sup_first(sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s)),
-				       clear_at);
+		int64_t at =
+		    sup_first(sup_first(hold_next_wake(&s->hold, t, timing_now(), busy), sup_service_at(s)), clear_at);
 		int woke = sup_poll(s, sup_first(sup_first(at, history_due(s->ev.h)), sup_prepare_at(s)));
 		int64_t now = timing_now();
 		struct worker_result r;

@@ -102,9 +102,14 @@ int sup_poll(struct sup *s, int64_t at)
 	if (p[0].revents) {
 		struct signalfd_siginfo si;
 		woke |= WOKE_SIGNAL;
-		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+		while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			if (s->nsigs < (int)(sizeof(s->sigs) / sizeof(s->sigs[0])))
 				s->sigs[s->nsigs++] = (int)si.ssi_signo;
+			/* A schedule stops after a run that such a signal
+			 * reached, whatever it did to the run. */
+			if (s->slot && (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGQUIT))
+				s->slot->stop = true;
+		}
 	}
 	if (p[1].revents)
 		woke |= WOKE_WORKER;

@@ -45,8 +45,13 @@ static bool svc_hook_start(struct sup *s, enum hook_kind kind)
 	const struct options *o = s->o;
 	char *argv[] = {"/bin/sh", "-c", (char *)(kind == HOOK_PROMOTE ? o->on_promote : o->on_demote), NULL};
 	/* LEADERRUN_ROLE: the role the hook moves this instance to. */
-	char **env = child_env_build_hook(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot,
-					  o->holder, kind == HOOK_PROMOTE ? "leader" : "standby", (long)s->child.pid);
+	const struct child_lease l = {.lease = o->lease,
+				      .holder = o->holder,
+				      .term = s->ev.term,
+				      .slot = s->ev.slot,
+				      .role = kind == HOOK_PROMOTE ? "leader" : "standby",
+				      .service_pid = (long)s->child.pid};
+	char **env = child_env_build(s->environ_base, &l);
 	char err[512] = "out of memory", why[600];
 	pid_t pid = env ? child_spawn_hook(argv, env, err, sizeof(err)) : -1;
 	int i;

@@ -34,29 +34,6 @@ static bool sup_wait_ended(struct sup *s, int woke, struct outcome *out)
 	return true;
 }
 
-/* The run skips: says why in one line, to the log (the JSON event names the
- * reason: busy, paused or slot_used) and to the receivers. */
-static void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip, int64_t waited,
-		     struct outcome *out)
-{
-	struct event d = {.term = info->term, .info = info, .skip = skip, .us = waited};
-
-	switch (info->why) {
-	case BUSY_SLOT_USED:
-		d.term = info->slot_term;
-		event_emit(&s->ev, EV_SLOT_USED, &d);
-		break;
-	case BUSY_PAUSED:
-		event_emit(&s->ev, EV_PAUSED, &d);
-		break;
-	case BUSY_HELD:
-	case BUSY_PREFERRED:
-		event_emit(&s->ev, EV_BUSY, &d);
-		break;
-	}
-	out->kind = OUTCOME_BUSY;
-}
-
 /* What a contender knows while it waits. */
 struct waiting {
 	int64_t start, give_up; /* give_up 0: no --wait-timeout */
@@ -65,7 +42,9 @@ struct waiting {
 	bool first;		/* the first attempt always gets its answer: -w 0 tries once */
 	bool hints;		/* block on the wake-up hint; false: poll the row */
 	bool last_was_error;
-	bool refused; /* "too many connections" said once */
+	bool refused;		    /* "too many connections" said once */
+	enum db_status last_status; /* the last error, for a slot's one line at its window's end */
+	char last_err[sizeof(((struct worker_result *)0)->err)];
 	struct lease_info last;
 	char last_holder[LEASE_HOLDER_MAX + 1], last_paused[32];
 	uint64_t last_term;
@@ -84,7 +63,9 @@ enum step { STEP_TAKEN, STEP_END, STEP_ON };
 static enum step sup_wait_timed_out(struct sup *s, const struct waiting *w, struct outcome *out)
 {
 	if (w->last_was_error) {
-		event_emit(&s->ev, EV_UNAVAILABLE_AFTER, NULL);
+		event_emit(
+		    &s->ev, s->slot ? EV_SLOT_MISSED : EV_UNAVAILABLE_AFTER,
+		    &(struct event){.us = s->slot ? s->slot->at_us : 0, .status = w->last_status, .err = w->last_err});
 		out->kind = OUTCOME_UNAVAILABLE;
 	} else
 		sup_skip(s, &w->last, SKIP_WAITED, timing_now() - w->start, out);
@@ -135,35 +116,6 @@ static enum step sup_sleep(struct sup *s, struct waiting *w, int64_t us, struct 
 	return STEP_ON;
 }
 
-/* A database error that no wait fixes: the run ends, saying why. */
-static bool sup_fatal(struct sup *s, const struct worker_result *r, struct outcome *out)
-{
-	const struct event d = {.status = r->status, .err = r->err};
-
-	switch (r->status) {
-	case DB_DENIED:
-		event_emit(&s->ev, EV_DENIED, &d);
-		out->kind = OUTCOME_DENIED;
-		return true;
-	case DB_UNTRUSTED:
-		/* Not "unavailable, retry later": a standby that waited on
-		 * would hide a setting (or an attack) that no retry fixes. */
-		event_emit(&s->ev, EV_UNTRUSTED, &d);
-		out->kind = OUTCOME_DENIED;
-		return true;
-	case DB_NO_TABLE:
-		event_emit(&s->ev, EV_NO_TABLE, &d);
-		out->kind = OUTCOME_NO_TABLE;
-		return true;
-	case DB_NO_DATABASE:
-		event_emit(&s->ev, EV_NO_DATABASE, &d);
-		out->kind = OUTCOME_NO_TABLE;
-		return true;
-	default:
-		return false;
-	}
-}
-
 /* The longest pause between attempts after database errors: a renew
  * interval (at least the retry interval, at most 30 s). A replicated
  * database that fails over refuses writes until it has a new primary, 10
@@ -198,7 +150,16 @@ static enum step sup_judge_error(struct sup *s, struct waiting *w, const struct 
 	w->pause = sup_jitter(s, w->backoff / 2, w->backoff);
 	w->backoff = sup_min64(w->backoff * 2, sup_backoff_cap(s->o));
 	d.us = w->pause;
-	event_emit(&s->ev, !refused ? EV_RETRYING : w->refused ? EV_STILL_REFUSED : EV_REFUSED, &d);
+	w->last_status = r->status;
+	snprintf(w->last_err, sizeof(w->last_err), "%s", r->err);
+	/* A scheduled slot says one line, at its window's end, if the
+	 * database stays down that long. */
+	event_emit(&s->ev,
+		   s->slot	? EV_SLOT_RETRYING
+		   : !refused	? EV_RETRYING
+		   : w->refused ? EV_STILL_REFUSED
+				: EV_REFUSED,
+		   &d);
 	w->refused = w->refused || refused;
 	return STEP_ON;
 }
@@ -219,8 +180,14 @@ static enum step sup_judge_busy(struct sup *s, struct waiting *w, const struct w
 		w->preferred_said = true;
 		return STEP_ON;
 	}
-	/* A used slot ends even a wait: the run it was for is done. */
-	if (o->no_wait || r->info.why == BUSY_SLOT_USED) {
+	/* The server's clock short of a scheduled slot: a moment's sleep. */
+	if (r->info.why == BUSY_EARLY)
+		return STEP_ON;
+	/* A used slot ends even a wait: the run it was for is done. So does
+	 * a scheduled slot that a run of an earlier one keeps (it is
+	 * skipped), or that is paused. */
+	if (o->no_wait || r->info.why == BUSY_SLOT_USED || r->info.why == BUSY_SKIPPED ||
+	    (s->slot && r->info.why == BUSY_PAUSED)) {
 		sup_skip(s, &r->info, o->no_wait ? SKIP_NO_WAIT : SKIP_NOW, 0, out);
 		return STEP_END;
 	}
@@ -252,6 +219,9 @@ static enum step sup_judge_busy(struct sup *s, struct waiting *w, const struct w
 static enum step sup_judge(struct sup *s, struct waiting *w, const struct worker_result *r, struct outcome *out)
 {
 	if (r->outcome == LEASE_OK) {
+		/* A rerun keeps the first attempt's slot_term. */
+		if (s->slot)
+			s->slot->attempt = r->info.rerun ? (unsigned)(r->info.term - r->info.slot_term + 1) : 1;
 		s->ev.term = r->info.term;
 		s->ev.slot = r->info.slot;
 		s->acquire_sent_at = r->sent_at;
@@ -300,21 +270,23 @@ static enum step sup_attempt(struct sup *s, struct waiting *w, enum worker_op op
 	return st == STEP_ON ? sup_judge(s, w, r, out) : st;
 }
 
-/* Blocks on the leader's hint for up to US, or behind the candidate
- * above this one (BEHIND, its standby lock; NULL: the hint). *HOW: woken
- * (try the row at once), timed out or the one above gone (look again), or
- * nothing to block on (poll). */
+/* Blocks on the leader's hint (WAIT, its then_acquire aside), or behind
+ * the candidate above this one (WAIT->behind, its standby lock). *HOW:
+ * woken (try the row at once), timed out or the one above gone (look
+ * again), or nothing to block on (poll). */
 enum block { BLOCK_WOKEN, BLOCK_TIMED_OUT, BLOCK_POLL };
-static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned slot, uint64_t term, const char *behind,
-				   int64_t us, enum block *how, struct outcome *out)
+static enum step sup_block_on_hint(struct sup *s, struct waiting *w, const struct worker_wait *wait, enum block *how,
+				   struct outcome *out)
 {
+	struct worker_wait q = *wait;
 	struct worker_result r;
 	enum step st;
 
 	*how = BLOCK_POLL;
 	/* Woken, the worker goes on to the acquisition at once, as this
 	 * loop would have it do (healthy, the lease's own hint). */
-	if (worker_submit_wait(s->w, slot, term, behind, us, sup_health_ok(s)) < 0) {
+	q.then_acquire = sup_health_ok(s);
+	if (worker_submit_wait(s->w, &q) < 0) {
 		w->hints = false;
 		return STEP_ON;
 	}
@@ -338,7 +310,7 @@ static enum step sup_block_on_hint(struct sup *s, struct waiting *w, unsigned sl
 	case HINT_HANDED_ON:
 		*how = BLOCK_WOKEN;
 		event_emit(&s->ev, r.wake == HINT_LEADER_GONE ? EV_WOKEN : EV_WOKEN_HANDED_ON,
-			   &(struct event){.term = term});
+			   &(struct event){.term = wait->term});
 		break;
 	case HINT_TIMED_OUT:
 	case HINT_BEHIND_GONE:
@@ -406,22 +378,23 @@ static enum step sup_await_preferred(struct sup *s, struct waiting *w, const str
 	if (w->give_up)
 		us = sup_min64(us, w->give_up - timing_now());
 	if (w->hints && r->info.above[0] && us > 0) {
-		st = sup_block_on_hint(s, w, r->info.slot, r->info.term, r->info.above, us, &how, out);
+		st = sup_block_on_hint(
+		    s, w, &(struct worker_wait){r->info.slot, r->info.term, r->info.above, us, false}, &how, out);
 		if (st != STEP_ON || how != BLOCK_POLL)
 			return st;
 	}
 	return sup_sleep(s, w, sup_min64(poll, us > 0 ? us : 0), out);
 }
 
-/* Blocks until the lease held as INFO may change: not a moment before its
+/* The block until the lease held as INFO may change: not a moment before its
  * expiry, and a little after it (a follower woken by a dead leader's hint
  * takes the lease then, and the others find it taken). The block is
  * bounded by the follower's ttl (a holder with a longer one is looked at
  * once a ttl), --wait-timeout, and --preempt's moment. The top candidate
  * blocks on the hint, one below it behind the candidate above
  * (hint_wait_behind), whom a hand-over to it leaves asleep. */
-static enum step sup_block_for_change(struct sup *s, struct waiting *w, const struct lease_info *info, int64_t poll,
-				      enum block *how, struct outcome *out)
+static struct worker_wait sup_change_wait(struct sup *s, const struct waiting *w, const struct lease_info *info,
+					  int64_t poll)
 {
 	const struct options *o = s->o;
 	int64_t us = info->expires_in_us + sup_jitter(s, 100 * USEC_PER_MSEC, 500 * USEC_PER_MSEC);
@@ -437,8 +410,8 @@ static enum step sup_block_for_change(struct sup *s, struct waiting *w, const st
 		us = sup_min64(us, w->give_up - timing_now());
 	if (sup_preempt_due(s, w, info) > 0)
 		us = sup_min64(us, sup_preempt_due(s, w, info) - timing_now());
-	return sup_block_on_hint(s, w, info->slot, info->term, info->above[0] ? info->above : NULL, us > 0 ? us : 0,
-				 how, out);
+	return (struct worker_wait){info->slot, info->term, info->above[0] ? info->above : NULL, us > 0 ? us : 0,
+				    false};
 }
 
 /* Waits until the lease can change, and says how to try next (*OP):
@@ -462,6 +435,10 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		return sup_sleep(s, w, w->pause, out);
 	if (r->info.why == BUSY_PREFERRED)
 		return sup_await_preferred(s, w, r, poll, out);
+	if (r->info.why == BUSY_EARLY) {
+		*op = WORKER_ACQUIRE;
+		return sup_sleep(s, w, s->slot->at_us - r->info.now_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC), out);
+	}
 	if (r->info.why == BUSY_PAUSED)
 		return sup_sleep(s, w, sup_min64(poll, r->info.paused_in_us + sup_jitter(s, 1000, 20 * USEC_PER_MSEC)),
 				 out);
@@ -472,7 +449,9 @@ static enum step sup_await_change(struct sup *s, struct waiting *w, const struct
 		 * it wins. */
 		return sup_sleep(s, w, o->slots > 1 ? sup_min64(poll, past_expiry) : past_expiry, out);
 	if (w->hints) {
-		st = sup_block_for_change(s, w, &r->info, poll, &how, out);
+		const struct worker_wait wait = sup_change_wait(s, w, &r->info, poll);
+
+		st = sup_block_on_hint(s, w, &wait, &how, out);
 		if (st != STEP_ON)
 			return st;
 		if (how == BLOCK_WOKEN)
@@ -573,7 +552,7 @@ bool sup_acquire(struct sup *s, struct outcome *out)
 	struct worker_result r;
 
 	w.start = timing_now();
-	w.give_up = o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
+	w.give_up = s->slot ? s->slot->give_up : o->wait_timeout_us >= 0 ? w.start + o->wait_timeout_us : 0;
 	w.last.why = BUSY_HELD;
 	/* A candidate with a claim (--priority, --preempt, --spread) writes
 	 * its row before its first attempt: its claim counts from the start,

@@ -133,7 +133,13 @@ void sup_acquired(struct sup *s)
 bool sup_spawn(struct sup *s, int64_t deadline, struct outcome *out)
 {
 	const struct options *o = s->o;
-	char **env = child_env_build(s->environ_base, o->lease, (unsigned long long)s->ev.term, s->ev.slot, o->holder);
+	const struct child_lease l = {.lease = o->lease,
+				      .holder = o->holder,
+				      .term = s->ev.term,
+				      .slot = s->ev.slot,
+				      .scheduled_us = s->slot ? s->slot->at_us : 0,
+				      .attempt = s->slot ? s->slot->attempt : 0};
+	char **env = child_env_build(s->environ_base, &l);
 	char err[512] = "out of memory";
 
 	if (!env || (child_spawn(&s->child, o->command, env, deadline, o->role_file, err, sizeof(err)) < 0 &&
@@ -168,19 +174,16 @@ static bool sup_start(struct sup *s, struct outcome *out)
 	return true;
 }
 
-/* The state a run starts from; false with OUT filled when the loop's own
- * descriptors cannot be had. */
-static bool sup_init(struct sup *s, const struct options *o, struct worker *w, const struct observers *obs,
-		     char *const environ_base[], struct outcome *out)
+/* The state a run starts from, S's options, worker and environment
+ * given; false with OUT filled when the loop's own descriptors cannot be
+ * had. */
+static bool sup_init(struct sup *s, const struct observers *obs, struct outcome *out)
 {
+	const struct options *o = s->o;
 	sigset_t set;
 
-	memset(s, 0, sizeof(*s));
 	memset(out, 0, sizeof(*out));
-	s->o = o;
-	s->w = w;
 	s->child.watch_fd = -1;
-	s->environ_base = environ_base;
 	s->ev = (struct events){
 	    .o = o, .n = obs->n, .m = obs->m, .h = obs->h, .sd = obs->sd, .rb = obs->role, .exit_status = -1};
 	s->ev.cmd = strrchr(o->command[0], '/') ? strrchr(o->command[0], '/') + 1 : o->command[0];
@@ -203,12 +206,13 @@ static bool sup_init(struct sup *s, const struct options *o, struct worker *w, c
 }
 
 void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
-		    struct outcome *out)
+		    struct run_slot *slot, struct outcome *out)
 {
-	struct sup s;
+	struct sup s = {.o = o, .w = w, .environ_base = environ_base};
 
-	if (!sup_init(&s, o, w, obs, environ_base, out))
+	if (!sup_init(&s, obs, out))
 		goto done;
+	s.slot = slot;
 	event_emit(&s.ev, EV_STARTING, NULL);
 	if (o->service) {
 		sup_serve(&s, out);

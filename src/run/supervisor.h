@@ -29,9 +29,20 @@ struct observers {
 	struct role *role; /* --role-file, --role-http: always one, publishing nowhere without them */
 };
 
+/* --schedule: the slot that a run is for (schedule.c), and what the run
+ * tells of it. */
+struct run_slot {
+	int64_t at_us;	  /* the slot's time, us since the epoch (UTC) */
+	int64_t give_up;  /* CLOCK_BOOTTIME: the end of the wait for it */
+	unsigned attempt; /* once acquired: 1 for the slot's first run */
+	bool ended;	  /* the command ended by itself (whatever its status) */
+	bool stop;	  /* TERM, INT or QUIT came: the schedule ends after this run */
+};
+
 /* Runs O->command under the lease. W executes the statements. ENVIRON is
- * the base of the command's environment. Fills OUT. */
+ * the base of the command's environment. SLOT: the scheduled slot the run
+ * is for, NULL for a run of its own. Fills OUT. */
 void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
-		    struct outcome *out);
+		    struct run_slot *slot, struct outcome *out);
 
 #endif

@@ -160,17 +160,16 @@ int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_s
 	return worker_queue(w, &q, NULL, NULL);
 }
 
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us,
-		       bool then_acquire)
+int worker_submit_wait(struct worker *w, const struct worker_wait *wait)
 {
 	struct worker_req q = {.op = WORKER_WAIT,
-			       .term = term,
+			       .term = wait->term,
 			       .exit_status = -1,
-			       .hint = slot,
-			       .wait_us = timeout_us,
-			       .then_acquire = then_acquire && !behind};
+			       .hint = wait->slot,
+			       .wait_us = wait->timeout_us,
+			       .then_acquire = wait->then_acquire && !wait->behind};
 
-	snprintf(q.behind, sizeof(q.behind), "%s", behind ? behind : "");
+	snprintf(q.behind, sizeof(q.behind), "%s", wait->behind ? wait->behind : "");
 	return worker_queue(w, &q, NULL, NULL);
 }
 

@@ -41,6 +41,8 @@ struct worker_job {
 	int64_t fence_us;	/* the longest an acquisition's fence move may take after its send: a renew interval */
 	int64_t min_hold_us;	/* --min-hold, for the release */
 	int64_t period_us;	/* --once-per; 0: off */
+	int64_t sched_us;	/* --schedule: the slot this run is for; 0: none */
+	int64_t rerun_until_us; /* --catch-up: the end of that slot's window; 0: no rerun */
 	unsigned slots;		/* --slots */
 	bool wake_hint;		/* use the GET_LOCK wake-up hint (see lease.h) */
 	bool several_hosts;	/* the DSN names more than one host */
@@ -74,13 +76,11 @@ struct worker_result {
 	/* The session that held this waiter's standby lock ended: its row
 	 * is to be written again (worker_submit_standby). */
 	bool standby_lost;
-	/* WORKER_RENEW, revoked: why ("preempted", "switched_over"; "" an
-	 * operator's --release), and for whom. WORKER_PREEMPT: LEASE_OK when
+	/* WORKER_RENEW, revoked: why, and for whom. WORKER_PREEMPT: LEASE_OK when
 	 * the holder's term was revoked, LEASE_BUSY when not (its priority
 	 * is not below ours, or the term is over). WORKER_SPREAD: LEASE_OK when
 	 * this host is the one to take the lease now (spread.h), else LEASE_BUSY. */
-	char handover[16];
-	char handover_by[LEASE_HOLDER_MAX + 1];
+	struct lease_revoker handover;
 	/* A failure: the server's error number (db_errno; 0 when it gave
 	 * none), and its words for a message. */
 	unsigned errnum;
@@ -102,14 +102,21 @@ int worker_fd(const struct worker *w);
  * row (HINT_KEPT, hint.h). Returns -1 if busy. */
 int worker_submit(struct worker *w, enum worker_op op, uint64_t term, int exit_status);
 
-/* Queues WORKER_WAIT: blocks up to TIMEOUT_US on SLOT's hint, if TERM's
- * leader holds it; or, BEHIND not NULL, behind the standby lock BEHIND
- * (hint_wait_behind). THEN_ACQUIRE (the hint only): woken by it, the
- * worker goes on to the acquisition at once, and its result comes as
- * WORKER_ACQUIRE's (with .woke), unless worker_wait_no_further came
- * first. Returns -1 if busy. */
-int worker_submit_wait(struct worker *w, unsigned slot, uint64_t term, const char *behind, int64_t timeout_us,
-		       bool then_acquire);
+/* A wait: up to TIMEOUT_US on SLOT's hint, if TERM's leader holds it;
+ * or, BEHIND not NULL, behind the standby lock BEHIND (hint_wait_behind).
+ * THEN_ACQUIRE (the hint only): woken by it, the worker goes on to the
+ * acquisition at once, and its result comes as WORKER_ACQUIRE's (with
+ * .woke), unless worker_wait_no_further came first. */
+struct worker_wait {
+	unsigned slot;
+	uint64_t term;
+	const char *behind;
+	int64_t timeout_us;
+	bool then_acquire;
+};
+
+/* Queues WORKER_WAIT for WAIT. Returns -1 if busy. */
+int worker_submit_wait(struct worker *w, const struct worker_wait *wait);
 
 /* Calls off the acquisition of the wait in progress (worker_submit_wait).
  * Returns true when it has gone out already: its result is to be taken,

@@ -19,12 +19,29 @@
 #include "report/log.h"
 #include "worker_int.h"
 
+/* A call's error travels in a struct db_err; a result carries its words
+ * in R->err. In: what R->err says so far (a call that succeeds leaves it);
+ * out: the call's words, cut to R->err's size. */
+static struct db_err *worker_err_in(struct db_err *e, const struct worker_result *r)
+{
+	snprintf(e->msg, sizeof(e->msg), "%s", r->err);
+	return e;
+}
+
+static void worker_err_out(struct worker_result *r, const struct db_err *e)
+{
+	snprintf(r->err, sizeof(r->err), "%.*s", (int)sizeof(r->err) - 1, e->msg);
+}
+
 /* A request that needs the server, on a connection that is gone (or never
  * was): a new one, on which this session holds no hint. Returns false with
  * R's error when no server answers. */
 static bool worker_reconnect(struct worker *w, struct worker_result *r)
 {
-	r->status = db_connect(w->db, r->err, sizeof(r->err));
+	struct db_err e;
+
+	r->status = db_connect(w->db, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	if (r->status != DB_OK) {
 		r->outcome = LEASE_ERROR;
 		return false;
@@ -50,6 +67,8 @@ static struct lease_req worker_lease_req(struct worker *w, uint64_t term)
 				  .ttl_us = j->ttl_us,
 				  .period_us = j->period_us,
 				  .slot_us = &w->slot_us,
+				  .sched_us = j->sched_us,
+				  .rerun_until_us = j->rerun_until_us,
 				  .min_hold_us = j->min_hold_us,
 				  .exit_status = -1};
 }
@@ -62,8 +81,7 @@ static struct lease_req worker_lease_req(struct worker *w, uint64_t term)
 static bool worker_fence(struct worker *w, const struct lease_with *with, struct worker_result *r)
 {
 	const struct worker_job *j = &w->job;
-	enum db_status st;
-	char err[256];
+	struct db_err err, e;
 	const struct lease_fence_req q = {.name = j->name,
 					  .fencer = j->fence_user,
 					  .slot = r->info.slot,
@@ -77,7 +95,8 @@ static bool worker_fence(struct worker *w, const struct lease_with *with, struct
 		r->fence = FENCE_MOVED;
 		return true;
 	}
-	r->fence = lease_fence_move(w->db, &w->sql, &q, &r->fence_ended, &st, r->err, sizeof(r->err));
+	r->fence = lease_fence_move(w->db, &w->sql, &q, &r->fence_ended, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	if (r->fence == FENCE_MOVED || r->fence == FENCE_UNAVAILABLE || r->fence == FENCE_OFF_OLDER)
 		return true;
 	if (r->fence == FENCE_NEWER)
@@ -92,10 +111,10 @@ static bool worker_fence(struct worker *w, const struct lease_with *with, struct
 
 		rel.slot = r->info.slot;
 		rel.min_hold_us = 0;
-		(void)lease_release(w->db, &w->sql, &rel, &ignored, err, sizeof(err));
+		(void)lease_release(w->db, &w->sql, &rel, &ignored, &err);
 	}
 	r->outcome = LEASE_ERROR;
-	r->status = r->fence == FENCE_FAILED ? st : DB_CONFLICT;
+	r->status = r->fence == FENCE_FAILED ? e.st : DB_CONFLICT;
 	return false;
 }
 
@@ -125,7 +144,10 @@ static void worker_run_acquire(struct worker *w, const struct worker_req *q, str
 
 	req.look_first = q->op == WORKER_LOOK;
 	req.with = &with;
-	(void)lease_acquire(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	struct db_err e;
+
+	(void)lease_acquire(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	/* The new leader takes the hint, so that followers block on it (a
 	 * follower woken by it has it already). A follower that did not win
@@ -175,10 +197,10 @@ static void worker_run_wait(struct worker *w, const struct worker_req *q, struct
 	if (!q->behind[0] && db_connected(w->db)) {
 		struct lease_with with = worker_with(w);
 		struct lease_req req = worker_lease_req(w, 0);
-		char err[256];
+		struct db_err err;
 
 		req.with = &with;
-		(void)lease_prepare_acquire(w->db, &w->sql, &req, err, sizeof(err));
+		(void)lease_prepare_acquire(w->db, &w->sql, &req, &err);
 	}
 	r->wake = q->behind[0] ? hint_wait_behind(&w->hint, q->behind, q->wait_us)
 			       : hint_wait(&w->hint, q->hint, q->term, q->wait_us);
@@ -191,14 +213,18 @@ static void worker_run_renew(struct worker *w, const struct worker_req *q, struc
 	struct lease_req req = worker_lease_req(w, q->term);
 	struct lease_res res = {0};
 
-	(void)lease_renew(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	struct db_err e;
+
+	(void)lease_renew(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	/* Revoked: by whom, for the log and the history (a statement only
 	 * then). */
 	if (r->outcome == LEASE_REVOKED && w->sql.choose_on) {
-		char err[256];
-		(void)choose_why_revoked(w->db, &w->sql, w->job.name, q->term, r->handover, sizeof(r->handover),
-					 r->handover_by, sizeof(r->handover_by), err, sizeof(err));
+		struct db_err err;
+		const struct choose_at at = {w->db, &w->sql, w->job.name};
+
+		(void)choose_why_revoked(&at, q->term, &r->handover, &err);
 	}
 	/* A leader that could not take the hint when it acquired (a follower
 	 * held it just then) tries again: one statement a renew, only until
@@ -235,7 +261,10 @@ static void worker_run_release(struct worker *w, const struct worker_req *q, str
 		with.also_kept = kept;
 	req.exit_status = q->exit_status;
 	req.release_with = &with;
-	(void)lease_release(w->db, &w->sql, &req, &res, r->err, sizeof(r->err));
+	struct db_err e;
+
+	(void)lease_release(w->db, &w->sql, &req, &res, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	worker_result_of(r, &res);
 	if (with.ran && with.also && a.done)
 		a.done(a.arg, w->db, with.also_errno, with.also_err);
@@ -261,12 +290,13 @@ static void worker_run_prepare(struct worker *w, const struct worker_req *q, str
 	struct lease_req req = worker_lease_req(w, q->term);
 	struct lease_release_with with = {.drop_hints = w->hint.held};
 	struct worker_release_with a = worker_also(w);
-	char kept[DB_MAX_SQL], err[256];
+	char kept[DB_MAX_SQL];
+	struct db_err err;
 
 	if (a.kept && a.kept(a.arg, kept, sizeof(kept), NULL))
 		with.also_kept = kept;
 	req.release_with = &with;
-	(void)lease_prepare_release(w->db, &w->sql, &req, err, sizeof(err));
+	(void)lease_prepare_release(w->db, &w->sql, &req, &err);
 	r->outcome = LEASE_OK;
 	r->status = DB_OK;
 }
@@ -283,7 +313,10 @@ static void worker_run_standby(struct worker *w, const struct worker_req *q, str
 					.spread = w->job.spread,
 					.claims = w->sql.choose_on};
 
-	r->status = standby_register(w->db, &w->sql, &reg, r->err, sizeof(r->err));
+	struct db_err e;
+
+	r->status = standby_register(w->db, &w->sql, &reg, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status == DB_OK ? LEASE_OK : LEASE_ERROR;
 	if (r->status == DB_OK)
 		hint_keep(&w->hint, w->lock);
@@ -292,19 +325,25 @@ static void worker_run_standby(struct worker *w, const struct worker_req *q, str
 /* WORKER_PREEMPT. */
 static void worker_run_preempt(struct worker *w, const struct worker_req *q, struct worker_result *r)
 {
+	const struct choose_at at = {w->db, &w->sql, w->job.name};
+	const struct choose_preemption p = {w->lock, q->holder, q->term, w->job.priority};
 	bool revoked = false;
+	struct db_err e;
 
-	r->status = choose_preempt(w->db, &w->sql, w->job.name, w->lock, q->holder, q->term, w->job.priority, &revoked,
-				   r->err, sizeof(r->err));
+	r->status = choose_preempt(&at, &p, &revoked, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status != DB_OK ? LEASE_ERROR : revoked ? LEASE_OK : LEASE_BUSY;
 }
 
 /* WORKER_SPREAD. */
 static void worker_run_spread(struct worker *w, struct worker_result *r)
 {
+	const struct choose_at at = {w->db, &w->sql, w->job.name};
 	bool mine = true;
+	struct db_err e;
 
-	r->status = choose_spread(w->db, &w->sql, w->job.name, w->job.holder, &mine, r->err, sizeof(r->err));
+	r->status = choose_spread(&at, w->job.holder, &mine, worker_err_in(&e, r));
+	worker_err_out(r, &e);
 	r->outcome = r->status != DB_OK ? LEASE_ERROR : mine ? LEASE_OK : LEASE_BUSY;
 }
 

@@ -154,7 +154,7 @@ Test(check_server, takes_no_command_and_no_other_mode)
 
 	cr_assert_eq(run(&p, (const char *const[]){"--check-server", "--", "true", NULL}), 64);
 	cr_assert_eq(run(&p, (const char *const[]){"--check-server", "--status", NULL}), 64);
-	cr_assert(strstr(h_slurp(p.err), "--check-server, --pause and --resume are modes of their own"), "%s",
+	cr_assert(strstr(h_slurp(p.err), "--check-server, --pause, --resume and --next are modes of their own"), "%s",
 		  h_slurp(p.err));
 	cr_assert_eq(run(&p, (const char *const[]){"--check-server", "--format", "prometheus", NULL}), 64);
 }

@@ -216,3 +216,39 @@ Test(faults, server_turning_read_only_ends_the_lease, .fini = make_writable)
 	h_sql("SET GLOBAL read_only = 1");
 	cr_assert_eq(h_finish(&holder, 10000), 76, "%s", h_slurp(holder.err));
 }
+
+/* The database down at a scheduled slot's time: the slot is missed, one
+ * line says so, and the schedule goes on: the next slot runs once the
+ * database is back. */
+Test(faults, a_schedule_outlives_a_database_down_over_a_slot)
+{
+	struct h_proc c;
+	const char *log = h_path("sched.log");
+	char script[512];
+
+	snprintf(script, sizeof(script), "echo \"$LEADERRUN_SCHEDULED\" >>%s", log);
+	LR(&c, "-t", "2s", "-l", h_lease("sched-down"), "--schedule", "@every 3s", "--", "sh", "-c", script);
+	cr_assert(h_wait_file(log, "Z", 15000), "no slot ran: %s", h_slurp(c.err));
+	h_sandbox("kill");
+	/* Down over at least one slot and its 2 s window. */
+	cr_assert(h_wait_file(c.err, "is missed: the database stayed unavailable", 15000), "%s", h_slurp(c.err));
+	h_sandbox("restart");
+	{
+		int before = 0;
+		for (const char *p = h_slurp(log); (p = strchr(p, '\n')) != NULL; p++)
+			before++;
+		for (int64_t end = h_now_ms() + 20000;; h_sleep_ms(100)) {
+			int now = 0;
+			for (const char *p = h_slurp(log); (p = strchr(p, '\n')) != NULL; p++)
+				now++;
+			if (now > before)
+				break;
+			cr_assert(h_now_ms() < end, "no slot ran after the restart: %s", h_slurp(c.err));
+		}
+	}
+	cr_assert(h_alive(c.pid), "%s", h_slurp(c.err));
+	kill(c.pid, SIGTERM);
+	cr_assert_eq(h_finish(&c, 15000), 0, "%s", h_slurp(c.err));
+	/* One line a missed slot: no retry warnings. */
+	cr_assert_null(strstr(h_slurp(c.err), "retrying"), "%s", h_slurp(c.err));
+}

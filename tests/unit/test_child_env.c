@@ -16,7 +16,8 @@ Test(child_env, sets_lease_term_holder_and_drops_secrets)
 {
 	char *base[] = {"PATH=/bin",	    "LEADERRUN_PASSWORD=hunter2", "LEADERRUN_DSN=mysql://app:hunter2@db/ops",
 			"LEADERRUN_TERM=1", "MYSQL_PWD=hunter2",	  NULL};
-	char **env = child_env_build(base, "nightly", 42, 2, "h:1:ab");
+	char **env =
+	    child_env_build(base, &(struct child_lease){.lease = "nightly", .term = 42, .slot = 2, .holder = "h:1:ab"});
 
 	cr_assert_not_null(env);
 	cr_assert_str_eq(find(env, "PATH"), "/bin");
@@ -42,7 +43,7 @@ Test(child_env, drops_systemd_notify_variables)
 			"NOTIFY_SOCKETS=kept",
 			"PATH=/bin",
 			NULL};
-	char **env = child_env_build(base, "svc", 7, 0, "h:1:ab");
+	char **env = child_env_build(base, &(struct child_lease){.lease = "svc", .term = 7, .holder = "h:1:ab"});
 
 	cr_assert_not_null(env);
 	cr_assert_null(find(env, "NOTIFY_SOCKET"));

@@ -63,8 +63,9 @@ Test(event, json_events_and_their_levels_are_the_manuals)
 {
 	static const char *const info[] = {
 	    "waiting",	"acquired",	 "exited",  "released",	 "busy",      "service_started", "promoting",
-	    "promoted", "stepping_down", "demoted", "health_ok", "preferred", "spread_deferred", NULL};
-	static const char *const warn[] = {"renew_failed", "server", "health_failing", NULL};
+	    "promoted", "stepping_down", "demoted", "health_ok", "preferred", "spread_deferred", "slot_taken",
+	    "slot_skipped", "slot_paused", NULL};
+	static const char *const warn[] = {"renew_failed", "server", "health_failing", "slot_missed", NULL};
 	static const char *const error[] = {"lost", "revoked", "timed_out", "promote_failed", "demote_failed", NULL};
 	static const char *const notice[] = {"paused", "slot_used", "preempting", "preempted", "switched_over", NULL};
 

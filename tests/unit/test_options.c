@@ -931,3 +931,37 @@ Test(options, health_options_tune_a_health_cmd)
 	      "--", "svc");
 	USAGE("--health-cmd needs a command STRING", "--health-cmd", "", "--", "svc");
 }
+
+Test(options, schedule_next_is_a_mode_and_a_scheduled_job_refuses_the_other_ways_to_run)
+{
+	struct options o = OK("--schedule", "30 2 * * *", "--schedule-tz", "Europe/Berlin", "--next", "3", "--from",
+			      "2027-03-27T00:00:00Z");
+
+	cr_assert_eq(o.mode, MODE_NEXT);
+	cr_assert_eq(o.next_count, 3);
+	cr_assert(o.have_schedule);
+	cr_assert_eq(schedule_next(&o.schedule, o.from_us), INT64_C(1806111000) * 1000000, "2027-03-27T01:30:00Z");
+	USAGE("--schedule runs COMMAND once a slot; it does not go with -n", "--schedule", "@daily", "-n", "--", "job");
+	USAGE("it does not go with --once-per", "--schedule", "@daily", "--once-per", "24h", "--", "job");
+	USAGE("it does not go with --service", "--schedule", "@daily", "--service", "--", "job");
+	USAGE("it does not go with --slots above 1", "--schedule", "@daily", "--slots", "2", "--", "job");
+	USAGE("--next N prints a schedule's slots; add --schedule SPEC", "--next", "3");
+	USAGE("--schedule-tz ZONE is the time zone of a --schedule; add --schedule SPEC", "--schedule-tz", "UTC",
+	      "--next", "3");
+	USAGE("--from goes with --next N", "--schedule", "@daily", "--from", "2027-01-01T00:00:00Z", "--", "job");
+	USAGE("--from: \"tomorrow\" is not a time", "--schedule", "@daily", "--next", "1", "--from", "tomorrow");
+	USAGE("--schedule: the hour field \"25\" is out of range 0-23", "--schedule", "0 25 * * *", "--next", "1");
+	USAGE("--schedule-tz: unknown time zone \"Mars/Olympus\"", "--schedule", "@daily", "--schedule-tz",
+	      "Mars/Olympus", "--next", "1");
+	USAGE("--next '0' must be a number of slots from 1 to 10000", "--schedule", "@daily", "--next", "0");
+	USAGE("--next '10001' must be", "--schedule", "@daily", "--next", "10001");
+	USAGE("modes of their own", "--schedule", "@daily", "--next", "1", "--status");
+	USAGE("unexpected argument 'job'", "--schedule", "@daily", "--next", "1", "job");
+	USAGE("--schedule goes with a COMMAND to run, or with --next N", "--schedule", "@daily", "--history", "x");
+	USAGE("--catch-up WINDOW runs a --schedule's lost slots again; add --schedule SPEC", "--catch-up", "1h", "--",
+	      "job");
+	USAGE("it does not go with --wait-timeout", "--schedule", "@daily", "-w", "1m", "--", "job");
+	o = OK("--schedule", "@every 10m", "--catch-up", "5m", "-l", "x", "--", "job");
+	cr_assert(o.have_schedule);
+	cr_assert_eq(o.catch_up_us, INT64_C(300) * 1000000);
+}

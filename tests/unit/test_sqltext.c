@@ -8,7 +8,8 @@ static const char *render(const char *sql, const struct db_value *p, unsigned n)
 	static char out[512];
 	size_t used = 0;
 
-	return sqltext_render(out, sizeof(out), &used, sql, p, n) ? out : NULL;
+	return sqltext_render(out, sizeof(out), &used, &(struct db_call){.sql = sql, .params = p, .nparams = n}) ? out
+														 : NULL;
 }
 
 Test(sqltext, strings_go_as_hexadecimal_literals_that_no_byte_can_leave)
@@ -53,7 +54,8 @@ Test(sqltext, what_does_not_fit_is_refused_and_the_text_stays_terminated)
 	size_t used = 0;
 	struct db_value p[] = {{.type = DB_STR, .str = "abcdef"}};
 
-	cr_assert_not(sqltext_render(out, sizeof(out), &used, "x=?", p, 1));
+	cr_assert_not(
+	    sqltext_render(out, sizeof(out), &used, &(struct db_call){.sql = "x=?", .params = p, .nparams = 1}));
 	cr_assert_lt(strlen(out), sizeof(out));
 	cr_assert_not(sqltext_append(out, sizeof(out), &used, "more"));
 }
