@@ -21,8 +21,6 @@
 #include "runmode.h"
 #include "worker.h"
 
-extern char **environ;
-
 /* The run is over (sup_end_run wrote its row): the threads end, each
  * closing its connection, side by side rather than one after the other. A
  * call still under way (a release the supervisor stopped waiting for) gets
@@ -155,7 +153,7 @@ void run_once(const struct options *o, struct run_base *b, struct run_slot *slot
 		return;
 	}
 	run_history_start(o, b, w);
-	supervisor_run(o, w, &b->obs, environ, slot, out);
+	supervisor_run(o, w, &b->obs, slot, out);
 	run_wind_down(w, b->obs.h);
 	/* A plain run's end: the file that says "not held" first, then the
 	 * history's last write, each with a bounded moment. */

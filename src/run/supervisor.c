@@ -44,6 +44,8 @@
 #include "child.h"
 #include "worker.h"
 
+extern char **environ;
+
 /* Signals passed on to COMMAND's process group. */
 static const int forwarded[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
 
@@ -205,10 +207,10 @@ static bool sup_init(struct sup *s, const struct observers *obs, struct outcome 
 	return true;
 }
 
-void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
-		    struct run_slot *slot, struct outcome *out)
+void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, struct run_slot *slot,
+		    struct outcome *out)
 {
-	struct sup s = {.o = o, .w = w, .environ_base = environ_base};
+	struct sup s = {.o = o, .w = w, .environ_base = environ};
 
 	if (!sup_init(&s, obs, out))
 		goto done;

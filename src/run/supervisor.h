@@ -39,10 +39,11 @@ struct run_slot {
 	bool stop;	  /* TERM, INT or QUIT came: the schedule ends after this run */
 };
 
-/* Runs O->command under the lease. W executes the statements. ENVIRON is
- * the base of the command's environment. SLOT: the scheduled slot the run
- * is for, NULL for a run of its own. Fills OUT. */
-void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, char *const environ_base[],
-		    struct run_slot *slot, struct outcome *out);
+/* Runs O->command under the lease. W executes the statements. The
+ * process's environment is the base of the command's (and the hooks').
+ * SLOT: the scheduled slot the run is for, NULL for a run of its own.
+ * Fills OUT. */
+void supervisor_run(const struct options *o, struct worker *w, const struct observers *obs, struct run_slot *slot,
+		    struct outcome *out);
 
 #endif
