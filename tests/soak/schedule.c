@@ -2,9 +2,9 @@
  * `leaderrun --schedule '@every 3s' --catch-up 30s` on one lease, each
  * through its own loopback proxy, with tests/soak/sched-job.sh as the job
  * (two flocks: any two runs at once, or two attempts of one slot, are a
- * violation; "start" and "end" lines with the slot, attempt and term). Then,
- * episode after episode, it waits for a slot's run to start and picks a
- * fault at random, aimed at the instance that runs it:
+ * violation; "start" and "end" lines with the slot, attempt and term; it
+ * runs 1.5 s). Then, episode after episode, it waits for a slot's run to
+ * start and picks a fault at random, aimed at the instance that runs it:
  *
  *   kill9    SIGKILL of the holder (its watcher kills the job); restarted
  *   freeze   the holder and its job stopped (SIGSTOP) past the deadline
@@ -148,7 +148,7 @@ static void set_setting(void *ctx, const char *name, const char *val)
  * names the run's instance). Its stderr is appended to DIR/instanceI.err. */
 static void start_instance(struct sk *s, int i)
 {
-	char dsn[512], ttl[32], errpath[320], secs[] = "1";
+	char dsn[512], ttl[32], errpath[320], secs[] = "1.5";
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t attr;
 
@@ -284,7 +284,8 @@ static bool logged(const struct sk *s, const char *what, int64_t slot, unsigned 
 }
 
 /* After a fault on run R: the slot's next attempt starts (its start, wall
- * clock ns), or R had ended before the fault (0), or neither in time (-1). */
+ * clock ns; the line into S->rerun), or R had ended before the fault (0),
+ * or neither in time (-1). */
 static int64_t wait_rerun(struct sk *s, const struct sk_line *r)
 {
 	static struct sk_line lines[SK_MAX];
@@ -294,8 +295,11 @@ static int64_t wait_rerun(struct sk *s, const struct sk_line *r)
 		int n = sk_read_log(s, lines, SK_MAX);
 		for (int k = 0; k < n; k++)
 			if (!strcmp(lines[k].what, "start") && lines[k].slot_us == r->slot_us &&
-			    lines[k].attempt > r->attempt)
+			    lines[k].attempt > r->attempt) {
+				s->rerun = lines[k];
+				s->has_rerun = true;
 				return lines[k].ns;
+			}
 		if (logged(s, "end", r->slot_us, r->attempt))
 			return 0;
 		if (procs_now_ms() >= end)
@@ -416,12 +420,20 @@ static void episode(struct sk *s)
 		all_down(s);
 		return;
 	}
-	/* A run that starts from now on, a moment into it (the job runs 1 s). */
-	if (!wait_start(s, starts_seen(s), &r, 30000)) {
+	/* Half the time the last fault's rerun, if it runs on: its holder
+	 * faulted too. Else a run that starts from now on, a moment into it.
+	 * The job runs 1.5 s: a holder cut off stops it about 1.1 s (55% of
+	 * the ttl) after its last renew, so a cut early in the run stops the
+	 * job, one late in it lets the job end unrecorded (a 1 s job always
+	 * ended first). */
+	if (s->has_rerun && rnd(s) % 2 && !logged(s, "end", s->rerun.slot_us, s->rerun.attempt))
+		r = s->rerun;
+	else if (!wait_start(s, starts_seen(s), &r, 30000)) {
 		sk_fail(s, "%s: no slot's run started in 30 s", sk_fault_names[f]);
 		return;
-	}
-	procs_sleep_ms((int)(rnd(s) % 500));
+	} else
+		procs_sleep_ms((int)(rnd(s) % 1200));
+	s->has_rerun = false;
 	if ((h = holder_of(s, r.term)) < 0) {
 		/* Ended already, or the row is not this term's any more. */
 		s->st.no_run++;

@@ -62,6 +62,10 @@ struct sk {
 		int gen;
 		char holder[32];
 	} c[SK_INSTANCES];
+	/* The last fault's rerun: the next episode may aim at it (a rerun's
+	 * holder faulted too; every instance may have lost the slot once). */
+	struct sk_line rerun;
+	bool has_rerun;
 	struct sk_down down[SK_MAX];
 	int ndown;
 	struct sk_stats st;
