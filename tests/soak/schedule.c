@@ -43,6 +43,7 @@
 #include "../integration/procs.h"
 #include "../integration/proxy.h"
 #include "schedule.h"
+#include "soak_util.h"
 
 extern char **environ;
 
@@ -50,10 +51,7 @@ const char *const sk_fault_names[SK_FAULTS] = {"kill9", "freeze", "cut", "term",
 
 static uint64_t rnd(struct sk *s)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
+	return soak_rnd(&s->rng);
 }
 
 void sk_fail(struct sk *s, const char *fmt, ...)
@@ -85,47 +83,13 @@ static void sleep_until(int64_t at_us)
 		procs_sleep_ms((int)((at_us - now + 999) / 1000));
 }
 
-static int run_quiet(char *const argv[], const char *outpath)
-{
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, outpath ? outpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* Runs SQL as root; the output, trimmed, into OUT. */
 static int sql(struct sk *s, const char *q, char *out, size_t len)
 {
-	char sockarg[320], path[340];
-	size_t n = 0;
-	FILE *f;
-	int rc;
+	char path[340];
 
-	snprintf(sockarg, sizeof(sockarg), "--socket=%s", s->socket);
 	snprintf(path, sizeof(path), "%s/sql.out", s->dir);
-	rc = run_quiet(
-	    (char *[]){"mariadb", "--no-defaults", sockarg, "-uroot", "-N", "-B", s->dbname, "-e", (char *)q, NULL},
-	    path);
-	out[0] = '\0';
-	if ((f = fopen(path, "r"))) {
-		n = fread(out, 1, len - 1, f);
-		fclose(f);
-	}
-	out[n] = '\0';
-	while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-		out[--n] = '\0';
-	return rc;
+	return soak_sql(s->socket, s->dbname, path, q, out, len);
 }
 
 static void set_setting(void *ctx, const char *name, const char *val)
@@ -198,16 +162,7 @@ static void start_instance(struct sk *s, int i)
 /* Instance I's exit status once it exited (reaped), else -1. */
 static int instance_status(struct sk *s, int i, int timeout_ms)
 {
-	int64_t end = procs_now_ms() + timeout_ms;
-	int st;
-
-	for (;;) {
-		if (waitpid(s->c[i].pid, &st, WNOHANG) == s->c[i].pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (procs_now_ms() >= end)
-			return -1;
-		procs_sleep_ms(10);
-	}
+	return soak_status(s->c[i].pid, timeout_ms);
 }
 
 /* SIGTERM to instance I (SEND: sent here; else sent to all at once
@@ -479,11 +434,11 @@ static int finish(struct sk *s)
 		snprintf(to, sizeof(to), "%s/history.txt", s->dir);
 		rename(from, to);
 	}
-	run_quiet((char *[]){(char *)s->sandbox, "stop", s->dbdir, NULL}, NULL);
+	soak_run_quiet((char *[]){(char *)s->sandbox, "stop", s->dbdir, NULL}, NULL);
 	if (s->st.failures)
 		fprintf(stderr, "soak: logs kept in %s\n", s->dir);
 	else
-		run_quiet((char *[]){"rm", "-rf", s->dir, NULL}, NULL);
+		soak_run_quiet((char *[]){"rm", "-rf", s->dir, NULL}, NULL);
 	printf("soak: %d episodes, %d failed checks\n", s->st.episodes, s->st.failures);
 	return s->st.failures ? 1 : 0;
 }
@@ -557,7 +512,7 @@ int main(int argc, char *argv[])
 	}
 	snprintf(s.dbdir, sizeof(s.dbdir), "%s/db", s.dir);
 	snprintf(s.log, sizeof(s.log), "%s/jobs.log", s.dir);
-	if (run_quiet((char *[]){(char *)s.sandbox, "start", s.dbdir, NULL}, NULL) != 0) {
+	if (soak_run_quiet((char *[]){(char *)s.sandbox, "start", s.dbdir, NULL}, NULL) != 0) {
 		fprintf(stderr, "soak: %s start %s failed\n", s.sandbox, s.dbdir);
 		return 2;
 	}
