@@ -111,6 +111,14 @@ int64_t timing_now(void)
 	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
 }
 
+int64_t timing_wall(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+}
+
 int timing_arm(int timerfd, int64_t at_us)
 {
 	struct itimerspec its;

@@ -51,6 +51,10 @@ bool timing_fits_galera(const struct timing *t, int64_t suspect_us, int64_t *hav
 /* Now on CLOCK_BOOTTIME, in microseconds. */
 int64_t timing_now(void);
 
+/* Now on the wall clock (CLOCK_REALTIME), in microseconds since the epoch:
+ * for times of day (a schedule's slots), never for a deadline. */
+int64_t timing_wall(void);
+
 /* Arms TIMERFD (a CLOCK_BOOTTIME timerfd) to fire at AT_US, absolute;
  * AT_US <= 0 disarms it. Only system calls: safe in a forked child. */
 int timing_arm(int timerfd, int64_t at_us);

@@ -61,7 +61,7 @@ enum db_status lease_call(struct db *db, struct lease_sql *sql, lease_try_fn *tr
 struct lease_cas {
 	unsigned id;
 	const char *text;
-	struct db_value p[8];
+	struct db_value p[9];
 	unsigned np;
 };
 

@@ -26,10 +26,10 @@ void lease_sched_stmt(const struct lease_sql *sql, const struct lease_req *q, co
 		return;
 	}
 	p[0] = all[0], p[1] = all[1], p[2] = slot, p[3] = all[3], p[4] = all[4], p[5] = all[5];
-	p[6] = slot, p[7] = slot;
+	p[6] = slot, p[7] = slot, p[8] = slot;
 	cas->id = STMT_ACQUIRE_SCHED;
 	cas->text = sql->acquire_sched;
-	cas->np = 8;
+	cas->np = 9;
 }
 
 enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_info *info)
@@ -51,7 +51,9 @@ enum lease_busy lease_sched_why(const struct lease_req *q, const struct lease_in
 		return q->rerun_until_us > 0 && info->slot_lost && info->now_us < q->rerun_until_us ? BUSY_HELD
 												    : BUSY_SLOT_USED;
 	}
-	if (held)
+	/* Held now, or held when the slot came (its expiry as the look read
+	 * it, past the slot): a run of an earlier slot keeps this one. */
+	if (held || info->now_us + info->expires_in_us > s)
 		return BUSY_SKIPPED;
 	if (info->paused_in_us > 0)
 		return BUSY_PAUSED;

@@ -160,18 +160,23 @@ static void say_slot_taken(const struct events *ev, const struct event *d, char 
 {
 	char slot[40];
 
+	(void)ev;
 	fmt_scheduled(slot, sizeof(slot), d->info->last_slot_us);
-	snprintf(buf, len, "the %s slot of lease %s is another instance's (term %" PRIu64 "%s%s); not running", slot,
-		 ev->o->lease, d->info->slot_term, d->info->holder[0] ? ", " : "", d->info->holder);
+	snprintf(buf, len, "the %s slot is another instance's (term %" PRIu64 "%s%s); not running", slot,
+		 d->info->slot_term, d->info->holder[0] ? ", " : "", d->info->holder);
 }
 
+/* D->us: the slot skipped. */
 static void say_slot_skipped(const struct events *ev, const struct event *d, char *buf, size_t len)
 {
-	char slot[40];
+	char slot[40], last[40];
 
-	fmt_scheduled(slot, sizeof(slot), d->info->last_slot_us);
-	snprintf(buf, len, "lease %s: the run of the %s slot still runs (term %" PRIu64 ", %s); this slot is skipped",
-		 ev->o->lease, slot, d->info->term, d->info->holder);
+	(void)ev;
+	fmt_scheduled(slot, sizeof(slot), d->us);
+	fmt_scheduled(last, sizeof(last), d->info->last_slot_us);
+	snprintf(buf, len,
+		 "the %s slot is skipped: the run of the %s slot (term %" PRIu64 "%s%s) held the lease at its time",
+		 slot, last, d->info->term, d->info->holder[0] ? ", " : "", d->info->holder);
 }
 
 SAY(say_slot_paused, "lease %s is paused by %s until %s (database time, UTC); this slot is skipped", ev->o->lease,
@@ -182,8 +187,9 @@ static void say_slot_missed(const struct events *ev, const struct event *d, char
 	char slot[40];
 
 	fmt_scheduled(slot, sizeof(slot), d->us);
-	snprintf(buf, len, "the %s slot of lease %s is missed: the database stayed unavailable (%s: %s)", slot,
-		 ev->o->lease, dberr_name(d->status), d->err ? d->err : "");
+	(void)ev;
+	snprintf(buf, len, "the %s slot is missed: the database stayed unavailable (%s: %s)", slot,
+		 dberr_name(d->status), d->err ? d->err : "");
 }
 
 SAY(say_unavailable_after, "database still unavailable after --wait-timeout %s", dur(ev->o->wait_timeout_us).s)

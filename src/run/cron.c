@@ -31,13 +31,10 @@
 #include "runmode.h"
 #include "schedule/schedule.h"
 
-/* The wall clock, us since the epoch: slots are times of day. */
+/* Slots are times of day. */
 static int64_t cron_wall(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * USEC_PER_SEC + ts.tv_nsec / 1000;
+	return timing_wall();
 }
 
 /* The first slot to try: the one in progress when --catch-up's window
@@ -122,6 +119,26 @@ static void cron_say_skipped(const struct options *o, int64_t at, int64_t now)
 			  first, last, slot);
 }
 
+/* The slot after SLOT's run, at NOW. With --catch-up: SLOT again when
+ * this instance's own attempt was lost (its rerun may fall to it too);
+ * else a later slot that another instance started while this one was
+ * busy, to take it over if that attempt is lost; else the latest slot
+ * whose window is still open (one that every instance missed runs once,
+ * late); else the next. A slot that came while the lease was held is
+ * never run late: the row refuses it (stmts.def, acquire_sched). */
+static int64_t cron_next(const struct options *o, const struct run_slot *slot, int64_t now)
+{
+	int64_t at = slot->at_us, w = o->catch_up_us, prev = schedule_prev(&o->schedule, now);
+
+	if (w > 0 && slot->attempt && !slot->ended && now < at + w)
+		return at;
+	if (w > 0 && slot->last_slot_us > at && now < slot->last_slot_us + w)
+		return slot->last_slot_us;
+	if (w > 0 && prev > at && now < prev + w)
+		return prev;
+	return schedule_next(&o->schedule, at > now ? at : now);
+}
+
 /* An outcome that no later slot can fix: access denied, no table, a
  * COMMAND that cannot run, the loop's own failure. */
 static bool cron_fatal(enum outcome_kind k)
@@ -151,9 +168,11 @@ static void cron_loop(const struct options *o, struct run_base *b, int sigfd, in
 		}
 		if (slot.stop)
 			return;
-		if (slot.attempt)
-			cron_say_skipped(o, at, cron_wall());
-		at = schedule_next(&o->schedule, at > cron_wall() ? at : cron_wall());
+		/* Released after its end, the lease kept the slots that came
+		 * meanwhile from everyone. */
+		if (slot.attempt && slot.ended && slot.released_us)
+			cron_say_skipped(o, at, slot.released_us);
+		at = cron_next(o, &slot, cron_wall());
 	}
 	if (at < 0)
 		log_event(LOG_NOTICE, NULL, "the schedule has no slot left within its horizon (50 years); stopping");

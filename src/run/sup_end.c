@@ -23,6 +23,7 @@ static void sup_release(struct sup *s)
 	 * give), and not longer than a renew interval: if the database does
 	 * not answer, the lease simply expires. */
 	int64_t give_up = sup_min64(hold_deadline(&s->hold, &s->o->timing), timing_now() + s->o->timing.renew_us);
+	int64_t sent;
 	struct worker_result r;
 
 	/* A renew may still be in flight: let it land (it can only extend).
@@ -48,6 +49,7 @@ static void sup_release(struct sup *s)
 	 * --catch-up runs it again (stmts.def, acquire_rerun). */
 	if (worker_submit(s->w, WORKER_RELEASE, s->ev.term, s->slot && !s->slot->ended ? -1 : s->ev.exit_status) < 0)
 		return;
+	sent = timing_wall();
 	/* A job's watcher, kept past the proof that nothing is left
 	 * (sup_nothing_left), ends while the release is on the wire. */
 	if (!s->o->service)
@@ -64,9 +66,12 @@ static void sup_release(struct sup *s)
 			return;
 		}
 	}
-	if (r.outcome == LEASE_OK)
+	if (r.outcome == LEASE_OK) {
+		/* The lease was this run's until at least the release went. */
+		if (s->slot)
+			s->slot->released_us = sent;
 		event_emit(&s->ev, EV_RELEASED, NULL);
-	else if (r.outcome == LEASE_LOST)
+	} else if (r.outcome == LEASE_LOST)
 		event_emit(&s->ev, EV_RELEASE_EXPIRED, NULL);
 	else
 		event_emit(&s->ev, EV_RELEASE_FAILED, &(struct event){.status = r.status, .err = r.err});
@@ -291,7 +296,10 @@ void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip
 	/* A scheduled slot's skip is said at -v, and to no receiver: pings
 	 * and webhooks come from the instance that runs the slot. */
 	if (s->slot) {
-		d.term = info->slot_term;
+		s->slot->last_slot_us = info->last_slot_us;
+		d.us = s->slot->at_us;
+		if (info->why != BUSY_SKIPPED)
+			d.term = info->slot_term;
 		event_emit(&s->ev,
 			   info->why == BUSY_SKIPPED  ? EV_SLOT_SKIPPED
 			   : info->why == BUSY_PAUSED ? EV_SLOT_PAUSED

@@ -37,6 +37,12 @@ struct run_slot {
 	unsigned attempt; /* once acquired: 1 for the slot's first run */
 	bool ended;	  /* the command ended by itself (whatever its status) */
 	bool stop;	  /* TERM, INT or QUIT came: the schedule ends after this run */
+	/* The lease's last slot as the run's last look read it (a later slot
+	 * another instance started meanwhile); 0: not read. */
+	int64_t last_slot_us;
+	/* The wall clock as the release that the server took went out: the
+	 * lease was the run's until then; 0: no such release. */
+	int64_t released_us;
 };
 
 /* Runs O->command under the lease. W executes the statements. The

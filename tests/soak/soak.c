@@ -151,6 +151,7 @@
 
 #include "../integration/procs.h"
 #include "../integration/proxy.h"
+#include "soak_util.h"
 
 extern char **environ;
 
@@ -259,10 +260,7 @@ struct soak {
 
 static uint64_t rnd(struct soak *s)
 {
-	s->rng ^= s->rng << 13;
-	s->rng ^= s->rng >> 7;
-	s->rng ^= s->rng << 17;
-	return s->rng;
+	return soak_rnd(&s->rng);
 }
 
 static void fail(struct soak *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -278,28 +276,9 @@ static void fail(struct soak *s, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-static int run_quiet(char *const argv[], const char *outpath)
-{
-	posix_spawn_file_actions_t fa;
-	pid_t pid;
-	int st;
-
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-	posix_spawn_file_actions_addopen(&fa, 1, outpath ? outpath : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, argv, environ) != 0) {
-		posix_spawn_file_actions_destroy(&fa);
-		return -1;
-	}
-	posix_spawn_file_actions_destroy(&fa);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 static void sandbox(struct soak *s, const char *cmd)
 {
-	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, NULL}, NULL) != 0) {
+	if (soak_run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, NULL}, NULL) != 0) {
 		fprintf(stderr, "soak: %s %s failed\n", s->sandbox, cmd);
 		exit(2);
 	}
@@ -311,7 +290,7 @@ static void cluster(struct soak *s, const char *cmd, int node)
 	char n[12]; /* any int: GCC 16 checks (-Wformat-truncation) */
 
 	snprintf(n, sizeof(n), "%d", node);
-	if (run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, n, NULL}, NULL) != 0) {
+	if (soak_run_quiet((char *[]){(char *)s->sandbox, (char *)cmd, s->dbdir, n, NULL}, NULL) != 0) {
 		fprintf(stderr, "soak: %s %s %d failed\n", s->sandbox, cmd, node);
 		exit(2);
 	}
@@ -320,28 +299,10 @@ static void cluster(struct soak *s, const char *cmd, int node)
 /* Runs SQL as root; output (trimmed) into OUT. */
 static int sql(struct soak *s, const char *q, char *out, size_t len)
 {
-	char sockarg[320], path[340];
-	FILE *f;
-	size_t n = 0;
-	int rc;
+	char path[340];
 
-	snprintf(sockarg, sizeof(sockarg), "--socket=%s", s->socket);
 	snprintf(path, sizeof(path), "%s/sql.out", s->dir);
-	rc = run_quiet((char *[]){"mariadb", "--no-defaults", sockarg, "-uroot", "-N", "-B", "--force", s->dbname, "-e",
-				  (char *)q, NULL},
-		       path);
-	if (out && len) {
-		out[0] = '\0';
-		f = fopen(path, "r");
-		if (f) {
-			n = fread(out, 1, len - 1, f);
-			fclose(f);
-		}
-		out[n] = '\0';
-		while (n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' '))
-			out[--n] = '\0';
-	}
-	return rc;
+	return soak_sql(s->socket, s->dbname, path, q, out, len);
 }
 
 static void start_contender(struct soak *s, int i)
@@ -472,17 +433,7 @@ static void start_contender(struct soak *s, int i)
 /* Exit status of contender I if it has exited (reaped now), else -1. */
 static int contender_status(struct soak *s, int i, int timeout_ms)
 {
-	int64_t end = procs_now_ms() + timeout_ms;
-	int st;
-
-	for (;;) {
-		pid_t r = waitpid(s->c[i].pid, &st, WNOHANG);
-		if (r == s->c[i].pid)
-			return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-		if (procs_now_ms() >= end)
-			return -1;
-		procs_sleep_ms(5);
-	}
+	return soak_status(s->c[i].pid, timeout_ms);
 }
 
 struct probe_state {
@@ -788,9 +739,9 @@ static void operator_release(struct soak *s, int hs)
 	operator_dsn(s, dsn, sizeof(dsn));
 	snprintf(out, sizeof(out), "%s/release.out", s->dir);
 	snprintf(slot, sizeof(slot), "%d", hs);
-	if (run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
-			       : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
-		      out) != 0)
+	if (soak_run_quiet(s->slots ? (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--slot", slot, NULL}
+				    : (char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, NULL},
+			   out) != 0)
 		fail(s, "release: leaderrun --release failed");
 }
 
@@ -1008,7 +959,8 @@ static int64_t switchover(struct soak *s, int h, const struct probe_state *befor
 	printf("soak: switchover to contender %d (%s)\n", w, s->c[w].holder);
 	fflush(stdout);
 	*t0 = procs_now_ms();
-	rc = run_quiet((char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--to", s->c[w].holder, NULL}, out);
+	rc = soak_run_quiet((char *[]){(char *)s->bin, "-d", dsn, "--release", LEASE, "--to", s->c[w].holder, NULL},
+			    out);
 	if (rc != 0) {
 		if ((f = fopen(out, "r"))) {
 			if (!fgets(row, sizeof(row), f))
@@ -1451,7 +1403,7 @@ static int workers_check(struct soak *s, long *lines, long long *late_ms)
 		 "for f in %s/worker.*; do p=${f##*.}; grep -qa worker /proc/$p/cmdline 2>/dev/null && "
 		 "! grep -q '^State:.Z' /proc/$p/status && exit 1; done; exit 0",
 		 s->dir);
-	if (run_quiet((char *[]){"/bin/sh", "-c", cmd, NULL}, NULL) != 0)
+	if (soak_run_quiet((char *[]){"/bin/sh", "-c", cmd, NULL}, NULL) != 0)
 		fail(s, "a promote's worker outlived every contender");
 	return late;
 }
@@ -2204,10 +2156,10 @@ int main(int argc, char *argv[])
 	}
 	printf("| failed checks | %d |\n", s.st.failures);
 
-	run_quiet((char *[]){(char *)s.sandbox, "stop", s.dbdir, NULL}, NULL);
+	soak_run_quiet((char *[]){(char *)s.sandbox, "stop", s.dbdir, NULL}, NULL);
 	rc = s.st.failures ? 1 : 0;
 	if (rc == 0)
-		run_quiet((char *[]){"rm", "-rf", s.dir, NULL}, NULL);
+		soak_run_quiet((char *[]){"rm", "-rf", s.dir, NULL}, NULL);
 	else
 		fprintf(stderr, "soak: logs kept in %s\n", s.dir);
 	if (s.fenced_job)
