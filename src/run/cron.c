@@ -121,19 +121,24 @@ static void cron_say_skipped(const struct options *o, int64_t at, int64_t now)
 
 /* The slot after SLOT's run, at NOW. With --catch-up: SLOT again when
  * this instance's own attempt was lost (its rerun may fall to it too);
- * else a later slot that another instance started while this one was
- * busy, to take it over if that attempt is lost; else the latest slot
- * whose window is still open (one that every instance missed runs once,
- * late); else the next. A slot that came while the lease was held is
- * never run late: the row refuses it (stmts.def, acquire_sched). */
-static int64_t cron_next(const struct options *o, const struct run_slot *slot, int64_t now)
+ * else the lease's last slot, earlier or later, when its last attempt
+ * was lost or still runs and its window is open (to take it over): once
+ * a slot (*REVISITED), so that a slot found done is not looked at again;
+ * else the latest slot whose window is still open (one that every
+ * instance missed runs once, late); else the next. A slot that came while
+ * the lease was held is never run late: the row refuses it (stmts.def,
+ * acquire_sched). */
+static int64_t cron_next(const struct options *o, const struct run_slot *slot, int64_t now, int64_t *revisited)
 {
-	int64_t at = slot->at_us, w = o->catch_up_us, prev = schedule_prev(&o->schedule, now);
+	int64_t at = slot->at_us, w = o->catch_up_us, last = slot->last_slot_us;
+	int64_t prev = schedule_prev(&o->schedule, now);
 
 	if (w > 0 && slot->attempt && !slot->ended && now < at + w)
 		return at;
-	if (w > 0 && slot->last_slot_us > at && now < slot->last_slot_us + w)
-		return slot->last_slot_us;
+	if (w > 0 && last > 0 && last != at && last != *revisited && slot->last_lost && now < last + w) {
+		*revisited = last;
+		return last;
+	}
 	if (w > 0 && prev > at && now < prev + w)
 		return prev;
 	return schedule_next(&o->schedule, at > now ? at : now);
@@ -151,7 +156,7 @@ static bool cron_fatal(enum outcome_kind k)
  * (into OUT). */
 static void cron_loop(const struct options *o, struct run_base *b, int sigfd, int tfd, struct outcome *out)
 {
-	int64_t at = cron_first(o, cron_wall());
+	int64_t at = cron_first(o, cron_wall()), revisited = 0;
 
 	out->kind = OUTCOME_STOPPED;
 	while (at >= 0 && cron_sleep(sigfd, tfd, at)) {
@@ -172,7 +177,7 @@ static void cron_loop(const struct options *o, struct run_base *b, int sigfd, in
 		 * meanwhile from everyone. */
 		if (slot.attempt && slot.ended && slot.released_us)
 			cron_say_skipped(o, at, slot.released_us);
-		at = cron_next(o, &slot, cron_wall());
+		at = cron_next(o, &slot, cron_wall(), &revisited);
 	}
 	if (at < 0)
 		log_event(LOG_NOTICE, NULL, "the schedule has no slot left within its horizon (50 years); stopping");

@@ -297,6 +297,7 @@ void sup_skip(struct sup *s, const struct lease_info *info, enum event_skip skip
 	 * and webhooks come from the instance that runs the slot. */
 	if (s->slot) {
 		s->slot->last_slot_us = info->last_slot_us;
+		s->slot->last_lost = info->slot_lost;
 		d.us = s->slot->at_us;
 		if (info->why != BUSY_SKIPPED)
 			d.term = info->slot_term;

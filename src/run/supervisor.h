@@ -40,6 +40,7 @@ struct run_slot {
 	/* The lease's last slot as the run's last look read it (a later slot
 	 * another instance started meanwhile); 0: not read. */
 	int64_t last_slot_us;
+	bool last_lost; /* its last attempt has no exit yet (lost, or running), and was not revoked */
 	/* The wall clock as the release that the server took went out: the
 	 * lease was the run's until then; 0: no such release. */
 	int64_t released_us;

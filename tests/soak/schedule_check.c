@@ -57,7 +57,8 @@ int sk_read_log(const struct sk *s, struct sk_line *l, int max)
 
 /* The slots the instances said were skipped, into SKIP (at most MAX);
  * returns how many. "the T slot was skipped: ...", "N slots from T1 to T2
- * were skipped: ...". */
+ * were skipped: ..." (the holder's), "the T slot is skipped: ..." (a
+ * waiter's, at -v). */
 static int read_skipped(const struct sk *s, int64_t *skip, int max)
 {
 	char path[340], line[1024], a[32], b[32];
@@ -75,6 +76,11 @@ static int read_skipped(const struct sk *s, int64_t *skip, int max)
 			    sscanf(p, " slots from %31s to %31s were skipped:", a, b) == 2)
 				from = sk_parse_time(a), to = sk_parse_time(b);
 			else if ((p = strstr(line, " slot was skipped: ")) && p - line > 24)
+				from = to = sk_parse_time(p - 20);
+			/* -v: a waiter's word for a slot that came while the lease
+			 * was held (its holder may be the one cut off, who cannot
+			 * say it). */
+			else if ((p = strstr(line, " slot is skipped: ")) && p - line > 24)
 				from = to = sk_parse_time(p - 20);
 			else
 				continue;
