@@ -214,12 +214,13 @@ bool exited[N];		/* its command ended by itself: the release records it */
 bool self_ended[NSLOTS + 1];	/* an attempt's command ended by itself */
 bool slot_done[NSLOTS + 1];	/* a release recorded its last_exit */
 byte slot_max_term[NSLOTS + 1];	/* the term of its latest command */
+byte slot_rev_term[NSLOTS + 1];	/* the term of it an operator revoked */
 #endif
 
 /* Named in the assertions, so that a trail says which property failed. */
 hidden byte mutual_exclusion, terms_grow, release_after_reap, fenced_writes;
 hidden byte slot_attempts_exclusive, rerun_term_grows, slot_done_stays_done;
-hidden byte done_only_if_ended;
+hidden byte done_only_if_ended, revoked_not_rerun;
 
 /* ---- the server: one statement, executed atomically ------------------- */
 
@@ -230,11 +231,16 @@ hidden byte done_only_if_ended;
 #else
 #define RERUN_FREE (row_exp == 0)
 #endif
+#ifdef MUTANT_RERUN_REVOKED
+#define NOT_REVOKED true	/* revoked_term < term left out */
+#else
+#define NOT_REVOKED (!row_revoked)
+#endif
 /* After 0 rows, lease_read: the slot S (t) still to come (0), its
  * attempt held or lost, to be rerun once the row is free (1), or done:
  * ended, revoked, or a later slot taken (2). */
 #define SLOT_READ(t, rd) \
-	rd = (row_slot < t -> 0 : (row_slot == t && !row_exit && !row_revoked -> 1 : 2))
+	rd = (row_slot < t -> 0 : (row_slot == t && !row_exit && NOT_REVOKED -> 1 : 2))
 #else
 #define FIRST_OK(t)
 #define SLOT_READ(t, rd) skip
@@ -280,7 +286,7 @@ inline srv_exec(op, i, t, res, iid, ex, rd)
 		 * as open: a closed one only takes reruns away); term=term+1,
 		 * slot_term kept. */
 		if
-		:: RERUN_FREE && row_term < MAXTERM && row_slot == t && !row_exit && !row_revoked ->
+		:: RERUN_FREE && row_term < MAXTERM && row_slot == t && !row_exit && NOT_REVOKED ->
 			row_holder = i + 1;
 #ifndef MUTANT_RERUN_SAME_TERM
 			row_term++;
@@ -320,6 +326,9 @@ inline srv_exec(op, i, t, res, iid, ex, rd)
 			row_exp = 0;
 #else
 			row_revoked = true;
+#endif
+#ifdef SCHEDULE
+			slot_rev_term[row_slot] = row_term;	/* --release: no loss */
 #endif
 			res = 1
 		:: else -> res = 0
@@ -565,6 +574,9 @@ inline start_command(i)
 	assert(slot_attempts_exclusive || !(RUNNING(1 - i) && hslot[1 - i] == hslot[i]));
 	assert(rerun_term_grows || term[i] > slot_max_term[hslot[i]]);
 	assert(slot_done_stays_done || !slot_done[hslot[i]]);
+	/* the revoked attempt itself may still start: it learns at its
+	 * next renew */
+	assert(revoked_not_rerun || slot_rev_term[hslot[i]] == 0 || term[i] <= slot_rev_term[hslot[i]]);
 	slot_max_term[hslot[i]] = term[i];
 #endif
 	assert(mutual_exclusion || !RUNNING(1 - i));
