@@ -576,7 +576,7 @@ inline start_command(i)
 	assert(slot_done_stays_done || !slot_done[hslot[i]]);
 	/* the revoked attempt itself may still start: it learns at its
 	 * next renew */
-	assert(revoked_not_rerun || slot_rev_term[hslot[i]] == 0 || term[i] <= slot_rev_term[hslot[i]]);
+	assert(revoked_not_rerun || !(slot_rev_term[hslot[i]] != 0 && term[i] > slot_rev_term[hslot[i]]));
 	slot_max_term[hslot[i]] = term[i];
 #endif
 	assert(mutual_exclusion || !RUNNING(1 - i));
