@@ -73,10 +73,25 @@
 #define PREEMPTS 1
 #endif
 #define PREEMPTOR 1
+/* --schedule with --catch-up (-DSCHEDULE): the slots, each contended for
+ * by its first attempt, then rerun while its attempts are lost. */
+#define NSLOTS 2
+#ifdef SCHEDULE
+/* Whether the contender goes on: a slot left, and a term to hand out (a
+ * bound of the search, not the code's rule: once the terms are spent,
+ * nothing more can start). */
+#define SCHED_GO(i) (tg[i] < NSLOTS && row_term < MAXTERM)
+#else
+#define SCHED_GO(i) true
+#endif
+#ifndef MAXTERM
 #ifdef LIVENESS
 #define MAXTERM 255	/* liveness: terms are not checked */
+#elif defined(SCHEDULE)
+#define MAXTERM 2	/* a slot's attempt and its rerun, or two slots */
 #else
 #define MAXTERM 5	/* terms handed out before acquires stop matching */
+#endif
 #endif
 
 /* The local deadline counts from the send: t_send + ttl - margin. */
@@ -113,6 +128,10 @@
 #define RNW 2		/* lease_renew */
 #define REL 3		/* lease_release */
 #define REV 4		/* --preempt: the revocation of the holder's term */
+#define RACQ 5		/* --catch-up: the rerun of the row's slot */
+#define RELX 6		/* --schedule: the release that records last_exit */
+#define IS_ACQ(op) ((op) == ACQ || (op) == RACQ)
+#define IS_REL(op) ((op) == REL || (op) == RELX)
 
 /* The row (one lease name). Rows survive a server restart: commits are
  * durable. row_exp counts server ticks until expires_at; 0 is expired. */
@@ -146,6 +165,7 @@ byte rres[N];		/* affected rows of the statement */
 byte rid[N];		/* its LAST_INSERT_ID(); for a 0-row renew, renew_why:
 			 * 1 if the term is held but revoked */
 byte rexp[N];		/* the expiry a 0-row acquire read (lease_read) */
+byte rsl[N];		/* --schedule: what it read of the slot (SLOT_READ) */
 /* A statement whose attempt was abandoned may still reach the server. */
 byte lop[N], ldl[N], lterm[N];
 
@@ -179,19 +199,68 @@ bool fencing[N];	/* acquired; the command waits for the move */
 #define PREEMPT_OK(i) \
 	(PREEMPTING(i) && ph[i] == WAITING && sq[i] == IDLE && pz[i] == 0 && seen[i] != 0)
 
+#ifdef SCHEDULE
+/* --schedule, --catch-up: slot S (1..NSLOTS) is due once the server's
+ * clock passed its time; the row's last_slot (0: NULL), and last_exit IS
+ * NOT NULL (the slot's run ended by itself and was recorded). */
+byte now_slot;
+byte row_slot;
+bool row_exit;
+byte hslot[N];		/* the slot of the contender's run (1..NSLOTS) */
+byte tg[N];		/* the slot it is after, from 0: slot tg + 1 */
+bool rr[N];		/* its last read: that slot's attempt is to be rerun */
+bool exited[N];		/* its command ended by itself: the release records it */
+/* ghosts for the properties, per slot */
+bool self_ended[NSLOTS + 1];	/* an attempt's command ended by itself */
+bool slot_done[NSLOTS + 1];	/* a release recorded its last_exit */
+byte slot_max_term[NSLOTS + 1];	/* the term of its latest command */
+byte slot_rev_term[NSLOTS + 1];	/* the term of it an operator revoked */
+#endif
+
 /* Named in the assertions, so that a trail says which property failed. */
 hidden byte mutual_exclusion, terms_grow, release_after_reap, fenced_writes;
+hidden byte slot_attempts_exclusive, rerun_term_grows, slot_done_stays_done;
+hidden byte done_only_if_ended, revoked_not_rerun;
 
 /* ---- the server: one statement, executed atomically ------------------- */
 
-inline srv_exec(op, i, t, res, iid, ex)
+#ifdef SCHEDULE
+#define FIRST_OK(t) && row_slot < t && now_slot >= t
+#ifdef MUTANT_RERUN_AT_ONCE
+#define RERUN_FREE true	/* a held row of the slot, last_exit NULL, taken over */
+#else
+#define RERUN_FREE (row_exp == 0)
+#endif
+#ifdef MUTANT_RERUN_REVOKED
+#define NOT_REVOKED true	/* revoked_term < term left out */
+#else
+#define NOT_REVOKED (!row_revoked)
+#endif
+/* After 0 rows, lease_read: the slot S (t) still to come (0), its
+ * attempt held or lost, to be rerun once the row is free (1), or done:
+ * ended, revoked, or a later slot taken (2). */
+#define SLOT_READ(t, rd) \
+	rd = (row_slot < t -> 0 : (row_slot == t && !row_exit && NOT_REVOKED -> 1 : 2))
+#else
+#define FIRST_OK(t)
+#define SLOT_READ(t, rd) skip
+#endif
+
+inline srv_exec(op, i, t, res, iid, ex, rd)
 {
 	if
 	:: op == ACQ ->
-		/* WHERE name=? AND expires_at <= UTC_TIMESTAMP(6) */
+		/* WHERE name=? AND expires_at <= UTC_TIMESTAMP(6); --schedule,
+		 * slot S (t): AND (last_slot IS NULL OR last_slot < S) AND
+		 * UTC_TIMESTAMP(6) >= S, and slot_term=term+1, last_slot=S,
+		 * last_exit=NULL. */
 		if
-		:: row_exp == 0 && row_term < MAXTERM ->
+		:: row_exp == 0 && row_term < MAXTERM FIRST_OK(t) ->
 			row_holder = i + 1;
+#ifdef SCHEDULE
+			row_slot = t;
+			row_exit = false;
+#endif
 #ifdef LIVENESS
 			row_term = (row_term + 1) % 4;	/* not checked here */
 #else
@@ -206,8 +275,32 @@ inline srv_exec(op, i, t, res, iid, ex)
 			/* On Galera a loser's LAST_INSERT_ID() was found equal
 			 * to the winner's new term. */
 			iid = row_term;
-			ex = row_exp
+			ex = row_exp;
+			SLOT_READ(t, rd)
 		fi
+#ifdef SCHEDULE
+	:: op == RACQ ->
+		/* --catch-up, slot S (t): WHERE expires_at <= UTC_TIMESTAMP(6)
+		 * AND last_slot = S AND last_exit IS NULL AND revoked_term <
+		 * term AND UTC_TIMESTAMP(6) < S + WINDOW (the window is taken
+		 * as open: a closed one only takes reruns away); term=term+1,
+		 * slot_term kept. */
+		if
+		:: RERUN_FREE && row_term < MAXTERM && row_slot == t && !row_exit && NOT_REVOKED ->
+			row_holder = i + 1;
+#ifndef MUTANT_RERUN_SAME_TERM
+			row_term++;
+#endif
+			row_exp = TTL;
+			res = 1;
+			iid = row_term
+		:: else ->
+			res = 0;
+			iid = row_term;
+			ex = row_exp;
+			SLOT_READ(t, rd)
+		fi
+#endif
 	:: op == RNW ->
 		/* WHERE holder=? AND term=? AND expires_at > UTC_TIMESTAMP(6)
 		 * AND revoked_term <> term. After 0 rows, lease_renew asks
@@ -234,14 +327,27 @@ inline srv_exec(op, i, t, res, iid, ex)
 #else
 			row_revoked = true;
 #endif
+#ifdef SCHEDULE
+			slot_rev_term[row_slot] = row_term;	/* --release: no loss */
+#endif
 			res = 1
 		:: else -> res = 0
 		fi
-	:: op == REL ->
+	:: IS_REL(op) ->
 		if
 		:: row_holder == i + 1 && row_term == t && row_exp > 0 ->
 			row_exp = 0;
 			hint = true;	/* RELEASE_ALL_LOCKS(): a follower may wake */
+#ifdef SCHEDULE
+			/* RELX: last_exit=the command's status */
+			if
+			:: op == RELX ->
+				assert(done_only_if_ended || self_ended[row_slot]);
+				row_exit = true;
+				slot_done[row_slot] = true
+			:: else
+			fi;
+#endif
 			res = 1
 		:: else -> res = 0
 		fi
@@ -250,13 +356,13 @@ inline srv_exec(op, i, t, res, iid, ex)
 
 #define SERVER_FOR(i) \
 	:: atomic { sq[i] == SENT -> \
-		srv_exec(sop[i], i, sterm[i], rres[i], rid[i], rexp[i]); \
+		srv_exec(sop[i], i, sterm[i], rres[i], rid[i], rexp[i], rsl[i]); \
 		sq[i] = EXECD; sdl[i] = DELAY } \
 	:: atomic { sq[i] == EXECD -> sq[i] = ANSWERED; WAKE(i) } \
 	:: atomic { (sq[i] == SENT || sq[i] == EXECD) && faults < FAULTS -> \
 		sq[i] = LOST; faults++ } \
 	:: atomic { lop[i] != 0 -> \
-		srv_exec(lop[i], i, lterm[i], tres, tid, tex); lop[i] = 0 } \
+		srv_exec(lop[i], i, lterm[i], tres, tid, tex, tsl); lop[i] = 0 } \
 	:: atomic { lop[i] != 0 -> lop[i] = 0 }
 
 /* "term < NEW". The liveness run counts terms modulo 4: there every term
@@ -308,10 +414,28 @@ inline fence_end(i)
 
 /* ---- the command and its descendant ----------------------------------- */
 
+/* --schedule: the command ended by itself if it exited before leaderrun
+ * stopped it (the kill signal, SIGKILL); only then does the release record
+ * its exit. */
+#ifdef MUTANT_EXIT_OF_STOPPED
+#define STOPPED(i) exited[i] = true	/* a stopped command's status recorded */
+#else
+#define STOPPED(i) skip
+#endif
+#ifdef SCHEDULE
+#define ENDED(i) \
+	if \
+	:: !stop_sent[i] && !killed[i] -> exited[i] = true; self_ended[hslot[i]] = true \
+	:: else -> STOPPED(i) \
+	fi
+#else
+#define ENDED(i) skip
+#endif
+
 /* It exits whenever it likes: at once on the kill signal, later, or never
  * (then SIGKILL). It may leave a descendant that outlives it. */
 #define COMMAND_FOR(i) \
-	:: atomic { ch[i] == ALIVE -> ch[i] = ZOMBIE; WAKE(i) } \
+	:: atomic { ch[i] == ALIVE -> ch[i] = ZOMBIE; ENDED(i); WAKE(i) } \
 	:: atomic { ch[i] == ALIVE && !spawned[i] -> gch[i] = ALIVE; spawned[i] = true } \
 	:: atomic { gch[i] == ALIVE -> gch[i] = ZOMBIE; WAKE(i) }
 
@@ -337,7 +461,7 @@ inline fence_end(i)
 #define FENCE_FREE(i) (fence_lock == 0)
 #define FENCE_LOCK(i) fence_lock = i + 1
 #endif
-#if ROUNDS == 1
+#if ROUNDS == 1 && !defined(SCHEDULE)
 #define MAY_GO_STALE(i) (ph[1 - i] == WAITING)
 #else
 #define MAY_GO_STALE(i) true
@@ -365,7 +489,7 @@ inline fence_end(i)
  * dies; reaping is still to come. */
 inline kill_group(i)
 {
-	if :: ch[i] == ALIVE -> ch[i] = ZOMBIE :: else fi;
+	if :: ch[i] == ALIVE -> ch[i] = ZOMBIE; STOPPED(i) :: else fi;
 	if :: gch[i] == ALIVE -> gch[i] = ZOMBIE :: else fi
 }
 
@@ -400,7 +524,7 @@ inline send(i, op, t)
 inline clear(i)
 {
 	sq[i] = IDLE; sop[i] = 0; sdl[i] = 0; sterm[i] = 0; age[i] = 0;
-	rres[i] = 0; rid[i] = 0; rexp[i] = 0
+	rres[i] = 0; rid[i] = 0; rexp[i] = 0; rsl[i] = 0
 }
 
 /* worker_abort: the socket is shut; a statement still on its way may yet
@@ -420,6 +544,15 @@ inline finish(i)
 	if :: sq[i] != IDLE -> abandon(i) :: else fi;
 #ifdef LIVENESS
 	ph[i] = WAITING;
+#elif defined(SCHEDULE)
+	/* --schedule runs until stopped: on to the next slot (after a
+	 * crash, restarted). Once the terms are spent nothing more can be
+	 * acquired: it stops, which ends the search there. */
+	if :: hslot[i] != 0 -> tg[i] = hslot[i] :: else fi;
+	ph[i] = (SCHED_GO(i) -> WAITING : GONE);
+	exited[i] = false;
+	hslot[i] = 0;
+	rr[i] = false;
 #else
 	rounds[i]++;
 	if
@@ -437,6 +570,15 @@ inline finish(i)
 /* exec: the properties, at the only moment a command starts */
 inline start_command(i)
 {
+#ifdef SCHEDULE
+	assert(slot_attempts_exclusive || !(RUNNING(1 - i) && hslot[1 - i] == hslot[i]));
+	assert(rerun_term_grows || term[i] > slot_max_term[hslot[i]]);
+	assert(slot_done_stays_done || !slot_done[hslot[i]]);
+	/* the revoked attempt itself may still start: it learns at its
+	 * next renew */
+	assert(revoked_not_rerun || !(slot_rev_term[hslot[i]] != 0 && term[i] > slot_rev_term[hslot[i]]));
+	slot_max_term[hslot[i]] = term[i];
+#endif
 	assert(mutual_exclusion || !RUNNING(1 - i));
 #ifndef LIVENESS
 	assert(terms_grow || term[i] > last_term);
@@ -472,7 +614,7 @@ inline sup_wait(i)
 		fi;
 #endif
 		clear(i)
-	:: sq[i] == ANSWERED && sop[i] == ACQ ->
+	:: sq[i] == ANSWERED && IS_ACQ(sop[i]) ->
 #ifdef MUTANT_TERM_FROM_0_ROWS
 		/* The term, and the success, read from LAST_INSERT_ID()
 		 * whatever the affected-row count. */
@@ -484,6 +626,9 @@ inline sup_wait(i)
 		:: rres[i] == 1 ->
 #endif
 			term[i] = rid[i];
+#ifdef SCHEDULE
+			hslot[i] = sterm[i];
+#endif
 			/* sup_acquire, child_spawn: the deadline from the send */
 			dl[i] = (age[i] < DLEN -> DLEN - age[i] : 0);
 			rnw[i] = (age[i] < RENEW -> RENEW - age[i] : 0);
@@ -504,18 +649,26 @@ inline sup_wait(i)
 			 * interval (the hint may wake it sooner). The
 			 * preemptor remembers whose term it waits for. */
 			wt[i] = (rexp[i] < WAIT -> rexp[i] : WAIT);
+#ifdef SCHEDULE
+			/* the slot's rerun next, or on to the next slot */
+			rr[i] = (rsl[i] == 1);
+			if :: rsl[i] == 2 -> tg[i]++ :: else fi;
+#endif
 			if :: PREEMPTING(i) -> seen[i] = rid[i] :: else fi
 		fi;
 		clear(i)
 	:: sq[i] == LOST && sop[i] == REV ->
 		/* a failed revocation: it just waits on */
 		abandon(i)
-	:: sq[i] == LOST && sop[i] == ACQ ->
+	:: sq[i] == LOST && IS_ACQ(sop[i]) ->
 		/* An error, retried. (An acquire is not cut off: it waits for
 		 * its answer, which comes within 2 * DELAY or is lost.) */
 		abandon(i);
 		wt[i] = RETRY
-	:: sq[i] == IDLE && (wt[i] == 0 || hint) ->
+#ifdef SCHEDULE
+	:: sq[i] == IDLE && !SCHED_GO(i) -> finish(i)
+#endif
+	:: sq[i] == IDLE && (wt[i] == 0 || hint) && SCHED_GO(i) ->
 		hint = false;
 		wt[i] = 0;
 #ifdef MUTANT_PROMOTE_EARLY
@@ -523,7 +676,16 @@ inline sup_wait(i)
 		 * acquisition (and the fence) committed: leading begins here. */
 		assert(mutual_exclusion || !RUNNING(1 - i));
 #endif
+#ifdef SCHEDULE
+		/* the slot's first attempt, or its rerun once a read found
+		 * its attempt held or lost (with --catch-up, the row free) */
+		if
+		:: rr[i] -> send(i, RACQ, tg[i] + 1)
+		:: else -> send(i, ACQ, tg[i] + 1)
+		fi
+#else
 		send(i, ACQ, 0)
+#endif
 	:: else
 	fi
 }
@@ -668,12 +830,19 @@ inline sup_release(i)
 		:: else
 		fi;
 		clear(i)
-	:: !lost[i] && sq[i] == ANSWERED && sop[i] == REL -> finish(i)
+	:: !lost[i] && sq[i] == ANSWERED && IS_REL(sop[i]) -> finish(i)
 	:: !lost[i] && sq[i] == LOST && sop[i] == RNW -> clear(i)
 	:: !lost[i] && sq[i] == IDLE && rnw[i] > 0 ->
 		assert(release_after_reap || !RUNNING(i));
+#ifdef SCHEDULE
+		if
+		:: exited[i] -> send(i, RELX, term[i])
+		:: else -> send(i, REL, term[i])
+		fi
+#else
 		send(i, REL, term[i])
-	:: !lost[i] && ((sq[i] != ANSWERED && rnw[i] == 0) || (sq[i] == LOST && sop[i] == REL)) -> finish(i)
+#endif
+	:: !lost[i] && ((sq[i] != ANSWERED && rnw[i] == 0) || (sq[i] == LOST && IS_REL(sop[i]))) -> finish(i)
 	:: else
 	fi
 }
@@ -798,6 +967,13 @@ end:	do
 		:: drifted < DRIFT -> SAT_DEC(row_exp); SAT_DEC(row_exp); drifted++
 		:: drifted < DRIFT -> drifted++
 		fi;
+#ifdef SCHEDULE
+		/* it passes the next slot's time, or not yet */
+		if
+		:: now_slot < NSLOTS -> now_slot++
+		:: true
+		fi;
+#endif
 		half = true }
 	:: atomic { half ->
 		client_tick(0);
@@ -810,7 +986,7 @@ end:	do
 
 active proctype server()
 {
-	byte tres, tid, tex;
+	byte tres, tid, tex, tsl;
 end:	do
 	SERVER_FOR(0)
 	SERVER_FOR(1)
@@ -835,7 +1011,7 @@ end:	do
 	od
 }
 
-#ifndef LIVENESS
+#if !defined(LIVENESS) && !defined(NO_JOBS)
 active proctype job()
 {
 end:	do
