@@ -77,11 +77,16 @@ if [[ $got == 2027-03-27T02:30:00Z ]]; then passed=$((passed + 1)); else
     failed=$((failed + 1)); echo "FAIL: with TZ=Asia/Tokyo, '30 2 * * *' in UTC gave $got"; fi
 
 # --next needs no database and makes no connection, whatever DSN is set.
+# LeakSanitizer cannot run under ptrace: the memory gate's build runs here
+# too, with its leak check off for this one traced run.
 if command -v strace >/dev/null; then
-    trace=$(LEADERRUN_DSN=mysql://u:pw@127.0.0.1:1/db strace -f -e trace=connect,socket -o /dev/stdout \
-        "$bin" --schedule '@daily' --schedule-tz Europe/Berlin --next 2 --from 2027-03-27T00:00:00Z 2>&1 >/dev/null)
-    if ! grep -qE 'connect\(|socket\(' <<<"$trace"; then passed=$((passed + 1)); else
-        failed=$((failed + 1)); echo "FAIL: --next made a connection: $trace"; fi
+    rc=0
+    trace=$(ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" LEADERRUN_DSN=mysql://u:pw@127.0.0.1:1/db \
+        strace -f -e trace=connect,socket -o /dev/stdout \
+        "$bin" --schedule '@daily' --schedule-tz Europe/Berlin --next 2 --from 2027-03-27T00:00:00Z 2>&1 >/dev/null) ||
+        rc=$?
+    if ((rc == 0)) && ! grep -qE 'connect\(|socket\(' <<<"$trace"; then passed=$((passed + 1)); else
+        failed=$((failed + 1)); echo "FAIL: --next under strace (exit $rc): $trace"; fi
 fi
 
 echo "dst: $passed passed, $failed failed"
