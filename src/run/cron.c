@@ -31,12 +31,6 @@
 #include "runmode.h"
 #include "schedule/schedule.h"
 
-/* Slots are times of day. */
-static int64_t cron_wall(void)
-{
-	return timing_wall();
-}
-
 /* The first slot to try: the one in progress when --catch-up's window
  * still covers it (a slot that every instance missed runs once, late),
  * else the next. */
@@ -81,7 +75,7 @@ static bool cron_sleep(int sigfd, int tfd, int64_t at)
 		struct signalfd_siginfo si;
 		uint64_t n;
 
-		if (cron_wall() >= at)
+		if (timing_wall() >= at)
 			return true;
 		timerfd_settime(tfd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL);
 		if (poll(p, 2, -1) < 0 && errno != EINTR)
@@ -156,11 +150,11 @@ static bool cron_fatal(enum outcome_kind k)
  * (into OUT). */
 static void cron_loop(const struct options *o, struct run_base *b, int sigfd, int tfd, struct outcome *out)
 {
-	int64_t at = cron_first(o, cron_wall()), revisited = 0;
+	int64_t at = cron_first(o, timing_wall()), revisited = 0;
 
 	out->kind = OUTCOME_STOPPED;
 	while (at >= 0 && cron_sleep(sigfd, tfd, at)) {
-		struct run_slot slot = {.at_us = at, .give_up = cron_give_up(o, at, cron_wall())};
+		struct run_slot slot = {.at_us = at, .give_up = cron_give_up(o, at, timing_wall())};
 		struct outcome run;
 		char when[21];
 
@@ -177,7 +171,7 @@ static void cron_loop(const struct options *o, struct run_base *b, int sigfd, in
 		 * meanwhile from everyone. */
 		if (slot.attempt && slot.ended && slot.released_us)
 			cron_say_skipped(o, at, slot.released_us);
-		at = cron_next(o, &slot, cron_wall(), &revisited);
+		at = cron_next(o, &slot, timing_wall(), &revisited);
 	}
 	if (at < 0)
 		log_event(LOG_NOTICE, NULL, "the schedule has no slot left within its horizon (50 years); stopping");
